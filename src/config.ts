@@ -1,0 +1,166 @@
+// Configuration comes from environment variables, read and validated once at start. Every
+// setting, its default and its meaning are listed here and in docs/configuration.md.
+import { parseDuration } from "./lib/duration.ts";
+
+export interface Config {
+  databaseUrl: string;
+  databaseAuthToken: string | undefined;
+  /** `engine` (libsql package, local files only) or `client` (@libsql/client). */
+  driver: "engine" | "client";
+  synchronous: "FULL" | "NORMAL";
+  busyTimeoutMs: number;
+  host: string;
+  port: number;
+  adminToken: string | undefined;
+  masterKey: string | undefined;
+  dispatchCron: string;
+  defaultDeliverWithinMs: number;
+  allowPrivateEndpoints: boolean;
+  maxBodyBytes: number;
+  maxRecordsPerCommit: number;
+  maxEventsPerCommit: number;
+  maxDocumentBytes: number;
+  metricsPort: number | undefined;
+  metricsPublic: boolean;
+  leaseMs: number;
+  sendTimeoutMs: number;
+  concurrency: number;
+  endpointConcurrency: number;
+  retryBaseMs: number;
+  retryCapMs: number;
+  secretGraceMs: number;
+  retentionMs: number;
+  failpoints: string[];
+  logLevel: "debug" | "info" | "warn" | "error";
+}
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`Invalid configuration:\n${problems.map((p) => `  - ${p}`).join("\n")}`);
+    this.name = "ConfigError";
+  }
+}
+
+export const FAILPOINTS = [
+  "commit.after_records",
+  "commit.after_commit",
+  "dispatch.after_claim",
+  "dispatch.after_send",
+] as const;
+
+type Env = Record<string, string | undefined>;
+
+export function loadConfig(env: Env = process.env): Config {
+  const problems: string[] = [];
+  const read = (name: string): string | undefined => {
+    const value = env[name]?.trim();
+    return value === "" ? undefined : value;
+  };
+  const duration = (name: string, fallback: string): number => {
+    const text = read(name) ?? fallback;
+    const ms = parseDuration(text);
+    if (ms === null) problems.push(`${name}=${text} is not a duration like 500ms, 30s, 5m, 24h or 7d`);
+    return ms ?? 0;
+  };
+  const integer = (name: string, fallback: number, min: number, max: number): number => {
+    const text = read(name);
+    if (text === undefined) return fallback;
+    const value = Number(text);
+    if (!/^\d+$/.test(text) || value < min || value > max) {
+      problems.push(`${name}=${text} must be a whole number from ${min} to ${max}`);
+      return fallback;
+    }
+    return value;
+  };
+  const flag = (name: string): boolean => {
+    const text = read(name)?.toLowerCase();
+    if (text === undefined || text === "0" || text === "false") return false;
+    if (text === "1" || text === "true") return true;
+    problems.push(`${name}=${text} must be 1, true, 0 or false`);
+    return false;
+  };
+  const oneOf = <T extends string>(name: string, allowed: readonly T[], fallback: T): T => {
+    const text = read(name);
+    if (text === undefined) return fallback;
+    const match = allowed.find((a) => a.toLowerCase() === text.toLowerCase());
+    if (!match) problems.push(`${name}=${text} must be one of ${allowed.join(", ")}`);
+    return match ?? fallback;
+  };
+
+  const databaseUrl = read("OUTBOXD_DATABASE_URL") ?? "file:./data/outboxd.db";
+  const local = databaseUrl.startsWith("file:");
+  if (!/^(file:|libsql:\/\/|https?:\/\/|wss?:\/\/)/.test(databaseUrl)) {
+    problems.push(
+      `OUTBOXD_DATABASE_URL=${databaseUrl} must start with file:, libsql://, http(s):// or ws(s)://`,
+    );
+  }
+  const driver = oneOf("OUTBOXD_DRIVER", ["engine", "client"] as const, local ? "engine" : "client");
+  if (driver === "engine" && !local)
+    problems.push("OUTBOXD_DRIVER=engine works only with a file: database URL");
+
+  const failpoints = (read("OUTBOXD_FAILPOINTS") ?? "")
+    .split(",")
+    .map((s) => s.trim())
+    .filter(Boolean);
+  for (const name of failpoints) {
+    if (!(FAILPOINTS as readonly string[]).includes(name)) {
+      problems.push(
+        `OUTBOXD_FAILPOINTS names an unknown failpoint ${name} (known: ${FAILPOINTS.join(", ")})`,
+      );
+    }
+  }
+  if (failpoints.length > 0 && !flag("OUTBOXD_ALLOW_FAILPOINTS")) {
+    problems.push(
+      "OUTBOXD_FAILPOINTS is set but OUTBOXD_ALLOW_FAILPOINTS is not 1: failpoints kill the process",
+    );
+  }
+
+  const masterKey = read("OUTBOXD_MASTER_KEY");
+  if (masterKey !== undefined && Buffer.from(masterKey, "base64").length !== 32) {
+    problems.push("OUTBOXD_MASTER_KEY must be 32 bytes in base64 (e.g. `openssl rand -base64 32`)");
+  }
+  const adminToken = read("OUTBOXD_ADMIN_TOKEN");
+  if (adminToken !== undefined && adminToken.length < 16) {
+    problems.push("OUTBOXD_ADMIN_TOKEN must be at least 16 characters");
+  }
+
+  const config: Config = {
+    databaseUrl,
+    databaseAuthToken: read("OUTBOXD_DATABASE_AUTH_TOKEN"),
+    driver,
+    synchronous: oneOf("OUTBOXD_SYNCHRONOUS", ["FULL", "NORMAL"] as const, "FULL"),
+    busyTimeoutMs: duration("OUTBOXD_BUSY_TIMEOUT", "5s"),
+    host: read("OUTBOXD_HOST") ?? "127.0.0.1",
+    port: integer("PORT", 8080, 0, 65535),
+    adminToken,
+    masterKey,
+    dispatchCron: read("OUTBOXD_DISPATCH_CRON") ?? "* * * * * *",
+    defaultDeliverWithinMs: duration("OUTBOXD_DEFAULT_DELIVER_WITHIN", "24h"),
+    allowPrivateEndpoints: flag("OUTBOXD_ALLOW_PRIVATE_ENDPOINTS"),
+    maxBodyBytes: integer("OUTBOXD_MAX_BODY_BYTES", 1024 * 1024, 1024, 64 * 1024 * 1024),
+    maxRecordsPerCommit: integer("OUTBOXD_MAX_RECORDS_PER_COMMIT", 100, 1, 10_000),
+    maxEventsPerCommit: integer("OUTBOXD_MAX_EVENTS_PER_COMMIT", 100, 1, 10_000),
+    maxDocumentBytes: integer("OUTBOXD_MAX_DOCUMENT_BYTES", 64 * 1024, 16, 16 * 1024 * 1024),
+    metricsPort:
+      read("OUTBOXD_METRICS_PORT") === undefined ? undefined : integer("OUTBOXD_METRICS_PORT", 0, 0, 65535),
+    metricsPublic: flag("OUTBOXD_METRICS_PUBLIC"),
+    leaseMs: duration("OUTBOXD_LEASE", "60s"),
+    sendTimeoutMs: duration("OUTBOXD_SEND_TIMEOUT", "15s"),
+    concurrency: integer("OUTBOXD_CONCURRENCY", 64, 1, 4096),
+    endpointConcurrency: integer("OUTBOXD_ENDPOINT_CONCURRENCY", 8, 1, 4096),
+    retryBaseMs: duration("OUTBOXD_RETRY_BASE", "5s"),
+    retryCapMs: duration("OUTBOXD_RETRY_CAP", "1h"),
+    secretGraceMs: duration("OUTBOXD_SECRET_GRACE", "24h"),
+    retentionMs: duration("OUTBOXD_RETENTION", "7d"),
+    failpoints,
+    logLevel: oneOf("OUTBOXD_LOG_LEVEL", ["debug", "info", "warn", "error"] as const, "info"),
+  };
+  if (config.leaseMs <= config.sendTimeoutMs) {
+    problems.push(
+      `OUTBOXD_LEASE (${config.leaseMs} ms) must be longer than OUTBOXD_SEND_TIMEOUT (${config.sendTimeoutMs} ms): ` +
+        "a lease that expires mid-send lets another dispatcher send the same event again",
+    );
+  }
+  if (problems.length > 0) throw new ConfigError(problems);
+  return config;
+}

@@ -1,0 +1,72 @@
+// @libsql/client: serves remote libSQL servers (`libsql://`, `http(s)://`: sqld, Turso) and,
+// when selected, local `file:` URLs. Every execute prepares its statement anew, which is why
+// local files default to the engine driver.
+import { type Client, createClient, type InArgs, type Transaction } from "@libsql/client";
+import { type Driver, type DriverOptions, localPragmas } from "./driver.ts";
+import { type Execute, type Op, runOp, type Statement } from "./op.ts";
+
+export interface ClientDriverTarget {
+  url: string;
+  authToken?: string | undefined;
+}
+
+export async function openClientDriver(target: ClientDriverTarget, options: DriverOptions): Promise<Driver> {
+  const local = target.url.startsWith("file:");
+  // One connection each: a PRAGMA applies to the connection it ran on, and the client's pool
+  // would otherwise open fresh connections without them.
+  const open = () =>
+    createClient({
+      url: target.url,
+      authToken: target.authToken,
+      concurrency: 1,
+      intMode: "number",
+      ...(local ? { timeout: options.busyTimeoutMs } : {}),
+    });
+  const writer = open();
+  const reader = open();
+  if (local) {
+    for (const client of [writer, reader]) {
+      for (const pragma of localPragmas(options)) await client.execute(pragma);
+    }
+  }
+  const executeOnReader = executor(reader);
+
+  return {
+    name: "client",
+    read<T>(op: Op<T>): Promise<T> {
+      return runOp(op, executeOnReader);
+    },
+    async transaction<T>(body: (execute: Execute) => Promise<T>): Promise<T> {
+      // transaction("write") is what issues BEGIN IMMEDIATE (drizzle's session would ignore the mode).
+      const tx = await writer.transaction("write");
+      try {
+        const value = await body(executor(tx));
+        await tx.commit();
+        return value;
+      } catch (error) {
+        if (!tx.closed) await tx.rollback();
+        throw error;
+      } finally {
+        tx.close();
+      }
+    },
+    async close() {
+      writer.close();
+      reader.close();
+    },
+  };
+}
+
+function executor(target: Client | Transaction): Execute {
+  return async (statement: Statement) => {
+    const result = await target.execute({ sql: statement.sql, args: statement.args as InArgs });
+    switch (statement.kind) {
+      case "all":
+        return result.rows;
+      case "get":
+        return result.rows[0];
+      case "run":
+        return result.rowsAffected;
+    }
+  };
+}

@@ -1,0 +1,37 @@
+import type { Execute, Op } from "./op.ts";
+
+/**
+ * What the rest of outboxd needs from a database. Two implementations exist:
+ * `engine` (the `libsql` package on a local file, statements prepared once) and
+ * `client` (@libsql/client: local files and remote libSQL servers / Turso).
+ * Both pass the same test suite (test/db/storage.test.ts).
+ */
+export interface Driver {
+  readonly name: DriverName;
+  /** Runs a read-only operation outside the write queue. */
+  read<T>(op: Op<T>): Promise<T>;
+  /**
+   * Runs `body` inside one write transaction (`BEGIN IMMEDIATE` … `COMMIT`), rolling back if it
+   * throws. Only the Writer calls this, one transaction at a time.
+   */
+  transaction<T>(body: (execute: Execute) => Promise<T>): Promise<T>;
+  close(): Promise<void>;
+}
+
+export type DriverName = "engine" | "client";
+
+export interface DriverOptions {
+  /** `FULL` survives power loss (one fsync per commit); `NORMAL` may lose the last commits on power loss. */
+  synchronous: "FULL" | "NORMAL";
+  busyTimeoutMs: number;
+}
+
+/** SQL a driver runs once on each local-file connection it opens. */
+export function localPragmas(options: DriverOptions): string[] {
+  return [
+    "PRAGMA journal_mode = WAL",
+    `PRAGMA synchronous = ${options.synchronous}`,
+    `PRAGMA busy_timeout = ${Math.trunc(options.busyTimeoutMs)}`,
+    "PRAGMA foreign_keys = OFF",
+  ];
+}

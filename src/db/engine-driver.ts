@@ -1,0 +1,70 @@
+// Local database files through the `libsql` engine package (the engine @libsql/client itself
+// runs on for `file:` URLs) with every statement prepared once. Calls are synchronous; the
+// writer connection is used only by the Writer's one-at-a-time transactions.
+import Database from "libsql";
+import { type Driver, type DriverOptions, localPragmas } from "./driver.ts";
+import { type Execute, type Op, runOpSync, type Statement } from "./op.ts";
+
+type Connection = Database.Database;
+type Prepared = Database.Statement<unknown[]>;
+
+export function openEngineDriver(path: string, options: DriverOptions): Driver {
+  const writer = openConnection(path, options);
+  const reader = openConnection(path, options);
+  const executeOnWriter = executor(writer);
+  const executeOnReader = executor(reader);
+
+  return {
+    name: "engine",
+    async read<T>(op: Op<T>): Promise<T> {
+      // A read transaction gives every statement of the operation the same snapshot; it runs
+      // synchronously, so no other read can reach this connection before it ends.
+      reader.exec("BEGIN");
+      try {
+        return runOpSync(op, executeOnReader);
+      } finally {
+        reader.exec("COMMIT");
+      }
+    },
+    async transaction<T>(body: (execute: Execute) => Promise<T>): Promise<T> {
+      writer.exec("BEGIN IMMEDIATE");
+      try {
+        const value = await body(executeOnWriter);
+        writer.exec("COMMIT");
+        return value;
+      } catch (error) {
+        if (writer.inTransaction) writer.exec("ROLLBACK");
+        throw error;
+      }
+    },
+    async close() {
+      writer.close();
+      reader.close();
+    },
+  };
+}
+
+function openConnection(path: string, options: DriverOptions): Connection {
+  const db = new Database(path, { timeout: options.busyTimeoutMs });
+  for (const pragma of localPragmas(options)) db.exec(pragma);
+  return db;
+}
+
+function executor(db: Connection): Execute {
+  const prepared = new Map<string, Prepared>();
+  return (statement: Statement) => {
+    let stmt = prepared.get(statement.sql);
+    if (!stmt) {
+      stmt = db.prepare(statement.sql);
+      prepared.set(statement.sql, stmt);
+    }
+    switch (statement.kind) {
+      case "all":
+        return stmt.all(statement.args);
+      case "get":
+        return stmt.get(statement.args);
+      case "run":
+        return stmt.run(statement.args).changes;
+    }
+  };
+}

@@ -1,0 +1,51 @@
+import { mkdirSync } from "node:fs";
+import { dirname, resolve } from "node:path";
+import type { Config } from "../config.ts";
+import { openClientDriver } from "./client-driver.ts";
+import type { Driver } from "./driver.ts";
+import { openEngineDriver } from "./engine-driver.ts";
+import { Writer } from "./writer.ts";
+
+export interface Database {
+  driver: Driver;
+  writer: Writer;
+  /** Absolute path of the database file, or null for a remote database. */
+  file: string | null;
+  close(): Promise<void>;
+}
+
+export type DatabaseConfig = Pick<
+  Config,
+  "databaseUrl" | "databaseAuthToken" | "driver" | "synchronous" | "busyTimeoutMs"
+>;
+
+/** The file path of a `file:` URL (query string dropped), or null for remote URLs. */
+export function localPath(url: string): string | null {
+  if (!url.startsWith("file:")) return null;
+  const path =
+    url
+      .slice("file:".length)
+      .replace(/^\/\/(?=\/)/, "")
+      .split("?")[0] ?? "";
+  return resolve(path);
+}
+
+export async function openDatabase(config: DatabaseConfig): Promise<Database> {
+  const file = localPath(config.databaseUrl);
+  if (file) mkdirSync(dirname(file), { recursive: true });
+  const options = { synchronous: config.synchronous, busyTimeoutMs: config.busyTimeoutMs };
+  const driver =
+    config.driver === "engine" && file
+      ? openEngineDriver(file, options)
+      : await openClientDriver({ url: config.databaseUrl, authToken: config.databaseAuthToken }, options);
+  const writer = new Writer(driver);
+  return {
+    driver,
+    writer,
+    file,
+    async close() {
+      await writer.idle();
+      await driver.close();
+    },
+  };
+}

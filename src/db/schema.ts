@@ -1,0 +1,155 @@
+// The tables of DESIGN §2. This file is the source of truth for the migrations in
+// `migrations/` (drizzle-kit generates them from it); runtime SQL lives in `src/db/sql.ts`.
+// Times are integer milliseconds since the epoch (UTC); JSON columns hold text.
+import { sql } from "drizzle-orm";
+import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+
+export const records = sqliteTable(
+  "records",
+  {
+    collection: text("collection").notNull(),
+    id: text("id").notNull(),
+    version: integer("version").notNull(),
+    data: text("data").notNull(),
+    deleted: integer("deleted").notNull().default(0),
+    createdAt: integer("created_at").notNull(),
+    updatedAt: integer("updated_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.collection, t.id] })],
+);
+
+/** Last sequence handed out per aggregate; advanced inside the commit transaction. */
+export const aggregates = sqliteTable("aggregates", {
+  key: text("key").primaryKey(),
+  lastSequence: integer("last_sequence").notNull(),
+});
+
+export const events = sqliteTable(
+  "events",
+  {
+    // rowid alias: the commit order, used for "newest first" listing cursors.
+    pos: integer("pos").primaryKey(),
+    id: text("id").notNull(),
+    type: text("type").notNull(),
+    aggregate: text("aggregate").notNull(),
+    sequence: integer("sequence").notNull(),
+    payload: text("payload").notNull(),
+    // Hash of (type, aggregate, payload, schedule) so a reused client id with other content is caught.
+    contentHash: text("content_hash").notNull(),
+    occurredAt: integer("occurred_at").notNull(),
+    deliverAfter: integer("deliver_after"),
+    deliverBy: integer("deliver_by").notNull(),
+    commitId: text("commit_id").notNull(),
+    traceparent: text("traceparent"),
+  },
+  (t) => [
+    uniqueIndex("events_id").on(t.id),
+    uniqueIndex("events_aggregate_sequence").on(t.aggregate, t.sequence),
+    index("events_type").on(t.type, t.pos),
+  ],
+);
+
+export const endpoints = sqliteTable("endpoints", {
+  id: text("id").primaryKey(),
+  url: text("url").notNull(),
+  eventTypes: text("event_types").notNull(),
+  description: text("description"),
+  // JSON list of {secret, expiresAt}; AES-GCM sealed when a master key is configured.
+  secrets: text("secrets").notNull(),
+  disabled: integer("disabled").notNull().default(0),
+  disabledReason: text("disabled_reason"),
+  createdAt: integer("created_at").notNull(),
+  updatedAt: integer("updated_at").notNull(),
+  lastSuccessAt: integer("last_success_at"),
+  lastFailureAt: integer("last_failure_at"),
+});
+
+export const deliveries = sqliteTable(
+  "deliveries",
+  {
+    id: text("id").primaryKey(),
+    eventId: text("event_id").notNull(),
+    endpointId: text("endpoint_id").notNull(),
+    // Copied from the event so the claim can find the head of each (endpoint, aggregate) queue by index.
+    aggregate: text("aggregate").notNull(),
+    sequence: integer("sequence").notNull(),
+    eventType: text("event_type").notNull(),
+    status: text("status", { enum: ["pending", "delivered", "dead"] }).notNull(),
+    attemptCount: integer("attempt_count").notNull().default(0),
+    // The later of the commit and deliverAfter: the moment the delivery became due the first time.
+    availableAt: integer("available_at").notNull(),
+    nextAttemptAt: integer("next_attempt_at").notNull(),
+    deliverBy: integer("deliver_by").notNull(),
+    leaseOwner: text("lease_owner"),
+    leaseExpiresAt: integer("lease_expires_at"),
+    deliveredAt: integer("delivered_at"),
+    deadAt: integer("dead_at"),
+    deadReason: text("dead_reason"),
+    lastStatusCode: integer("last_status_code"),
+    lastError: text("last_error"),
+    createdAt: integer("created_at").notNull(),
+  },
+  (t) => [
+    index("deliveries_due").on(t.nextAttemptAt).where(sql`status = 'pending'`),
+    index("deliveries_queue").on(t.endpointId, t.aggregate, t.sequence).where(sql`status = 'pending'`),
+    index("deliveries_deadline").on(t.deliverBy).where(sql`status = 'pending'`),
+    index("deliveries_event").on(t.eventId),
+    index("deliveries_status").on(t.status, t.id),
+    index("deliveries_endpoint_status").on(t.endpointId, t.status, t.id),
+    index("deliveries_delivered_at").on(t.deliveredAt).where(sql`status = 'delivered'`),
+  ],
+);
+
+export const attempts = sqliteTable(
+  "attempts",
+  {
+    pos: integer("pos").primaryKey(),
+    deliveryId: text("delivery_id").notNull(),
+    startedAt: integer("started_at").notNull(),
+    durationMs: integer("duration_ms").notNull(),
+    statusCode: integer("status_code"),
+    error: text("error"),
+    responsePrefix: text("response_prefix"),
+  },
+  (t) => [index("attempts_delivery").on(t.deliveryId, t.pos), index("attempts_started_at").on(t.startedAt)],
+);
+
+/** One row per successful commit: audit trail and the stored response for idempotent retries. */
+export const commits = sqliteTable(
+  "commits",
+  {
+    id: text("id").primaryKey(),
+    tokenId: text("token_id").notNull(),
+    idempotencyKey: text("idempotency_key"),
+    requestHash: text("request_hash"),
+    response: text("response"),
+    createdAt: integer("created_at").notNull(),
+  },
+  (t) => [
+    uniqueIndex("commits_idempotency")
+      .on(t.tokenId, t.idempotencyKey)
+      .where(sql`idempotency_key IS NOT NULL`),
+    index("commits_created_at").on(t.createdAt),
+  ],
+);
+
+export const tokens = sqliteTable(
+  "tokens",
+  {
+    id: text("id").primaryKey(),
+    name: text("name").notNull(),
+    // SHA-256 of the token; the token itself is never stored.
+    hash: text("hash").notNull(),
+    scopes: text("scopes").notNull(),
+    createdAt: integer("created_at").notNull(),
+    lastUsedAt: integer("last_used_at"),
+    revokedAt: integer("revoked_at"),
+  },
+  (t) => [uniqueIndex("tokens_hash").on(t.hash)],
+);
+
+/** Monotonic totals that must survive restarts (e.g. deadline_exceeded). */
+export const counters = sqliteTable("counters", {
+  name: text("name").primaryKey(),
+  value: integer("value").notNull(),
+});

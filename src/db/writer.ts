@@ -1,0 +1,79 @@
+// The single writer. SQLite has one writer at a time anyway; queueing every write here instead
+// of letting handlers open transactions gives group commit: the operations waiting in the
+// queue share one transaction and one fsync, each inside its own savepoint so that one
+// operation's failure rolls back only its own work. A caller's promise settles only after
+// the COMMIT that made its work durable (or failed).
+import type { Driver } from "./driver.ts";
+import { type Execute, type Op, runOp } from "./op.ts";
+
+interface Queued {
+  op: Op<unknown>;
+  resolve: (value: unknown) => void;
+  reject: (error: unknown) => void;
+}
+
+type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
+
+export class Writer {
+  readonly #driver: Driver;
+  readonly #maxBatch: number;
+  #queue: Queued[] = [];
+  #draining: Promise<void> | null = null;
+
+  constructor(driver: Driver, maxBatch = 256) {
+    this.#driver = driver;
+    this.#maxBatch = maxBatch;
+  }
+
+  write<T>(op: Op<T>): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      this.#queue.push({ op, resolve: resolve as (value: unknown) => void, reject });
+      this.#draining ??= this.#drain();
+    });
+  }
+
+  /** Resolves once everything queued so far has been committed or failed. */
+  async idle(): Promise<void> {
+    while (this.#draining) await this.#draining;
+  }
+
+  async #drain(): Promise<void> {
+    try {
+      while (this.#queue.length > 0) {
+        // Let the event loop run the requests that arrived meanwhile, so they join this batch.
+        await new Promise((resolve) => setImmediate(resolve));
+        const batch = this.#queue.splice(0, this.#maxBatch);
+        let outcomes: Outcome[];
+        try {
+          outcomes = await this.#driver.transaction((execute) => runBatch(batch, execute));
+        } catch (error) {
+          // BEGIN or COMMIT failed: nothing of this batch is durable, so every caller hears it.
+          for (const item of batch) item.reject(error);
+          continue;
+        }
+        batch.forEach((item, i) => {
+          const outcome = outcomes[i] as Outcome;
+          if (outcome.ok) item.resolve(outcome.value);
+          else item.reject(outcome.error);
+        });
+      }
+    } finally {
+      this.#draining = null;
+    }
+  }
+}
+
+async function runBatch(batch: Queued[], execute: Execute): Promise<Outcome[]> {
+  const outcomes: Outcome[] = [];
+  for (const item of batch) {
+    await execute({ sql: "SAVEPOINT op", args: {}, kind: "run" });
+    try {
+      outcomes.push({ ok: true, value: await runOp(item.op, execute) });
+    } catch (error) {
+      await execute({ sql: "ROLLBACK TO op", args: {}, kind: "run" });
+      outcomes.push({ ok: false, error });
+    }
+    await execute({ sql: "RELEASE op", args: {}, kind: "run" });
+  }
+  return outcomes;
+}
