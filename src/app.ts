@@ -1,0 +1,71 @@
+// The composition root: builds every component of outboxd from one config and one database,
+// and starts and stops them in order. Safe to stop twice.
+import { Authenticator } from "./auth/authenticator.ts";
+import { bootstrapAdminToken } from "./auth/bootstrap.ts";
+import { CommitService } from "./commit/service.ts";
+import type { Config } from "./config.ts";
+import { migrate } from "./db/migrate.ts";
+import { type Database, openDatabase } from "./db/open.ts";
+import { SecretBox } from "./endpoints/secrets.ts";
+import type { Resolver } from "./endpoints/url-guard.ts";
+import { enableFailpoints } from "./failpoints.ts";
+import { createHttpApp } from "./http/app.ts";
+import type { HttpDeps } from "./http/context.ts";
+import { type Clock, systemClock } from "./lib/time.ts";
+import { createLogger, type Logger } from "./ops/log.ts";
+
+export interface OutboxdOptions {
+  clock?: Clock;
+  resolver?: Resolver;
+  logger?: Logger;
+}
+
+export interface Outboxd {
+  config: Config;
+  db: Database;
+  logger: Logger;
+  http: ReturnType<typeof createHttpApp>;
+  stop(): Promise<void>;
+}
+
+export async function createOutboxd(config: Config, options: OutboxdOptions = {}): Promise<Outboxd> {
+  const clock = options.clock ?? systemClock;
+  const logger = options.logger ?? createLogger(config.logLevel);
+  enableFailpoints(config.failpoints);
+
+  const db = await openDatabase(config);
+  const applied = await db.writer.write(migrate());
+  if (applied.length > 0) logger.log("info", "migrations applied", { migrations: applied });
+  if (config.adminToken === undefined) {
+    const path = await bootstrapAdminToken(db, clock());
+    if (path) logger.log("warn", "created an admin token; it is in this file only", { path });
+  }
+  const secretBox = new SecretBox(config.masterKey);
+  if (!secretBox.encrypting) {
+    logger.log("warn", "OUTBOXD_MASTER_KEY is not set: endpoint secrets are stored unencrypted");
+  }
+
+  const commits = new CommitService({ db, limits: config, clock });
+  const deps: HttpDeps = {
+    config,
+    db,
+    clock,
+    auth: new Authenticator(db, config.adminToken, clock),
+    commits,
+    secretBox,
+    ...(options.resolver ? { resolver: options.resolver } : {}),
+  };
+  const http = createHttpApp(deps);
+
+  let stopped: Promise<void> | null = null;
+  return {
+    config,
+    db,
+    logger,
+    http,
+    stop() {
+      stopped ??= db.close();
+      return stopped;
+    },
+  };
+}

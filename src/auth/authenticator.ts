@@ -1,0 +1,43 @@
+// Who is calling: the bearer token of a request, resolved to its id and scopes.
+import type { Database } from "../db/open.ts";
+import type { Clock } from "../lib/time.ts";
+import { findToken, type Scope, sameToken, type TokenIdentity, touchToken } from "./tokens.ts";
+
+/** The identity of OUTBOXD_ADMIN_TOKEN, which is configuration, not a stored token. */
+export const ENV_ADMIN: TokenIdentity = { id: "tok_env_admin", scopes: ["admin"] };
+const TOUCH_EVERY_MS = 60_000;
+
+export class Authenticator {
+  readonly #db: Database;
+  readonly #adminToken: string | undefined;
+  readonly #clock: Clock;
+  readonly #touched = new Map<string, number>();
+
+  constructor(db: Database, adminToken: string | undefined, clock: Clock) {
+    this.#db = db;
+    this.#adminToken = adminToken;
+    this.#clock = clock;
+  }
+
+  async authenticate(token: string): Promise<TokenIdentity | undefined> {
+    if (this.#adminToken !== undefined && sameToken(token, this.#adminToken)) return ENV_ADMIN;
+    const identity = await this.#db.driver.read(findToken(token));
+    if (identity) this.#touch(identity.id);
+    return identity;
+  }
+
+  /** Records last use at most once a minute per token, off the request's path. */
+  #touch(id: string): void {
+    const now = this.#clock();
+    if (now - (this.#touched.get(id) ?? 0) < TOUCH_EVERY_MS) return;
+    this.#touched.set(id, now);
+    this.#db.writer.write(touchToken(id, now)).catch(() => this.#touched.delete(id));
+  }
+}
+
+/** `admin` holds every scope; `read` covers GETs; `commit` covers commits and records. */
+export function allows(identity: TokenIdentity, needed: Scope | Scope[]): boolean {
+  if (identity.scopes.includes("admin")) return true;
+  const options = Array.isArray(needed) ? needed : [needed];
+  return options.some((scope) => identity.scopes.includes(scope));
+}

@@ -1,0 +1,111 @@
+// API tokens (DESIGN §2 token, §3 scopes). Only a SHA-256 of each token is stored: a token has
+// 256 random bits, so a fast hash is enough and a lookup by hash reveals nothing by its timing.
+import { timingSafeEqual } from "node:crypto";
+import { all, get, type Op, run } from "../db/op.ts";
+import { sha256Hex } from "../lib/canonical-json.ts";
+import { newId } from "../lib/ids.ts";
+import { iso } from "../lib/time.ts";
+
+export type Scope = "read" | "commit" | "admin";
+
+export interface TokenIdentity {
+  id: string;
+  scopes: Scope[];
+}
+
+export interface TokenView {
+  id: string;
+  name: string;
+  scopes: Scope[];
+  createdAt: string;
+  lastUsedAt: string | null;
+  revokedAt: string | null;
+}
+
+interface TokenRow {
+  id: string;
+  name: string;
+  scopes: string;
+  createdAt: number;
+  lastUsedAt: number | null;
+  revokedAt: number | null;
+}
+
+const COLUMNS =
+  "id, name, scopes, created_at AS createdAt, last_used_at AS lastUsedAt, revoked_at AS revokedAt";
+
+function view(row: TokenRow): TokenView {
+  return {
+    id: row.id,
+    name: row.name,
+    scopes: JSON.parse(row.scopes) as Scope[],
+    createdAt: iso(row.createdAt),
+    lastUsedAt: iso(row.lastUsedAt),
+    revokedAt: iso(row.revokedAt),
+  };
+}
+
+export function generateToken(): string {
+  return `otk_${Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString("base64url")}`;
+}
+
+export function hashToken(token: string): string {
+  return sha256Hex(token);
+}
+
+/** Constant-time equality of two tokens (compares their hashes, which have equal length). */
+export function sameToken(a: string, b: string): boolean {
+  return timingSafeEqual(Buffer.from(hashToken(a), "hex"), Buffer.from(hashToken(b), "hex"));
+}
+
+export function* createToken(
+  name: string,
+  scopes: Scope[],
+  now: number,
+): Op<{ token: string; view: TokenView }> {
+  const token = generateToken();
+  const row: TokenRow = {
+    id: newId("tok", now),
+    name,
+    scopes: JSON.stringify(scopes),
+    createdAt: now,
+    lastUsedAt: null,
+    revokedAt: null,
+  };
+  yield* run(
+    "INSERT INTO tokens (id, name, hash, scopes, created_at) VALUES (:id, :name, :hash, :scopes, :createdAt)",
+    { id: row.id, name, hash: hashToken(token), scopes: row.scopes, createdAt: now },
+  );
+  return { token, view: view(row) };
+}
+
+export function* findToken(token: string): Op<TokenIdentity | undefined> {
+  const row = yield* get<{ id: string; scopes: string }>(
+    "SELECT id, scopes FROM tokens WHERE hash = :hash AND revoked_at IS NULL",
+    { hash: hashToken(token) },
+  );
+  return row ? { id: row.id, scopes: JSON.parse(row.scopes) as Scope[] } : undefined;
+}
+
+export function* listTokens(limit: number, after: string | undefined): Op<TokenView[]> {
+  const rows = yield* all<TokenRow>(
+    `SELECT ${COLUMNS} FROM tokens WHERE (:after IS NULL OR id < :after) ORDER BY id DESC LIMIT :limit`,
+    { after: after ?? null, limit },
+  );
+  return rows.map(view);
+}
+
+export function* countTokens(): Op<number> {
+  return (yield* get<{ n: number }>("SELECT count(*) AS n FROM tokens"))?.n ?? 0;
+}
+
+/** Revokes a token; false if there is no such token (or it was already revoked). */
+export function* revokeToken(id: string, now: number): Op<boolean> {
+  return (
+    (yield* run("UPDATE tokens SET revoked_at = :now WHERE id = :id AND revoked_at IS NULL", { id, now })) > 0
+  );
+}
+
+export function* touchToken(id: string, now: number): Op<void> {
+  yield* run("UPDATE tokens SET last_used_at = :now WHERE id = :id", { id, now });
+}

@@ -1,0 +1,281 @@
+// The commit: record writes, their events and the events' deliveries, all in the one write
+// transaction the Writer gives this operation (DESIGN §1.1). Any throw rolls back everything
+// this operation wrote, and only that (its savepoint).
+
+import { all, get, type Op, run } from "../db/op.ts";
+import { matchesEventType } from "../endpoints/patterns.ts";
+import { failpoint } from "../failpoints.ts";
+import { sha256Hex } from "../lib/canonical-json.ts";
+import { newId } from "../lib/ids.ts";
+import { problems } from "../lib/problem.ts";
+import { iso } from "../lib/time.ts";
+
+export interface RecordWrite {
+  collection: string;
+  id: string;
+  /** undefined = unconditional; 0 = must never have existed; n = must be at version n. */
+  expectedVersion: number | undefined;
+  /** JSON text of the new data, or null for a delete. */
+  data: string | null;
+}
+
+export interface EventWrite {
+  /** Client-chosen UUID, or undefined to generate one. */
+  id: string | undefined;
+  type: string;
+  aggregate: string;
+  /** JSON text of the payload. */
+  payload: string;
+  deliverAfter: number | null;
+  /** Absolute deadline; computed by validation from deliverBy/deliverWithin. */
+  deliverBy: number;
+  /** Explicit endpoint ids replacing type-based fan-out, or undefined. */
+  endpoints: string[] | undefined;
+}
+
+export interface CommitInput {
+  tokenId: string;
+  records: RecordWrite[];
+  events: EventWrite[];
+  idempotency: { key: string; requestHash: string } | undefined;
+  traceparent: string | undefined;
+  /** How a failed expectation is reported: a commit says 409, a PUT with If-Match says 412. */
+  conflictStatus: 409 | 412;
+  now: number;
+}
+
+export interface CommitResult {
+  commitId: string;
+  records: { collection: string; id: string; version: number; deleted: boolean }[];
+  events: {
+    id: string;
+    type: string;
+    aggregate: string;
+    sequence: number;
+    deliverBy: string;
+    deliveries: { id: string; endpointId: string }[];
+  }[];
+}
+
+/** What the PUT route needs beyond the commit response. */
+export interface WrittenRecord {
+  created: boolean;
+  createdAt: number;
+  updatedAt: number;
+}
+
+/** What a commit answers; stored whole for idempotent retries, so a replay answers the same. */
+export interface CommitOutcome {
+  replayed: boolean;
+  result: CommitResult;
+  written: WrittenRecord[];
+  /** Deliveries this commit created (0 for a replay). */
+  deliveries: number;
+}
+
+const SQL = {
+  findIdempotent:
+    "SELECT request_hash AS requestHash, response FROM commits WHERE token_id = :tokenId AND idempotency_key = :key",
+  getRecord: "SELECT version, deleted FROM records WHERE collection = :collection AND id = :id",
+  upsertRecord: `INSERT INTO records (collection, id, version, data, deleted, created_at, updated_at)
+    VALUES (:collection, :id, :version, :data, :deleted, :now, :now)
+    ON CONFLICT (collection, id) DO UPDATE SET version = excluded.version, data = excluded.data,
+      deleted = excluded.deleted, updated_at = excluded.updated_at,
+      created_at = CASE WHEN records.deleted = 1 AND excluded.deleted = 0 THEN excluded.created_at ELSE records.created_at END
+    RETURNING created_at AS createdAt`,
+  endpoints: "SELECT id, event_types AS eventTypes FROM endpoints",
+  findEvent:
+    "SELECT content_hash AS contentHash, aggregate, sequence, deliver_by AS deliverBy FROM events WHERE id = :id",
+  eventDeliveries:
+    "SELECT id, endpoint_id AS endpointId FROM deliveries WHERE event_id = :eventId ORDER BY id",
+  nextSequence: `INSERT INTO aggregates (key, last_sequence) VALUES (:key, 1)
+    ON CONFLICT (key) DO UPDATE SET last_sequence = last_sequence + 1 RETURNING last_sequence AS sequence`,
+  insertEvent: `INSERT INTO events (id, type, aggregate, sequence, payload, content_hash, occurred_at, deliver_after,
+      deliver_by, commit_id, traceparent)
+    VALUES (:id, :type, :aggregate, :sequence, :payload, :contentHash, :now, :deliverAfter, :deliverBy, :commitId, :traceparent)`,
+  insertDelivery: `INSERT INTO deliveries (id, event_id, endpoint_id, aggregate, sequence, event_type, status,
+      available_at, next_attempt_at, deliver_by, created_at)
+    VALUES (:id, :eventId, :endpointId, :aggregate, :sequence, :type, 'pending', :availableAt, :availableAt, :deliverBy, :now)`,
+  insertCommit: `INSERT INTO commits (id, token_id, idempotency_key, request_hash, response, created_at)
+    VALUES (:id, :tokenId, :key, :requestHash, :response, :now)`,
+};
+
+export function* commitOp(input: CommitInput): Op<CommitOutcome> {
+  const { now } = input;
+  if (input.idempotency) {
+    const previous = yield* get<{ requestHash: string; response: string }>(SQL.findIdempotent, {
+      tokenId: input.tokenId,
+      key: input.idempotency.key,
+    });
+    if (previous) {
+      if (previous.requestHash !== input.idempotency.requestHash) {
+        throw problems.invalid([
+          {
+            pointer: "header:Idempotency-Key",
+            detail: "this key was already used with a different request body",
+          },
+        ]);
+      }
+      const stored = JSON.parse(previous.response) as Pick<CommitOutcome, "result" | "written">;
+      return { replayed: true, ...stored, deliveries: 0 };
+    }
+  }
+
+  const commitId = newId("cmt", now);
+  const records: CommitResult["records"] = [];
+  const written: WrittenRecord[] = [];
+  for (const [i, write] of input.records.entries()) {
+    const current = yield* get<{ version: number; deleted: number }>(SQL.getRecord, {
+      collection: write.collection,
+      id: write.id,
+    });
+    checkExpectation(write, current, i, input.conflictStatus);
+    const version = (current?.version ?? 0) + 1;
+    const deleted = write.data === null;
+    const stored = yield* get<{ createdAt: number }>(SQL.upsertRecord, {
+      collection: write.collection,
+      id: write.id,
+      version,
+      data: write.data ?? "null",
+      deleted: deleted ? 1 : 0,
+      now,
+    });
+    records.push({ collection: write.collection, id: write.id, version, deleted });
+    written.push({
+      created: !current || current.deleted === 1,
+      createdAt: stored?.createdAt ?? now,
+      updatedAt: now,
+    });
+  }
+
+  failpoint("commit.after_records");
+
+  const endpointRows =
+    input.events.length > 0 ? yield* all<{ id: string; eventTypes: string }>(SQL.endpoints) : [];
+  const endpoints = endpointRows.map((e) => ({ id: e.id, patterns: JSON.parse(e.eventTypes) as string[] }));
+  const events: CommitResult["events"] = [];
+  let deliveryCount = 0;
+  for (const [i, event] of input.events.entries()) {
+    const contentHash = eventContentHash(event);
+    if (event.id !== undefined) {
+      const existing = yield* get<{
+        contentHash: string;
+        aggregate: string;
+        sequence: number;
+        deliverBy: number;
+      }>(SQL.findEvent, { id: event.id });
+      if (existing) {
+        if (existing.contentHash !== contentHash) {
+          throw problems.conflict(
+            "event-id-reused",
+            `event id ${event.id} was already used for different content`,
+            {
+              errors: [
+                { pointer: `/events/${i}/id`, detail: "already used for an event with different content" },
+              ],
+            },
+          );
+        }
+        // The same event again (a client retry without Idempotency-Key): report it, store nothing new.
+        const deliveries = yield* all<{ id: string; endpointId: string }>(SQL.eventDeliveries, {
+          eventId: event.id,
+        });
+        events.push({
+          id: event.id,
+          ...eventSummary(event, existing.sequence, existing.deliverBy),
+          deliveries,
+        });
+        continue;
+      }
+    }
+    const id = event.id ?? crypto.randomUUID();
+    const sequenceRow = yield* get<{ sequence: number }>(SQL.nextSequence, { key: event.aggregate });
+    const sequence = sequenceRow?.sequence ?? 1;
+    yield* run(SQL.insertEvent, {
+      id,
+      type: event.type,
+      aggregate: event.aggregate,
+      sequence,
+      payload: event.payload,
+      contentHash,
+      now,
+      deliverAfter: event.deliverAfter,
+      deliverBy: event.deliverBy,
+      commitId,
+      traceparent: input.traceparent ?? null,
+    });
+    const targets = event.endpoints
+      ? event.endpoints.map((endpointId, j) => {
+          if (!endpoints.some((e) => e.id === endpointId)) {
+            throw problems.invalid([
+              { pointer: `/events/${i}/endpoints/${j}`, detail: `unknown endpoint ${endpointId}` },
+            ]);
+          }
+          return endpointId;
+        })
+      : endpoints.filter((e) => matchesEventType(e.patterns, event.type)).map((e) => e.id);
+    const deliveries: { id: string; endpointId: string }[] = [];
+    const availableAt = Math.max(now, event.deliverAfter ?? now);
+    for (const endpointId of targets) {
+      const deliveryId = newId("dlv", now);
+      yield* run(SQL.insertDelivery, {
+        id: deliveryId,
+        eventId: id,
+        endpointId,
+        aggregate: event.aggregate,
+        sequence,
+        type: event.type,
+        availableAt,
+        deliverBy: event.deliverBy,
+        now,
+      });
+      deliveries.push({ id: deliveryId, endpointId });
+    }
+    deliveryCount += deliveries.length;
+    events.push({ id, ...eventSummary(event, sequence, event.deliverBy), deliveries });
+  }
+
+  const result: CommitResult = { commitId, records, events };
+  yield* run(SQL.insertCommit, {
+    id: commitId,
+    tokenId: input.tokenId,
+    key: input.idempotency?.key ?? null,
+    requestHash: input.idempotency?.requestHash ?? null,
+    response: input.idempotency ? JSON.stringify({ result, written }) : null,
+    now,
+  });
+  return { replayed: false, result, written, deliveries: deliveryCount };
+}
+
+function checkExpectation(
+  write: RecordWrite,
+  current: { version: number; deleted: number } | undefined,
+  index: number,
+  status: 409 | 412,
+): void {
+  const currentVersion = current?.version ?? null;
+  const fail = (detail: string) => {
+    if (status === 412) throw problems.preconditionFailed(detail, currentVersion);
+    throw problems.versionConflict(detail, currentVersion, `/records/${index}/expectedVersion`);
+  };
+  const name = `${write.collection}/${write.id}`;
+  if (write.expectedVersion === 0 && current) fail(`${name} already exists (version ${current.version})`);
+  if (
+    write.expectedVersion !== undefined &&
+    write.expectedVersion !== 0 &&
+    write.expectedVersion !== currentVersion
+  ) {
+    fail(`${name} is at version ${currentVersion ?? "none (never existed)"}, not ${write.expectedVersion}`);
+  }
+  if (write.data === null && (!current || current.deleted === 1)) {
+    fail(`${name} cannot be deleted: it ${current ? "is already deleted" : "does not exist"}`);
+  }
+}
+
+function eventSummary(event: EventWrite, sequence: number, deliverBy: number) {
+  return { type: event.type, aggregate: event.aggregate, sequence, deliverBy: iso(deliverBy) };
+}
+
+function eventContentHash(event: EventWrite): string {
+  return sha256Hex(JSON.stringify([event.type, event.aggregate, event.payload, event.deliverAfter]));
+}

@@ -1,0 +1,143 @@
+// Turns a schema-valid commit body into the CommitInput the commit operation stores, applying
+// the rules that span fields (DESIGN §3): limits, defaults, deadlines, the aggregate default.
+// Every violation is collected so the client sees all of them at once.
+import type * as v from "valibot";
+import type { Config } from "../config.ts";
+import type { CommitSchema, EventSchema } from "../http/schemas.ts";
+import { parseDuration } from "../lib/duration.ts";
+import { type FieldError, problems } from "../lib/problem.ts";
+import type { CommitInput, EventWrite, RecordWrite } from "./commit-op.ts";
+
+export type CommitBody = v.InferOutput<typeof CommitSchema>;
+type EventBody = v.InferOutput<typeof EventSchema>;
+
+export type Limits = Pick<
+  Config,
+  "maxRecordsPerCommit" | "maxEventsPerCommit" | "maxDocumentBytes" | "defaultDeliverWithinMs"
+>;
+
+export interface CommitContext {
+  tokenId: string;
+  now: number;
+  limits: Limits;
+  idempotency: CommitInput["idempotency"];
+  traceparent: string | undefined;
+  conflictStatus: 409 | 412;
+}
+
+export function normalizeCommit(body: CommitBody, ctx: CommitContext): CommitInput {
+  const errors: FieldError[] = [];
+  const recordsIn = body.records ?? [];
+  const eventsIn = body.events ?? [];
+  const { limits } = ctx;
+
+  if (recordsIn.length === 0 && eventsIn.length === 0) {
+    errors.push({ pointer: "", detail: "a commit needs at least one record or event" });
+  }
+  if (recordsIn.length > limits.maxRecordsPerCommit) {
+    errors.push({ pointer: "/records", detail: `at most ${limits.maxRecordsPerCommit} records per commit` });
+  }
+  if (eventsIn.length > limits.maxEventsPerCommit) {
+    errors.push({ pointer: "/events", detail: `at most ${limits.maxEventsPerCommit} events per commit` });
+  }
+
+  const seen = new Set<string>();
+  const records: RecordWrite[] = recordsIn.map((record, i) => {
+    const at = `/records/${i}`;
+    const key = `${record.collection}/${record.id}`;
+    if (seen.has(key)) errors.push({ pointer: at, detail: `${key} appears more than once in this commit` });
+    seen.add(key);
+    let data: string | null = null;
+    if (record.delete) {
+      if (record.data != null) errors.push({ pointer: `${at}/data`, detail: "a delete carries no data" });
+    } else if (record.data == null) {
+      errors.push({ pointer: `${at}/data`, detail: "required unless delete is true" });
+    } else {
+      data = JSON.stringify(record.data);
+      checkSize(data, `${at}/data`, limits, errors);
+    }
+    return {
+      collection: record.collection,
+      id: record.id,
+      expectedVersion: record.expectedVersion ?? undefined,
+      data,
+    };
+  });
+
+  const onlyRecord = recordsIn.length === 1 ? `${recordsIn[0]?.collection}/${recordsIn[0]?.id}` : undefined;
+  const eventIds = new Set<string>();
+  const events: EventWrite[] = eventsIn.map((event, i) => {
+    const at = `/events/${i}`;
+    const aggregate = event.aggregate ?? onlyRecord;
+    if (aggregate === undefined) {
+      errors.push({
+        pointer: `${at}/aggregate`,
+        detail: "required when the commit does not have exactly one record",
+      });
+    }
+    if (event.id != null) {
+      const id = event.id.toLowerCase();
+      if (eventIds.has(id))
+        errors.push({ pointer: `${at}/id`, detail: "appears more than once in this commit" });
+      eventIds.add(id);
+    }
+    const payload = JSON.stringify(event.payload ?? {});
+    checkSize(payload, `${at}/payload`, limits, errors);
+    const endpoints = event.endpoints ?? undefined;
+    if (endpoints && new Set(endpoints).size !== endpoints.length) {
+      errors.push({ pointer: `${at}/endpoints`, detail: "lists an endpoint more than once" });
+    }
+    return {
+      id: event.id?.toLowerCase() ?? undefined,
+      type: event.type,
+      aggregate: aggregate ?? "",
+      payload,
+      ...schedule(event, at, ctx.now, limits, errors),
+      endpoints,
+    };
+  });
+
+  if (errors.length > 0) throw problems.invalid(errors);
+  return {
+    tokenId: ctx.tokenId,
+    records,
+    events,
+    idempotency: ctx.idempotency,
+    traceparent: ctx.traceparent,
+    conflictStatus: ctx.conflictStatus,
+    now: ctx.now,
+  };
+}
+
+/** deliverAfter and the deadline: the window starts at the later of the commit and deliverAfter. */
+function schedule(event: EventBody, at: string, now: number, limits: Limits, errors: FieldError[]) {
+  const deliverAfter = event.deliverAfter != null ? Date.parse(event.deliverAfter) : null;
+  const start = Math.max(now, deliverAfter ?? now);
+  let deliverBy = start + limits.defaultDeliverWithinMs;
+  if (event.deliverBy != null && event.deliverWithin != null) {
+    errors.push({ pointer: `${at}/deliverWithin`, detail: "give deliverBy or deliverWithin, not both" });
+  } else if (event.deliverBy != null) {
+    deliverBy = Date.parse(event.deliverBy);
+    if (deliverBy <= now) errors.push({ pointer: `${at}/deliverBy`, detail: "is in the past" });
+    else if (deliverBy <= start)
+      errors.push({ pointer: `${at}/deliverBy`, detail: "is not after deliverAfter" });
+  } else if (event.deliverWithin != null) {
+    const within = parseDuration(event.deliverWithin);
+    if (within === null || within <= 0) {
+      errors.push({ pointer: `${at}/deliverWithin`, detail: "must be a positive duration" });
+    } else {
+      deliverBy = start + within;
+    }
+  }
+  if (!Number.isSafeInteger(deliverBy) || deliverBy > Date.parse("9999-12-31T23:59:59Z")) {
+    errors.push({ pointer: `${at}/deliverBy`, detail: "is too far in the future" });
+  }
+  return { deliverAfter, deliverBy };
+}
+
+function checkSize(json: string, pointer: string, limits: Limits, errors: FieldError[]): void {
+  const bytes = Buffer.byteLength(json);
+  if (bytes > limits.maxDocumentBytes) {
+    errors.push({ pointer, detail: `is ${bytes} bytes of JSON; the limit is ${limits.maxDocumentBytes}` });
+  }
+}

@@ -1,0 +1,21 @@
+// The Hono application: one fetch handler for Bun and Deno alike.
+import { Hono } from "hono";
+import type { AppEnv, HttpDeps } from "./context.ts";
+import { onError, onNotFound } from "./errors.ts";
+import { commitRoutes } from "./routes/commits.ts";
+import { endpointRoutes } from "./routes/endpoints.ts";
+import { eventRoutes } from "./routes/events.ts";
+import { operationRoutes } from "./routes/operations.ts";
+import { tokenRoutes } from "./routes/tokens.ts";
+
+export function createHttpApp(deps: HttpDeps): Hono<AppEnv> {
+  const app = new Hono<AppEnv>();
+  app.onError(onError);
+  app.notFound(onNotFound);
+  operationRoutes(app, deps);
+  commitRoutes(app, deps);
+  endpointRoutes(app, deps);
+  eventRoutes(app, deps);
+  tokenRoutes(app, deps);
+  return app;
+}

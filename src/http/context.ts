@@ -1,0 +1,40 @@
+import type { Hono } from "hono";
+import type { Authenticator } from "../auth/authenticator.ts";
+import type { TokenIdentity } from "../auth/tokens.ts";
+import type { CommitService } from "../commit/service.ts";
+import type { Config } from "../config.ts";
+import type { Database } from "../db/open.ts";
+import type { SecretBox } from "../endpoints/secrets.ts";
+import type { Resolver } from "../endpoints/url-guard.ts";
+import type { Clock } from "../lib/time.ts";
+
+/** What the HTTP layer may call on the dispatch side (absent in a process without one). */
+export interface DispatchControl {
+  /** Wake the dispatcher now (after a replay, an enable). */
+  wake(): void;
+  /** Ms epoch of the last heartbeat, null before the first. */
+  heartbeatAt(): number | null;
+  /** Sends a signed outboxd.ping to the endpoint now and reports the receiver's answer. */
+  ping(endpointId: string): Promise<{
+    statusCode: number | null;
+    error: string | null;
+    durationMs: number;
+    responsePrefix: string | null;
+  }>;
+}
+
+export interface HttpDeps {
+  config: Config;
+  db: Database;
+  clock: Clock;
+  auth: Authenticator;
+  commits: CommitService;
+  secretBox: SecretBox;
+  resolver?: Resolver;
+  dispatch?: DispatchControl;
+  /** Prometheus text for /metrics, when metrics are wired. */
+  metrics?: () => Promise<string>;
+}
+
+export type AppEnv = { Variables: { identity: TokenIdentity } };
+export type App = Hono<AppEnv>;

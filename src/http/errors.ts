@@ -1,0 +1,32 @@
+// The one place errors become responses: a Problem renders as application/problem+json; any
+// other error is a bug, logged, and answered with a bare 500 that leaks nothing.
+import type { Context } from "hono";
+import { Problem, problems } from "../lib/problem.ts";
+
+export function problemResponse(problem: Problem, headers: Record<string, string> = {}): Response {
+  return new Response(JSON.stringify(problem), {
+    status: problem.status,
+    headers: { "content-type": "application/problem+json", ...headers },
+  });
+}
+
+export function onError(error: Error, c: Context): Response {
+  if (error instanceof Problem) return problemResponse(error);
+  console.error(
+    JSON.stringify({
+      level: "error",
+      time: new Date().toISOString(),
+      msg: "unhandled error",
+      method: c.req.method,
+      path: c.req.path,
+      error: error.stack ?? String(error),
+    }),
+  );
+  return problemResponse(
+    new Problem(500, "internal", "Internal error", "The server failed unexpectedly; see its log."),
+  );
+}
+
+export function onNotFound(c: Context): Response {
+  return problemResponse(problems.notFound(`no route for ${c.req.method} ${c.req.path}`));
+}

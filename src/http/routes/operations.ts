@@ -1,0 +1,34 @@
+// Health, readiness and stats (DESIGN §3 Tokens and operations).
+import { pendingMigrations } from "../../db/migrate.ts";
+import { stats } from "../../ops/stats.ts";
+import { requireScope } from "../auth.ts";
+import type { App, HttpDeps } from "../context.ts";
+
+/** A dispatcher heartbeat older than this makes /readyz fail. */
+export const HEARTBEAT_STALE_MS = 30_000;
+
+export function operationRoutes(app: App, deps: HttpDeps): void {
+  app.get("/healthz", (c) => c.json({ status: "ok" }));
+
+  app.get("/readyz", async (c) => {
+    const checks: Record<string, string> = {};
+    try {
+      const pending = await deps.db.driver.read(pendingMigrations());
+      checks.database = "ok";
+      checks.migrations = pending.length === 0 ? "ok" : `pending: ${pending.join(", ")}`;
+    } catch (error) {
+      checks.database = `unreachable: ${(error as Error).message}`;
+    }
+    if (deps.dispatch) {
+      const beat = deps.dispatch.heartbeatAt();
+      checks.dispatcher =
+        beat === null ? "not started" : deps.clock() - beat > HEARTBEAT_STALE_MS ? "heartbeat stale" : "ok";
+    }
+    const ready = Object.values(checks).every((v) => v === "ok");
+    return c.json({ status: ready ? "ready" : "not ready", checks }, ready ? 200 : 503);
+  });
+
+  app.get("/v1/stats", requireScope(deps, "read"), async (c) =>
+    c.json(await deps.db.driver.read(stats(deps.clock()))),
+  );
+}

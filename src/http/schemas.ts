@@ -1,0 +1,134 @@
+// valibot schemas for every request body and query. They validate requests and (through
+// @valibot/to-json-schema) describe them in /openapi.json. Optional fields accept `null` as
+// "absent" (DESIGN §3). Objects are strict: unknown fields are refused.
+import * as v from "valibot";
+import { EVENT_TYPE_PATTERN, TYPE_PATTERN_PATTERN } from "../endpoints/patterns.ts";
+import { DURATION_PATTERN } from "../lib/duration.ts";
+
+const NAME = /^[A-Za-z0-9._:-]{1,128}$/;
+const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$/i;
+
+const absent = <S extends v.GenericSchema>(schema: S) => v.nullish(schema);
+
+export const Name = v.pipe(v.string(), v.regex(NAME, "must be 1-128 characters of A-Z a-z 0-9 . _ : -"));
+export const Duration = v.pipe(
+  v.string(),
+  v.regex(DURATION_PATTERN, "must be a duration like 30s, 5m, 24h or 7d"),
+);
+export const Timestamp = v.pipe(
+  v.string(),
+  v.regex(TIMESTAMP, "must be an RFC 3339 timestamp like 2026-11-29T10:00:00Z"),
+  v.check((s) => !Number.isNaN(Date.parse(s)), "must be a valid date and time"),
+);
+const JsonObject = v.record(v.string(), v.unknown());
+const Uuid = v.pipe(v.string(), v.uuid("must be a UUID"));
+export const EventType = v.pipe(
+  v.string(),
+  v.maxLength(200, "must be at most 200 characters"),
+  v.regex(EVENT_TYPE_PATTERN, "must be dot-separated segments of A-Z a-z 0-9 _ : -, e.g. return.approved"),
+);
+export const Aggregate = v.pipe(
+  v.string(),
+  v.minLength(1, "must not be empty"),
+  v.maxLength(255, "must be at most 255 characters"),
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: refusing control characters is the point
+  v.regex(/^[^\u0000-\u001f\u007f]+$/, "must not contain control characters"),
+);
+
+export const RecordWriteSchema = v.strictObject({
+  collection: Name,
+  id: Name,
+  expectedVersion: absent(
+    v.pipe(v.number(), v.integer("must be an integer"), v.minValue(0, "must be 0 or more")),
+  ),
+  data: absent(JsonObject),
+  delete: absent(v.boolean()),
+});
+
+export const EventSchema = v.strictObject({
+  id: absent(Uuid),
+  type: EventType,
+  aggregate: absent(Aggregate),
+  payload: absent(v.unknown()),
+  deliverBy: absent(Timestamp),
+  deliverWithin: absent(Duration),
+  deliverAfter: absent(Timestamp),
+  endpoints: absent(v.pipe(v.array(v.string()), v.maxLength(100, "must list at most 100 endpoints"))),
+});
+
+export const CommitSchema = v.strictObject({
+  records: absent(v.array(RecordWriteSchema)),
+  events: absent(v.array(EventSchema)),
+});
+
+export const PutRecordSchema = v.strictObject({
+  data: JsonObject,
+  events: absent(v.array(EventSchema)),
+});
+
+export const EndpointCreateSchema = v.strictObject({
+  url: v.pipe(v.string(), v.maxLength(2048, "must be at most 2048 characters")),
+  eventTypes: absent(
+    v.pipe(
+      v.array(v.pipe(v.string(), v.regex(TYPE_PATTERN_PATTERN, "must be a type, prefix.* or *"))),
+      v.maxLength(50, "must list at most 50 patterns"),
+    ),
+  ),
+  description: absent(v.pipe(v.string(), v.maxLength(1000, "must be at most 1000 characters"))),
+  secret: absent(
+    v.pipe(
+      v.string(),
+      v.regex(/^whsec_[A-Za-z0-9+/]{32,}={0,2}$/, "must be whsec_ followed by base64 of at least 24 bytes"),
+    ),
+  ),
+});
+
+export const EndpointPatchSchema = v.strictObject({
+  url: absent(EndpointCreateSchema.entries.url),
+  eventTypes: EndpointCreateSchema.entries.eventTypes,
+  description: EndpointCreateSchema.entries.description,
+  disabled: absent(v.boolean()),
+});
+
+export const SCOPES = ["read", "commit", "admin"] as const;
+export const TokenCreateSchema = v.strictObject({
+  name: v.pipe(
+    v.string(),
+    v.minLength(1, "must not be empty"),
+    v.maxLength(200, "must be at most 200 characters"),
+  ),
+  scopes: v.pipe(
+    v.array(v.picklist(SCOPES, "must be read, commit or admin")),
+    v.minLength(1, "must name a scope"),
+  ),
+});
+
+export const ReplayOneSchema = v.strictObject({ deliverWithin: absent(Duration) });
+export const ReplayManySchema = v.strictObject({
+  status: v.literal("dead", "only dead deliveries can be replayed"),
+  endpoint: absent(v.string()),
+  reason: absent(v.string()),
+  since: absent(Timestamp),
+  deliverWithin: absent(Duration),
+});
+
+const Limit = v.pipe(
+  v.string(),
+  v.regex(/^\d+$/, "must be a whole number"),
+  v.transform(Number),
+  v.minValue(1, "must be at least 1"),
+  v.maxValue(500, "must be at most 500"),
+);
+export const ListQuery = { limit: v.optional(Limit), after: v.optional(v.string()) };
+export const EventsQuerySchema = v.strictObject({
+  ...ListQuery,
+  aggregate: v.optional(v.string()),
+  type: v.optional(v.string()),
+});
+export const DeliveriesQuerySchema = v.strictObject({
+  ...ListQuery,
+  status: v.optional(v.picklist(["pending", "delivered", "dead"], "must be pending, delivered or dead")),
+  endpoint: v.optional(v.string()),
+  reason: v.optional(v.string()),
+});
+export const PageQuerySchema = v.strictObject(ListQuery);
