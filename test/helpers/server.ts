@@ -1,0 +1,74 @@
+// An outboxd running in this test process: real SQLite file in a temp dir, real HTTP on
+// 127.0.0.1 with port 0. Each call owns its database.
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createOutboxd, type Outboxd, type OutboxdOptions } from "../../src/app.ts";
+import { loadConfig } from "../../src/config.ts";
+
+export interface TestServer {
+  url: string;
+  dir: string;
+  /** An admin token (OUTBOXD_ADMIN_TOKEN). */
+  token: string;
+  outboxd: Outboxd;
+  request(method: string, path: string, body?: unknown, headers?: Record<string, string>): Promise<TestResponse>;
+  stop(): Promise<void>;
+}
+
+export interface TestResponse {
+  status: number;
+  headers: Headers;
+  // biome-ignore lint/suspicious/noExplicitAny: tests read response bodies freely
+  body: any;
+}
+
+export function tempDir(prefix = "outboxd-test-"): string {
+  return mkdtempSync(join(tmpdir(), prefix));
+}
+
+export async function startServer(env: Record<string, string> = {}, options: OutboxdOptions = {}): Promise<TestServer> {
+  const dir = env.OUTBOXD_DATABASE_URL ? "" : tempDir();
+  const token = `test-admin-${crypto.randomUUID()}`;
+  const config = loadConfig({
+    OUTBOXD_DATABASE_URL: `file:${join(dir, "outboxd.db")}`,
+    OUTBOXD_ADMIN_TOKEN: token,
+    OUTBOXD_LOG_LEVEL: "error",
+    OUTBOXD_ALLOW_PRIVATE_ENDPOINTS: "1",
+    OUTBOXD_MASTER_KEY: Buffer.alloc(32, 7).toString("base64"),
+    ...env,
+  });
+  const outboxd = await createOutboxd(config, options);
+  const server = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: outboxd.http.fetch });
+  const url = `http://127.0.0.1:${server.port}`;
+  return {
+    url,
+    dir,
+    token,
+    outboxd,
+    async request(method, path, body, headers = {}) {
+      const response = await fetch(url + path, {
+        method,
+        headers: {
+          authorization: `Bearer ${token}`,
+          ...(body !== undefined ? { "content-type": "application/json" } : {}),
+          ...headers,
+        },
+        body: body === undefined ? undefined : typeof body === "string" ? body : JSON.stringify(body),
+      });
+      const text = await response.text();
+      let parsed: unknown = text;
+      try {
+        parsed = text ? JSON.parse(text) : null;
+      } catch {
+        // not JSON: keep the text
+      }
+      return { status: response.status, headers: response.headers, body: parsed };
+    },
+    async stop() {
+      await server.stop(true);
+      await outboxd.stop();
+      if (dir) rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
