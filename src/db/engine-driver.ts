@@ -61,8 +61,13 @@ function executor(db: Connection): Execute {
     switch (statement.kind) {
       case "all":
         return stmt.all(statement.args);
-      case "get":
-        return stmt.get(statement.args);
+      case "get": {
+        // libsql's get() (unlike all()) adds a `_metadata` timing key to the row; drop it so both
+        // drivers hand operations the same rows (a row spread into a response would leak it).
+        const row = stmt.get(statement.args) as Record<string, unknown> | undefined;
+        if (row) delete row._metadata;
+        return row;
+      }
       case "run":
         return stmt.run(statement.args).changes;
     }
