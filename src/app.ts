@@ -6,6 +6,7 @@ import { CommitService } from "./commit/service.ts";
 import type { Config } from "./config.ts";
 import { migrate } from "./db/migrate.ts";
 import { type Database, openDatabase } from "./db/open.ts";
+import { Dispatcher } from "./dispatch/dispatcher.ts";
 import { SecretBox } from "./endpoints/secrets.ts";
 import type { Resolver } from "./endpoints/url-guard.ts";
 import { enableFailpoints } from "./failpoints.ts";
@@ -18,6 +19,8 @@ export interface OutboxdOptions {
   clock?: Clock;
   resolver?: Resolver;
   logger?: Logger;
+  /** Run the dispatcher in this process (default true). */
+  dispatch?: boolean;
 }
 
 export interface Outboxd {
@@ -25,6 +28,7 @@ export interface Outboxd {
   db: Database;
   logger: Logger;
   http: ReturnType<typeof createHttpApp>;
+  dispatcher: Dispatcher | null;
   stop(): Promise<void>;
 }
 
@@ -45,7 +49,11 @@ export async function createOutboxd(config: Config, options: OutboxdOptions = {}
     logger.log("warn", "OUTBOXD_MASTER_KEY is not set: endpoint secrets are stored unencrypted");
   }
 
-  const commits = new CommitService({ db, limits: config, clock });
+  const dispatcher =
+    options.dispatch === false
+      ? null
+      : new Dispatcher({ config, db, clock, secretBox, logger, resolver: options.resolver });
+  const commits = new CommitService({ db, limits: config, clock, onDeliveries: () => dispatcher?.wake() });
   const deps: HttpDeps = {
     config,
     db,
@@ -54,8 +62,19 @@ export async function createOutboxd(config: Config, options: OutboxdOptions = {}
     commits,
     secretBox,
     ...(options.resolver ? { resolver: options.resolver } : {}),
+    ...(dispatcher
+      ? {
+          dispatch: {
+            wake: () => dispatcher.wake(),
+            heartbeatAt: () => dispatcher.heartbeatAt(),
+            ping: (endpointId: string) => dispatcher.ping(endpointId),
+          },
+        }
+      : {}),
   };
   const http = createHttpApp(deps);
+
+  dispatcher?.start();
 
   let stopped: Promise<void> | null = null;
   return {
@@ -63,8 +82,12 @@ export async function createOutboxd(config: Config, options: OutboxdOptions = {}
     db,
     logger,
     http,
+    dispatcher,
     stop() {
-      stopped ??= db.close();
+      stopped ??= (async () => {
+        await dispatcher?.stop();
+        await db.close();
+      })();
       return stopped;
     },
   };

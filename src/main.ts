@@ -12,6 +12,7 @@ Usage: outboxd <command> [options]
 
 Commands:
   serve                         HTTP API and dispatcher on PORT (default 8080)
+  dispatch                      the dispatcher alone (several may share one database)
   migrate                       apply database migrations and exit
   token create --name N --scopes read,commit,admin
                                 create an API token and print it (shown once)
@@ -41,6 +42,19 @@ async function serve(): Promise<void> {
   const shutdown = async (signal: string) => {
     outboxd.logger.log("info", "shutting down", { signal });
     await server.stop();
+    await outboxd.stop();
+    process.exit(0);
+  };
+  process.once("SIGTERM", () => void shutdown("SIGTERM"));
+  process.once("SIGINT", () => void shutdown("SIGINT"));
+}
+
+async function dispatch(): Promise<void> {
+  const config = loadConfig();
+  const outboxd = await createOutboxd(config);
+  outboxd.logger.log("info", "dispatching", { pid: process.pid });
+  const shutdown = async (signal: string) => {
+    outboxd.logger.log("info", "shutting down", { signal });
     await outboxd.stop();
     process.exit(0);
   };
@@ -79,6 +93,9 @@ async function main(argv: string[]): Promise<number> {
     switch (command) {
       case "serve":
         await serve();
+        return -1; // keeps running
+      case "dispatch":
+        await dispatch();
         return -1; // keeps running
       case "migrate":
         await migrateCommand();

@@ -1,0 +1,358 @@
+// The dispatcher (DESIGN §6): claims due deliveries with a lease, sends them, records each
+// outcome (fenced on the lease), and sweeps on a croner schedule for retries, deadlines and
+// work committed by other processes. A commit in this process wakes it at once.
+import { EventEmitter } from "node:events";
+import { Cron } from "croner";
+import type { Config } from "../config.ts";
+import type { Database } from "../db/open.ts";
+import type { SecretBox } from "../endpoints/secrets.ts";
+import { activeSecrets } from "../endpoints/secrets.ts";
+import type { Resolver } from "../endpoints/url-guard.ts";
+import { failpoint } from "../failpoints.ts";
+import type { Clock } from "../lib/time.ts";
+import type { Logger } from "../ops/log.ts";
+import {
+  type ClaimedDelivery,
+  type Completion,
+  claimDeliveries,
+  completeDelivery,
+  expireDeadlines,
+  loadSendContext,
+  prune,
+  type SendContext,
+} from "./queries.ts";
+import { retryAfterMs, retryDelay } from "./retry-policy.ts";
+import { type SendOutcome, sendWebhook, type WebhookMessage } from "./sender.ts";
+
+export type DispatcherConfig = Pick<
+  Config,
+  | "dispatchCron"
+  | "leaseMs"
+  | "sendTimeoutMs"
+  | "concurrency"
+  | "endpointConcurrency"
+  | "retryBaseMs"
+  | "retryCapMs"
+  | "allowPrivateEndpoints"
+  | "retentionMs"
+>;
+
+export interface DispatcherDeps {
+  config: DispatcherConfig;
+  db: Database;
+  clock: Clock;
+  secretBox: SecretBox;
+  logger: Logger;
+  resolver?: Resolver | undefined;
+}
+
+/** What happened to one attempt; emitted as "attempt" for metrics, logs and tests. */
+export interface AttemptEvent {
+  deliveryId: string;
+  eventId: string;
+  endpointId: string;
+  aggregate: string;
+  sequence: number;
+  attempt: number;
+  outcome: Completion["kind"];
+  statusCode: number | null;
+  error: string | null;
+  durationMs: number;
+  /** False when the lease had been taken over and the result was not recorded. */
+  recorded: boolean;
+  /** Commit (or deliverAfter) to 2xx, for delivered ones. */
+  latencyMs: number | null;
+}
+
+const PRUNE_EVERY_MS = 3_600_000;
+const PRUNE_CHUNK = 5_000;
+
+export class Dispatcher extends EventEmitter {
+  readonly #deps: DispatcherDeps;
+  readonly #owner = `dsp_${crypto.randomUUID()}`;
+  #claims = 0;
+  #cron: Cron | null = null;
+  #running = false;
+  #pumping = false;
+  #again = false;
+  #inFlight = 0;
+  readonly #perEndpoint = new Map<string, number>();
+  readonly #sends = new Set<Promise<void>>();
+  #heartbeatAt: number | null = null;
+  #lastPruneAt = 0;
+
+  constructor(deps: DispatcherDeps) {
+    super();
+    this.#deps = deps;
+  }
+
+  get inFlight(): number {
+    return this.#inFlight;
+  }
+
+  heartbeatAt(): number | null {
+    return this.#heartbeatAt;
+  }
+
+  start(): void {
+    if (this.#running) return;
+    this.#running = true;
+    this.#cron = new Cron(this.#deps.config.dispatchCron, { protect: true }, () => this.sweep());
+    void this.sweep();
+  }
+
+  /** Stops claiming, lets in-flight sends finish (at most `graceMs`), and resolves. Safe twice. */
+  async stop(graceMs = this.#deps.config.sendTimeoutMs + 1000): Promise<void> {
+    this.#running = false;
+    this.#cron?.stop();
+    this.#cron = null;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    await Promise.race([
+      Promise.allSettled([...this.#sends]),
+      new Promise((resolve) => {
+        timer = setTimeout(resolve, graceMs);
+      }),
+    ]);
+    clearTimeout(timer);
+  }
+
+  /** Claim and send now (after a commit, a replay, a completion). Coalesces concurrent calls. */
+  wake(): void {
+    if (!this.#running) return;
+    if (this.#pumping) {
+      this.#again = true;
+      return;
+    }
+    void this.#pump();
+  }
+
+  /** The scheduled pass: heartbeat, deadlines, retention, then a claim. */
+  async sweep(): Promise<void> {
+    if (!this.#running) return;
+    const now = this.#deps.clock();
+    this.#heartbeatAt = now;
+    try {
+      const expired = await this.#deps.db.writer.write(expireDeadlines(now));
+      if (expired > 0) {
+        this.#deps.logger.log("warn", "deliveries moved to the dead-letter queue", {
+          count: expired,
+          reason: "deadline_exceeded",
+        });
+        this.emit("expired", expired);
+      }
+      if (now - this.#lastPruneAt >= PRUNE_EVERY_MS) {
+        this.#lastPruneAt = now;
+        await this.pruneNow(now);
+      }
+    } catch (error) {
+      this.#deps.logger.log("error", "sweep failed", { error: String(error) });
+    }
+    this.wake();
+  }
+
+  /** Deletes delivered rows and attempts older than the retention period; returns the counts. */
+  async pruneNow(now = this.#deps.clock()) {
+    const total = { deliveries: 0, attempts: 0, commits: 0 };
+    for (;;) {
+      const n = await this.#deps.db.writer.write(prune(now - this.#deps.config.retentionMs, PRUNE_CHUNK));
+      total.deliveries += n.deliveries;
+      total.attempts += n.attempts;
+      total.commits += n.commits;
+      if (n.deliveries < PRUNE_CHUNK && n.attempts < PRUNE_CHUNK && n.commits < PRUNE_CHUNK) return total;
+    }
+  }
+
+  async #pump(): Promise<void> {
+    this.#pumping = true;
+    try {
+      for (;;) {
+        this.#again = false;
+        const room = this.#deps.config.concurrency - this.#inFlight;
+        if (!this.#running || room <= 0) break;
+        const { owner, claimed } = await this.#claim(room);
+        if (claimed.length > 0) await this.#startSends(claimed, owner);
+        if (claimed.length < room && !this.#again) break;
+      }
+    } catch (error) {
+      this.#deps.logger.log("error", "claim failed", { error: String(error) });
+    } finally {
+      this.#pumping = false;
+    }
+  }
+
+  async #claim(room: number): Promise<{ owner: string; claimed: ClaimedDelivery[] }> {
+    const { config, db, clock } = this.#deps;
+    const endpointRoom: Record<string, number> = {};
+    for (const [id, n] of this.#perEndpoint) endpointRoom[id] = Math.max(0, config.endpointConcurrency - n);
+    // A fresh lease token per claim: even this process's own stale claim cannot complete a row.
+    this.#claims += 1;
+    const owner = `${this.#owner}:${this.#claims}`;
+    const claimed = await db.writer.write(
+      claimDeliveries({
+        owner,
+        now: clock(),
+        leaseMs: config.leaseMs,
+        limit: room,
+        endpointRoom,
+        endpointLimit: config.endpointConcurrency,
+      }),
+    );
+    if (claimed.length > 0) failpoint("dispatch.after_claim");
+    return { owner, claimed };
+  }
+
+  async #startSends(claimed: ClaimedDelivery[], owner: string): Promise<void> {
+    const context = await this.#deps.db.driver.read(
+      loadSendContext(
+        [...new Set(claimed.map((d) => d.eventId))],
+        [...new Set(claimed.map((d) => d.endpointId))],
+      ),
+    );
+    for (const delivery of claimed) {
+      this.#inFlight += 1;
+      this.#perEndpoint.set(delivery.endpointId, (this.#perEndpoint.get(delivery.endpointId) ?? 0) + 1);
+      const send = this.#deliver(delivery, owner, context)
+        .catch((error) =>
+          this.#deps.logger.log("error", "delivery failed", { id: delivery.id, error: String(error) }),
+        )
+        .finally(() => {
+          this.#inFlight -= 1;
+          const left = (this.#perEndpoint.get(delivery.endpointId) ?? 1) - 1;
+          if (left > 0) this.#perEndpoint.set(delivery.endpointId, left);
+          else this.#perEndpoint.delete(delivery.endpointId);
+          this.#sends.delete(send);
+          this.wake();
+        });
+      this.#sends.add(send);
+    }
+  }
+
+  async #deliver(delivery: ClaimedDelivery, owner: string, context: SendContext): Promise<void> {
+    const { config, db, clock, secretBox } = this.#deps;
+    const event = context.events.get(delivery.eventId);
+    const endpoint = context.endpoints.get(delivery.endpointId);
+    const startedAt = clock();
+    let outcome: SendOutcome;
+    if (!event || !endpoint) {
+      // The endpoint was deleted between claim and send; its deliveries are being dead-lettered.
+      outcome = {
+        statusCode: null,
+        error: "endpoint or event no longer exists",
+        responsePrefix: null,
+        retryAfter: null,
+        durationMs: 0,
+      };
+    } else {
+      outcome = await sendWebhook(toMessage(event, delivery), {
+        url: endpoint.url,
+        secrets: activeSecrets(secretBox.open(endpoint.secrets), startedAt),
+        timeoutMs: config.sendTimeoutMs,
+        allowPrivate: config.allowPrivateEndpoints,
+        resolver: this.#deps.resolver,
+        now: startedAt,
+      });
+    }
+    const ok = outcome.statusCode !== null && outcome.statusCode >= 200 && outcome.statusCode < 300;
+    if (ok) failpoint("dispatch.after_send");
+    const completion = this.#decide(delivery, outcome, clock());
+    const recorded = await db.writer.write(
+      completeDelivery(
+        {
+          deliveryId: delivery.id,
+          owner,
+          endpointId: delivery.endpointId,
+          startedAt,
+          durationMs: outcome.durationMs,
+          statusCode: outcome.statusCode,
+          error: outcome.error,
+          responsePrefix: outcome.responsePrefix,
+        },
+        completion,
+      ),
+    );
+    const attempt: AttemptEvent = {
+      deliveryId: delivery.id,
+      eventId: delivery.eventId,
+      endpointId: delivery.endpointId,
+      aggregate: delivery.aggregate,
+      sequence: delivery.sequence,
+      attempt: delivery.attemptCount,
+      outcome: completion.kind,
+      statusCode: outcome.statusCode,
+      error: outcome.error,
+      durationMs: outcome.durationMs,
+      recorded,
+      latencyMs: completion.kind === "delivered" ? completion.at - delivery.availableAt : null,
+    };
+    this.#deps.logger.log(ok ? "debug" : "info", "delivery attempt", { ...attempt });
+    this.emit("attempt", attempt);
+  }
+
+  /** The state a delivery moves to after this attempt (DESIGN §4 receiver answers). */
+  #decide(delivery: ClaimedDelivery, outcome: SendOutcome, now: number): Completion {
+    const { config } = this.#deps;
+    const status = outcome.statusCode;
+    if (status !== null && status >= 200 && status < 300) return { kind: "delivered", at: now };
+    if (status === 410) return { kind: "gone", at: now };
+    if (now >= delivery.deliverBy) return { kind: "dead", at: now, reason: "deadline_exceeded" };
+    let delay = retryDelay(delivery.attemptCount, { baseMs: config.retryBaseMs, capMs: config.retryCapMs });
+    if (status === 429 || status === 503) {
+      const asked = retryAfterMs(outcome.retryAfter, now);
+      if (asked !== null) delay = Math.min(asked, config.retryCapMs);
+    }
+    // One last attempt just before the deadline rather than none at all.
+    const nextAttemptAt = Math.min(now + delay, delivery.deliverBy - 1);
+    return { kind: "retry", at: now, nextAttemptAt };
+  }
+
+  /** POST /v1/endpoints/{id}/test: a signed outboxd.ping, sent now, not stored. */
+  async ping(endpointId: string) {
+    const { db, clock, secretBox, config } = this.#deps;
+    const context = await db.driver.read(loadSendContext([], [endpointId]));
+    const endpoint = context.endpoints.get(endpointId);
+    if (!endpoint) throw new Error(`endpoint ${endpointId} does not exist`);
+    const now = clock();
+    const outcome = await sendWebhook(
+      {
+        id: crypto.randomUUID(),
+        type: "outboxd.ping",
+        aggregate: `outboxd/ping/${endpointId}`,
+        sequence: 0,
+        payload: JSON.stringify({ endpointId }),
+        occurredAt: now,
+        attempt: 1,
+        traceparent: null,
+      },
+      {
+        url: endpoint.url,
+        secrets: activeSecrets(secretBox.open(endpoint.secrets), now),
+        timeoutMs: config.sendTimeoutMs,
+        allowPrivate: config.allowPrivateEndpoints,
+        resolver: this.#deps.resolver,
+        now,
+      },
+    );
+    return {
+      statusCode: outcome.statusCode,
+      error: outcome.error,
+      durationMs: outcome.durationMs,
+      responsePrefix: outcome.responsePrefix,
+    };
+  }
+}
+
+function toMessage(
+  event: NonNullable<ReturnType<SendContext["events"]["get"]>>,
+  delivery: ClaimedDelivery,
+): WebhookMessage {
+  return {
+    id: event.id,
+    type: event.type,
+    aggregate: event.aggregate,
+    sequence: event.sequence,
+    payload: event.payload,
+    occurredAt: event.occurredAt,
+    attempt: delivery.attemptCount,
+    traceparent: event.traceparent,
+  };
+}
