@@ -6,14 +6,16 @@ import { CommitService } from "./commit/service.ts";
 import type { Config } from "./config.ts";
 import { migrate } from "./db/migrate.ts";
 import { type Database, openDatabase } from "./db/open.ts";
-import { Dispatcher } from "./dispatch/dispatcher.ts";
+import { type AttemptEvent, Dispatcher } from "./dispatch/dispatcher.ts";
 import { SecretBox } from "./endpoints/secrets.ts";
 import type { Resolver } from "./endpoints/url-guard.ts";
 import { enableFailpoints } from "./failpoints.ts";
 import { createHttpApp } from "./http/app.ts";
 import type { HttpDeps } from "./http/context.ts";
+import { metricsResponse } from "./http/routes/operations.ts";
 import { type Clock, systemClock } from "./lib/time.ts";
 import { createLogger, type Logger } from "./ops/log.ts";
+import { Metrics } from "./ops/metrics.ts";
 
 export interface OutboxdOptions {
   clock?: Clock;
@@ -28,6 +30,8 @@ export interface Outboxd {
   db: Database;
   logger: Logger;
   http: ReturnType<typeof createHttpApp>;
+  /** The same data as /metrics, for the separate metrics listener. */
+  metricsResponse(): Promise<Response>;
   dispatcher: Dispatcher | null;
   stop(): Promise<void>;
 }
@@ -53,7 +57,15 @@ export async function createOutboxd(config: Config, options: OutboxdOptions = {}
     options.dispatch === false
       ? null
       : new Dispatcher({ config, db, clock, secretBox, logger, resolver: options.resolver });
-  const commits = new CommitService({ db, limits: config, clock, onDeliveries: () => dispatcher?.wake() });
+  const metrics = new Metrics();
+  dispatcher?.on("attempt", (attempt: AttemptEvent) => metrics.recordAttempt(attempt));
+  const commits = new CommitService({
+    db,
+    limits: config,
+    clock,
+    onDeliveries: () => dispatcher?.wake(),
+    afterCommit: (ms) => metrics.recordCommit(ms),
+  });
   const deps: HttpDeps = {
     config,
     db,
@@ -61,6 +73,7 @@ export async function createOutboxd(config: Config, options: OutboxdOptions = {}
     auth: new Authenticator(db, config.adminToken, clock),
     commits,
     secretBox,
+    metrics,
     ...(options.resolver ? { resolver: options.resolver } : {}),
     ...(dispatcher
       ? {
@@ -82,6 +95,7 @@ export async function createOutboxd(config: Config, options: OutboxdOptions = {}
     db,
     logger,
     http,
+    metricsResponse: () => metricsResponse(deps),
     dispatcher,
     stop() {
       stopped ??= (async () => {

@@ -39,9 +39,27 @@ async function serve(): Promise<void> {
     url: `http://${server.hostname}:${server.port}`,
     pid: process.pid,
   });
+  // The metrics listener serves /metrics only, without a token, for a scraper on a private network.
+  const metricsServer =
+    config.metricsPort === undefined
+      ? null
+      : Bun.serve({
+          hostname: config.host,
+          port: config.metricsPort,
+          fetch: (request) =>
+            new URL(request.url).pathname === "/metrics"
+              ? outboxd.metricsResponse()
+              : new Response("not found", { status: 404 }),
+        });
+  if (metricsServer) {
+    outboxd.logger.log("info", "metrics listening", {
+      url: `http://${metricsServer.hostname}:${metricsServer.port}/metrics`,
+    });
+  }
   const shutdown = async (signal: string) => {
     outboxd.logger.log("info", "shutting down", { signal });
     await server.stop();
+    await metricsServer?.stop();
     await outboxd.stop();
     process.exit(0);
   };

@@ -7,6 +7,7 @@ import type { Database } from "../db/open.ts";
 import type { SecretBox } from "../endpoints/secrets.ts";
 import type { Resolver } from "../endpoints/url-guard.ts";
 import type { Clock } from "../lib/time.ts";
+import type { Metrics } from "../ops/metrics.ts";
 
 /** What the HTTP layer may call on the dispatch side (absent in a process without one). */
 export interface DispatchControl {
@@ -32,8 +33,7 @@ export interface HttpDeps {
   secretBox: SecretBox;
   resolver?: Resolver;
   dispatch?: DispatchControl;
-  /** Prometheus text for /metrics, when metrics are wired. */
-  metrics?: () => Promise<string>;
+  metrics: Metrics;
 }
 
 export type AppEnv = { Variables: { identity: TokenIdentity } };

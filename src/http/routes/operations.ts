@@ -31,4 +31,15 @@ export function operationRoutes(app: App, deps: HttpDeps): void {
   app.get("/v1/stats", requireScope(deps, "read"), async (c) =>
     c.json(await deps.db.driver.read(stats(deps.clock()))),
   );
+
+  if (deps.config.metricsPublic) app.get("/metrics", () => metricsResponse(deps));
+  else app.get("/metrics", requireScope(deps, "read"), () => metricsResponse(deps));
+}
+
+/** GET /metrics; also served alone, without a token, on OUTBOXD_METRICS_PORT. */
+export async function metricsResponse(deps: Pick<HttpDeps, "db" | "clock" | "metrics">): Promise<Response> {
+  const current = await deps.db.driver.read(stats(deps.clock()));
+  return new Response(deps.metrics.render(current), {
+    headers: { "content-type": "text/plain; version=0.0.4; charset=utf-8" },
+  });
 }

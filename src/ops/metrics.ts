@@ -1,0 +1,144 @@
+// Prometheus metrics (DESIGN §8). Counters and histograms are kept in memory by this process;
+// gauges of the outbox's state (pending, dead, oldest age…) are read from the database at
+// scrape time, so every process sharing a database reports the same truth.
+import type { AttemptEvent } from "../dispatch/dispatcher.ts";
+import type { Stats } from "./stats.ts";
+
+type Labels = Record<string, string>;
+
+const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900, 3600];
+const COMMIT_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5];
+
+function labelText(labels: Labels): string {
+  const entries = Object.entries(labels);
+  if (entries.length === 0) return "";
+  const quote = (v: string) => v.replaceAll("\\", "\\\\").replaceAll('"', '\\"').replaceAll("\n", "\\n");
+  return `{${entries.map(([k, v]) => `${k}="${quote(v)}"`).join(",")}}`;
+}
+
+class Counter {
+  readonly #values = new Map<string, number>();
+  constructor(
+    readonly name: string,
+    readonly help: string,
+  ) {}
+  inc(labels: Labels = {}, by = 1): void {
+    const key = labelText(labels);
+    this.#values.set(key, (this.#values.get(key) ?? 0) + by);
+  }
+  render(): string[] {
+    const lines = [`# HELP ${this.name} ${this.help}`, `# TYPE ${this.name} counter`];
+    for (const [key, value] of this.#values) lines.push(`${this.name}${key} ${value}`);
+    return lines;
+  }
+}
+
+class Histogram {
+  readonly #series = new Map<string, { labels: Labels; counts: number[]; sum: number; count: number }>();
+  constructor(
+    readonly name: string,
+    readonly help: string,
+    readonly buckets: number[],
+  ) {}
+  observe(value: number, labels: Labels = {}): void {
+    const key = labelText(labels);
+    let series = this.#series.get(key);
+    if (!series) {
+      series = { labels, counts: this.buckets.map(() => 0), sum: 0, count: 0 };
+      this.#series.set(key, series);
+    }
+    this.buckets.forEach((bound, i) => {
+      if (value <= bound) (series.counts[i] as number)++;
+    });
+    series.sum += value;
+    series.count += 1;
+  }
+  render(): string[] {
+    const lines = [`# HELP ${this.name} ${this.help}`, `# TYPE ${this.name} histogram`];
+    for (const series of this.#series.values()) {
+      this.buckets.forEach((bound, i) => {
+        lines.push(
+          `${this.name}_bucket${labelText({ ...series.labels, le: String(bound) })} ${series.counts[i]}`,
+        );
+      });
+      lines.push(`${this.name}_bucket${labelText({ ...series.labels, le: "+Inf" })} ${series.count}`);
+      lines.push(`${this.name}_sum${labelText(series.labels)} ${series.sum}`);
+      lines.push(`${this.name}_count${labelText(series.labels)} ${series.count}`);
+    }
+    return lines;
+  }
+}
+
+export class Metrics {
+  readonly commits = new Counter("outboxd_commits_total", "Commits stored by this process.");
+  readonly commitDuration = new Histogram(
+    "outboxd_commit_duration_seconds",
+    "Time from a commit request's validation to its durable COMMIT.",
+    COMMIT_BUCKETS,
+  );
+  readonly attempts = new Counter(
+    "outboxd_delivery_attempts_total",
+    "Delivery attempts by this process, by endpoint and result (delivered, retry, gone, dead, fenced).",
+  );
+  readonly latency = new Histogram(
+    "outboxd_delivery_latency_seconds",
+    "Time from commit (or deliverAfter) to the receiver's 2xx.",
+    LATENCY_BUCKETS,
+  );
+
+  recordCommit(durationMs: number): void {
+    this.commits.inc();
+    this.commitDuration.observe(durationMs / 1000);
+  }
+
+  recordAttempt(attempt: AttemptEvent): void {
+    const result = attempt.recorded ? attempt.outcome : "fenced";
+    this.attempts.inc({ endpoint: attempt.endpointId, result });
+    if (attempt.recorded && attempt.latencyMs !== null) {
+      this.latency.observe(attempt.latencyMs / 1000, { endpoint: attempt.endpointId });
+    }
+  }
+
+  /** The exposition text: this process's counters plus the database's gauges. */
+  render(stats: Stats): string {
+    const lines: string[] = [];
+    // Totals only: per-endpoint figures are in GET /v1/stats; mixing both in one family would
+    // make sum() count everything twice.
+    const gauge = (name: string, help: string, type: "gauge" | "counter", pick: (s: Stats) => number) => {
+      lines.push(`# HELP ${name} ${help}`, `# TYPE ${name} ${type}`, `${name} ${pick(stats)}`);
+    };
+    gauge(
+      "outboxd_pending_deliveries",
+      "Deliveries not yet delivered nor dead (in flight included).",
+      "gauge",
+      (s) => s.pending,
+    );
+    gauge(
+      "outboxd_in_flight_deliveries",
+      "Pending deliveries leased by a dispatcher now.",
+      "gauge",
+      (s) => s.inFlight,
+    );
+    gauge("outboxd_due_deliveries", "Pending deliveries claimable now.", "gauge", (s) => s.due);
+    gauge(
+      "outboxd_oldest_pending_age_seconds",
+      "Age of the oldest due pending delivery, from the later of commit and deliverAfter.",
+      "gauge",
+      (s) => s.oldestPendingAgeSeconds,
+    );
+    gauge("outboxd_dead_deliveries", "Deliveries in the dead-letter queue.", "gauge", (s) => s.dead);
+    gauge(
+      "outboxd_deadline_exceeded_total",
+      "Deliveries ever moved to dead because their deadline passed.",
+      "counter",
+      (s) => s.deadlineExceededTotal,
+    );
+    lines.push(
+      ...this.commits.render(),
+      ...this.commitDuration.render(),
+      ...this.attempts.render(),
+      ...this.latency.render(),
+    );
+    return `${lines.join("\n")}\n`;
+  }
+}
