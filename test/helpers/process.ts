@@ -1,0 +1,74 @@
+// Real outboxd child processes: started with their own environment, their "listening" log
+// line parsed for the URL, really killed by PID.
+import { type Subprocess, spawn } from "bun";
+
+export interface Child {
+  proc: Subprocess<"ignore", "pipe", "pipe">;
+  /** Everything the process wrote to stderr so far (JSON log lines). */
+  stderr(): string;
+  /** Resolves with the URL of the first `listening` log line. */
+  listening(timeoutMs?: number): Promise<string>;
+  kill(signal?: NodeJS.Signals): void;
+  exited: Promise<number>;
+}
+
+export const REPO = new URL("../..", import.meta.url).pathname;
+
+export function startChild(args: string[], env: Record<string, string>, cwd = REPO): Child {
+  const proc = spawn({
+    cmd: args,
+    cwd,
+    env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp", ...env },
+    stdin: "ignore",
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  let err = "";
+  const waiters: (() => void)[] = [];
+  void (async () => {
+    const decoder = new TextDecoder();
+    for await (const chunk of proc.stderr) {
+      err += decoder.decode(chunk);
+      for (const wake of waiters.splice(0)) wake();
+    }
+    for (const wake of waiters.splice(0)) wake();
+  })();
+  // Drain stdout so a chatty child never blocks on a full pipe.
+  void (async () => {
+    for await (const _ of proc.stdout) {
+      // discarded
+    }
+  })();
+  return {
+    proc,
+    stderr: () => err,
+    exited: proc.exited,
+    kill: (signal = "SIGKILL") => {
+      // `npm start` does not pass signals on: also signal the server whose pid it logged.
+      const server = /"msg":"listening","url":"[^"]+","pid":(\d+)/.exec(err)?.[1];
+      if (server && Number(server) !== proc.pid) {
+        try {
+          process.kill(Number(server), signal);
+        } catch {
+          // already gone
+        }
+      }
+      if (proc.exitCode === null && proc.signalCode === null) process.kill(proc.pid, signal);
+    },
+    async listening(timeoutMs = 30_000) {
+      const deadline = Date.now() + timeoutMs;
+      for (;;) {
+        const match = /"msg":"listening","url":"([^"]+)"/.exec(err);
+        if (match?.[1]) return match[1];
+        if (proc.exitCode !== null || proc.signalCode !== null) {
+          throw new Error(`process exited (${proc.exitCode ?? proc.signalCode}) before listening:\n${err}`);
+        }
+        if (Date.now() > deadline) throw new Error(`no listening line within ${timeoutMs} ms:\n${err}`);
+        await new Promise<void>((resolve) => {
+          waiters.push(resolve);
+          setTimeout(resolve, 50);
+        });
+      }
+    },
+  };
+}
