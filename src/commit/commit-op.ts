@@ -74,8 +74,12 @@ export interface CommitOutcome {
 }
 
 const SQL = {
-  findIdempotent:
-    "SELECT request_hash AS requestHash, response FROM commits WHERE token_id = :tokenId AND idempotency_key = :key",
+  findIdempotent: `SELECT request_hash AS requestHash, response FROM commits
+    WHERE token_id = :tokenId AND idempotency_key = :key AND created_at > :since`,
+  // Frees an expired key for reuse (the unique index would refuse a second row with it); the
+  // commit row itself stays for audit.
+  releaseExpiredKey: `UPDATE commits SET idempotency_key = NULL, request_hash = NULL, response = NULL
+    WHERE token_id = :tokenId AND idempotency_key = :key`,
   getRecord: "SELECT version, deleted FROM records WHERE collection = :collection AND id = :id",
   upsertRecord: `INSERT INTO records (collection, id, version, data, deleted, created_at, updated_at)
     VALUES (:collection, :id, :version, :data, :deleted, :now, :now)
@@ -100,25 +104,43 @@ const SQL = {
     VALUES (:id, :tokenId, :key, :requestHash, :response, :now)`,
 };
 
+/** How long a successful response is kept for retries with the same Idempotency-Key (DESIGN §3). */
+export const IDEMPOTENCY_TTL_MS = 24 * 3_600_000;
+
+/**
+ * The stored answer to an earlier request with this token and Idempotency-Key, if that key is
+ * still live (younger than IDEMPOTENCY_TTL_MS); a 422 when the earlier request had another body.
+ */
+export function* idempotentReplay(
+  tokenId: string,
+  idempotency: { key: string; requestHash: string },
+  now: number,
+): Op<CommitOutcome | undefined> {
+  const previous = yield* get<{ requestHash: string; response: string }>(SQL.findIdempotent, {
+    tokenId,
+    key: idempotency.key,
+    since: now - IDEMPOTENCY_TTL_MS,
+  });
+  if (!previous) return undefined;
+  if (previous.requestHash !== idempotency.requestHash) {
+    throw problems.invalid([
+      {
+        pointer: "header:Idempotency-Key",
+        detail: "this key was already used with a different request body",
+      },
+    ]);
+  }
+  const stored = JSON.parse(previous.response) as Pick<CommitOutcome, "result" | "written">;
+  return { replayed: true, ...stored, deliveries: 0 };
+}
+
 export function* commitOp(input: CommitInput): Op<CommitOutcome> {
   const { now } = input;
   if (input.idempotency) {
-    const previous = yield* get<{ requestHash: string; response: string }>(SQL.findIdempotent, {
-      tokenId: input.tokenId,
-      key: input.idempotency.key,
-    });
-    if (previous) {
-      if (previous.requestHash !== input.idempotency.requestHash) {
-        throw problems.invalid([
-          {
-            pointer: "header:Idempotency-Key",
-            detail: "this key was already used with a different request body",
-          },
-        ]);
-      }
-      const stored = JSON.parse(previous.response) as Pick<CommitOutcome, "result" | "written">;
-      return { replayed: true, ...stored, deliveries: 0 };
-    }
+    const replay = yield* idempotentReplay(input.tokenId, input.idempotency, now);
+    if (replay) return replay;
+    // Any row still holding the key is older than the TTL: the key is free for this request.
+    yield* run(SQL.releaseExpiredKey, { tokenId: input.tokenId, key: input.idempotency.key });
   }
 
   const commitId = newId("cmt", now);

@@ -5,7 +5,7 @@ import { failpoint } from "../failpoints.ts";
 import { canonicalJson, sha256Hex } from "../lib/canonical-json.ts";
 import { invalidField, problems } from "../lib/problem.ts";
 import type { Clock } from "../lib/time.ts";
-import { type CommitOutcome, commitOp } from "./commit-op.ts";
+import { type CommitOutcome, commitOp, idempotentReplay } from "./commit-op.ts";
 import { type CommitBody, type Limits, normalizeCommit } from "./normalize.ts";
 
 export interface CommitRequest {
@@ -40,10 +40,18 @@ export class CommitService {
   async commit(request: CommitRequest): Promise<CommitOutcome> {
     const { db, limits, clock } = this.#deps;
     const started = performance.now();
+    const now = clock();
     const idempotency = request.idempotencyKey === undefined ? undefined : checkKey(request);
+    if (idempotency) {
+      // A retry is answered from the stored response before the body is validated again: rules
+      // that depend on the time (a deliverBy now in the past) must not turn a replay into a 422.
+      // commitOp checks again inside the write transaction, which is what decides.
+      const replay = await db.driver.read(idempotentReplay(request.tokenId, idempotency, now));
+      if (replay) return replay;
+    }
     const input = normalizeCommit(request.body, {
       tokenId: request.tokenId,
-      now: clock(),
+      now,
       limits,
       idempotency,
       traceparent: request.traceparent,
