@@ -5,6 +5,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createOutboxd, type Outboxd, type OutboxdOptions } from "../../src/app.ts";
 import { loadConfig } from "../../src/config.ts";
+import { apiClient, type Request } from "./api.ts";
+
+export type { TestResponse } from "./api.ts";
 
 export interface TestServer {
   url: string;
@@ -12,22 +15,18 @@ export interface TestServer {
   /** An admin token (OUTBOXD_ADMIN_TOKEN). */
   token: string;
   outboxd: Outboxd;
-  request(method: string, path: string, body?: unknown, headers?: Record<string, string>): Promise<TestResponse>;
+  request: Request;
   stop(): Promise<void>;
-}
-
-export interface TestResponse {
-  status: number;
-  headers: Headers;
-  // biome-ignore lint/suspicious/noExplicitAny: tests read response bodies freely
-  body: any;
 }
 
 export function tempDir(prefix = "outboxd-test-"): string {
   return mkdtempSync(join(tmpdir(), prefix));
 }
 
-export async function startServer(env: Record<string, string> = {}, options: OutboxdOptions = {}): Promise<TestServer> {
+export async function startServer(
+  env: Record<string, string> = {},
+  options: OutboxdOptions = {},
+): Promise<TestServer> {
   const dir = env.OUTBOXD_DATABASE_URL ? "" : tempDir();
   const token = `test-admin-${crypto.randomUUID()}`;
   const config = loadConfig({
@@ -46,25 +45,7 @@ export async function startServer(env: Record<string, string> = {}, options: Out
     dir,
     token,
     outboxd,
-    async request(method, path, body, headers = {}) {
-      const response = await fetch(url + path, {
-        method,
-        headers: {
-          authorization: `Bearer ${token}`,
-          ...(body !== undefined ? { "content-type": "application/json" } : {}),
-          ...headers,
-        },
-        body: body === undefined ? undefined : typeof body === "string" ? body : JSON.stringify(body),
-      });
-      const text = await response.text();
-      let parsed: unknown = text;
-      try {
-        parsed = text ? JSON.parse(text) : null;
-      } catch {
-        // not JSON: keep the text
-      }
-      return { status: response.status, headers: response.headers, body: parsed };
-    },
+    request: apiClient(url, token),
     async stop() {
       await server.stop(true);
       await outboxd.stop();
