@@ -20,7 +20,15 @@ export const Timestamp = v.pipe(
   v.regex(TIMESTAMP, "must be an RFC 3339 timestamp like 2026-11-29T10:00:00Z"),
   v.check((s) => !Number.isNaN(Date.parse(s)), "must be a valid date and time"),
 );
-const JsonObject = v.record(v.string(), v.unknown());
+// v.record alone accepts an array and turns it into an index-keyed object ([1, 2] → {"0": 1,
+// "1": 2}), so a record's data is checked to be a JSON object before that.
+const JsonObject = v.pipe(
+  v.custom<Record<string, unknown>>(
+    (input) => typeof input === "object" && input !== null && !Array.isArray(input),
+    "must be a JSON object",
+  ),
+  v.record(v.string(), v.unknown()),
+);
 const Uuid = v.pipe(v.string(), v.uuid("must be a UUID"));
 export const EventType = v.pipe(
   v.string(),
