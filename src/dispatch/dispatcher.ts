@@ -79,6 +79,8 @@ export class Dispatcher extends EventEmitter {
   readonly #perEndpoint = new Map<string, number>();
   readonly #sends = new Set<Promise<void>>();
   #heartbeatAt: number | null = null;
+  #retryTimer: ReturnType<typeof setTimeout> | null = null;
+  #retryAt = Number.POSITIVE_INFINITY;
   #lastPruneAt = 0;
 
   constructor(deps: DispatcherDeps) {
@@ -106,6 +108,8 @@ export class Dispatcher extends EventEmitter {
     this.#running = false;
     this.#cron?.stop();
     this.#cron = null;
+    if (this.#retryTimer) clearTimeout(this.#retryTimer);
+    this.#retryTimer = null;
     let timer: ReturnType<typeof setTimeout> | undefined;
     await Promise.race([
       Promise.allSettled([...this.#sends]),
@@ -124,6 +128,24 @@ export class Dispatcher extends EventEmitter {
       return;
     }
     void this.#pump();
+  }
+
+  /**
+   * Wakes at `at`, when a retry this process scheduled falls due, so a short backoff is not
+   * stretched to the sweep period. One timer: the earliest wins.
+   */
+  #wakeAt(at: number): void {
+    if (!this.#running || at >= this.#retryAt) return;
+    if (this.#retryTimer) clearTimeout(this.#retryTimer);
+    this.#retryAt = at;
+    this.#retryTimer = setTimeout(
+      () => {
+        this.#retryTimer = null;
+        this.#retryAt = Number.POSITIVE_INFINITY;
+        this.wake();
+      },
+      Math.max(0, at - this.#deps.clock()),
+    );
   }
 
   /** The scheduled pass: heartbeat, deadlines, retention, then a claim. */
@@ -255,6 +277,7 @@ export class Dispatcher extends EventEmitter {
     const ok = outcome.statusCode !== null && outcome.statusCode >= 200 && outcome.statusCode < 300;
     if (ok) failpoint("dispatch.after_send");
     const completion = this.#decide(delivery, outcome, clock());
+    if (completion.kind === "retry") this.#wakeAt(completion.nextAttemptAt);
     const recorded = await db.writer.write(
       completeDelivery(
         {
