@@ -1,0 +1,222 @@
+// The failure drills of the seed articles: a real outboxd child process, really killed at a
+// named failpoint (SIGKILL, no cleanup), restarted on the same database file, delivering to a
+// real receiver that verifies and applies with the receiver snippet. Each drill checks the
+// completion triple: the record is in its new state, the delivery is `delivered`, and the id
+// the receiver applied is the event's id.
+import { afterEach, describe, expect, test } from "bun:test";
+import { rmSync } from "node:fs";
+import { join } from "node:path";
+import Database from "libsql";
+import { apiClient, type Request } from "../helpers/api.ts";
+import { type Child, startChild } from "../helpers/process.ts";
+import { waitFor } from "../helpers/receiver.ts";
+import { tempDir } from "../helpers/server.ts";
+import { type SnippetReceiver, startSnippetReceiver } from "../helpers/snippet-receiver.ts";
+
+const TOKEN = `drill-admin-${crypto.randomUUID()}`;
+
+interface Outboxd {
+  child: Child;
+  api: Request;
+}
+
+const cleanup: (() => Promise<void> | void)[] = [];
+afterEach(async () => {
+  for (const step of cleanup.splice(0).reverse()) await step();
+});
+
+function newWorld() {
+  const dir = tempDir("outboxd-drill-");
+  const receiver = startSnippetReceiver();
+  cleanup.push(() => rmSync(dir, { recursive: true, force: true }));
+  cleanup.push(() => receiver.stop());
+  return { dir, receiver };
+}
+
+async function start(dir: string, env: Record<string, string> = {}): Promise<Outboxd> {
+  const child = startChild([process.execPath, "src/main.ts", "serve"], {
+    PORT: "0",
+    OUTBOXD_DATABASE_URL: `file:${join(dir, "outboxd.db")}`,
+    OUTBOXD_ADMIN_TOKEN: TOKEN,
+    OUTBOXD_ALLOW_PRIVATE_ENDPOINTS: "1",
+    OUTBOXD_LOG_LEVEL: "info",
+    OUTBOXD_RETRY_BASE: "50ms",
+    OUTBOXD_RETRY_CAP: "200ms",
+    OUTBOXD_LEASE: "30s",
+    OUTBOXD_SEND_TIMEOUT: "5s",
+    ...env,
+  });
+  cleanup.push(async () => {
+    child.kill("SIGKILL");
+    await child.exited;
+  });
+  return { child, api: apiClient(await child.listening(), TOKEN) };
+}
+
+function withFailpoint(name: string): Record<string, string> {
+  return { OUTBOXD_FAILPOINTS: name, OUTBOXD_ALLOW_FAILPOINTS: "1" };
+}
+
+/** A process that dies at a failpoint dies by SIGKILL, not by an orderly exit. */
+async function expectKilled(child: Child): Promise<void> {
+  await child.exited;
+  expect(child.proc.signalCode).toBe("SIGKILL");
+  expect(child.stderr()).toContain("failpoint");
+}
+
+async function addEndpoint(api: Request, receiver: SnippetReceiver): Promise<string> {
+  const response = await api("POST", "/v1/endpoints", { url: receiver.url, secret: receiver.secret });
+  expect(response.status).toBe(201);
+  return response.body.id;
+}
+
+const approve = (expectedVersion: number, status = "approved") => ({
+  records: [{ collection: "returns", id: "r-1", expectedVersion, data: { status } }],
+  events: [{ type: `return.${status}`, payload: { returnId: "r-1", status } }],
+});
+
+async function eventsOf(api: Request, aggregate: string) {
+  const response = await api("GET", `/v1/events?aggregate=${encodeURIComponent(aggregate)}&limit=500`);
+  expect(response.status).toBe(200);
+  return response.body.data as {
+    id: string;
+    sequence: number;
+    deliveries: { status: string; deadReason: string | null }[];
+  }[];
+}
+
+/** Every lease in the file expires now: the restart need not wait out the lease (backdating). */
+function expireLeases(dir: string): number {
+  const db = new Database(join(dir, "outboxd.db"));
+  try {
+    return db.prepare("UPDATE deliveries SET lease_expires_at = 0 WHERE lease_expires_at IS NOT NULL").run()
+      .changes;
+  } finally {
+    db.close();
+  }
+}
+
+describe("failure drills", () => {
+  test("1. crash right after the business write: neither the record change nor any event or delivery exists", async () => {
+    const { dir, receiver } = newWorld();
+    const first = await start(dir, withFailpoint("commit.after_records"));
+    await addEndpoint(first.api, receiver);
+    await expect(first.api("POST", "/v1/commits", approve(0))).rejects.toThrow();
+    await expectKilled(first.child);
+
+    const second = await start(dir);
+    const record = await second.api("GET", "/v1/records/returns/r-1");
+    expect(record.status).toBe(404);
+    expect(record.body.currentVersion).toBeNull();
+    expect(await eventsOf(second.api, "returns/r-1")).toEqual([]);
+    expect((await second.api("GET", "/v1/deliveries")).body.data).toEqual([]);
+    expect((await second.api("GET", "/v1/stats")).body.pending).toBe(0);
+
+    // The same commit succeeds now and gets sequence 1: the crashed one consumed nothing.
+    const retry = await second.api("POST", "/v1/commits", approve(0));
+    expect(retry.status).toBe(201);
+    expect(retry.body.events[0].sequence).toBe(1);
+    await waitFor("the retried commit's delivery", () => receiver.applied.length === 1);
+    expect(receiver.applied[0]?.id).toBe(retry.body.events[0].id);
+  });
+
+  test("2. crash after COMMIT, before the response: after restart the pending delivery is sent", async () => {
+    const { dir, receiver } = newWorld();
+    const first = await start(dir, withFailpoint("commit.after_commit"));
+    await addEndpoint(first.api, receiver);
+    await expect(first.api("POST", "/v1/commits", approve(0))).rejects.toThrow();
+    await expectKilled(first.child);
+    expect(receiver.requests).toBe(0);
+
+    const second = await start(dir);
+    await waitFor("the committed event to arrive", () => receiver.applied.length === 1);
+    const [event] = await eventsOf(second.api, "returns/r-1");
+    // The completion triple.
+    const record = await second.api("GET", "/v1/records/returns/r-1");
+    expect(record.body).toMatchObject({ version: 1, data: { status: "approved" } });
+    await waitFor(
+      "delivered",
+      async () => (await eventsOf(second.api, "returns/r-1"))[0]?.deliveries[0]?.status === "delivered",
+    );
+    expect(receiver.applied[0]?.id).toBe(event?.id as string);
+  });
+
+  test("3. crash after the receiver accepted, before delivered was recorded: sent again, applied once", async () => {
+    const { dir, receiver } = newWorld();
+    const first = await start(dir, withFailpoint("dispatch.after_send"));
+    await addEndpoint(first.api, receiver);
+    const commit = await first.api("POST", "/v1/commits", approve(0));
+    expect(commit.status).toBe(201);
+    await expectKilled(first.child);
+    expect(receiver.applied).toHaveLength(1);
+    expect(expireLeases(dir)).toBe(1);
+
+    const second = await start(dir);
+    await waitFor("the redelivery", () => receiver.duplicates.length === 1);
+    await waitFor(
+      "delivered",
+      async () => (await eventsOf(second.api, "returns/r-1"))[0]?.deliveries[0]?.status === "delivered",
+    );
+    const eventId = commit.body.events[0].id;
+    expect(receiver.applied.map((a) => a.id)).toEqual([eventId]);
+    expect(receiver.duplicates.map((a) => a.id)).toEqual([eventId]);
+    expect((await second.api("GET", "/v1/records/returns/r-1")).body).toMatchObject({ version: 1 });
+  });
+
+  test("4. rapid updates of one aggregate, receiver failing intermittently: never an older sequence after a newer one", async () => {
+    const { dir, receiver } = newWorld();
+    receiver.fail = (_event, index) => (index % 3 === 1 ? 503 : undefined);
+    const { api } = await start(dir);
+    await addEndpoint(api, receiver);
+    const updates = 30;
+    for (let version = 0; version < updates; version++) {
+      const response = await api(
+        "POST",
+        "/v1/commits",
+        approve(version, version % 2 ? "approved" : "pending"),
+      );
+      expect(response.status).toBe(201);
+    }
+    await waitFor("every update applied", () => receiver.applied.length === updates, 30_000);
+    expect(receiver.applied.map((a) => a.sequence)).toEqual(Array.from({ length: updates }, (_, i) => i + 1));
+    expect(receiver.stale).toEqual([]);
+    const events = await eventsOf(api, "returns/r-1");
+    await waitFor("all delivered", async () =>
+      (await eventsOf(api, "returns/r-1")).every((e) => e.deliveries[0]?.status === "delivered"),
+    );
+    expect(receiver.applied.map((a) => a.id)).toEqual(events.map((e) => e.id));
+    expect((await api("GET", "/v1/records/returns/r-1")).body.version).toBe(updates);
+  });
+
+  test("5. past its deadline: dead with deadline_exceeded, counted, listed, never reported delivered", async () => {
+    const { dir, receiver } = newWorld();
+    receiver.fail = () => 500;
+    const { api } = await start(dir);
+    await addEndpoint(api, receiver);
+    const body = approve(0);
+    const commit = await api("POST", "/v1/commits", {
+      ...body,
+      events: [{ ...body.events[0], deliverWithin: "1s" }],
+    });
+    expect(commit.status).toBe(201);
+    const deliveryId = commit.body.events[0].deliveries[0].id;
+
+    const dead = await waitFor("the delivery to go dead", async () => {
+      const response = await api("GET", "/v1/deliveries?status=dead&reason=deadline_exceeded");
+      return response.body.data.find((d: { id: string }) => d.id === deliveryId);
+    });
+    expect(dead).toMatchObject({ status: "dead", deadReason: "deadline_exceeded", deliveredAt: null });
+    expect(dead.attemptCount).toBeGreaterThan(0);
+    const stats = (await api("GET", "/v1/stats")).body;
+    expect(stats).toMatchObject({ dead: 1, deadlineExceededTotal: 1, pending: 0 });
+    const metrics = await api("GET", "/metrics");
+    expect(metrics.body).toContain("outboxd_deadline_exceeded_total 1");
+    expect(metrics.body).toContain("outboxd_dead_deliveries 1");
+    const attempts = (await api("GET", `/v1/deliveries/${deliveryId}/attempts`)).body;
+    expect(attempts.length).toBe(dead.attemptCount);
+    expect(attempts.every((a: { statusCode: number }) => a.statusCode === 500)).toBe(true);
+    expect(receiver.applied).toEqual([]);
+    // The record change itself stands: only its announcement is in the dead-letter queue.
+    expect((await api("GET", "/v1/records/returns/r-1")).body.version).toBe(1);
+  });
+});
