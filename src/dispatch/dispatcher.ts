@@ -74,6 +74,8 @@ export class Dispatcher extends EventEmitter {
   #cron: Cron | null = null;
   #running = false;
   #pumping = false;
+  /** The latest pump, so stop() can wait for a claim that is under way. */
+  #pumped: Promise<void> = Promise.resolve();
   #again = false;
   #inFlight = 0;
   readonly #perEndpoint = new Map<string, number>();
@@ -110,6 +112,9 @@ export class Dispatcher extends EventEmitter {
     this.#cron = null;
     if (this.#retryTimer) clearTimeout(this.#retryTimer);
     this.#retryTimer = null;
+    // A claim already under way still starts its sends; wait for it so they are waited for too
+    // (otherwise they outlive the database and stay leased until their lease runs out).
+    await this.#pumped;
     let timer: ReturnType<typeof setTimeout> | undefined;
     await Promise.race([
       Promise.allSettled([...this.#sends]),
@@ -127,7 +132,7 @@ export class Dispatcher extends EventEmitter {
       this.#again = true;
       return;
     }
-    void this.#pump();
+    this.#pumped = this.#pump();
   }
 
   /**
@@ -320,8 +325,10 @@ export class Dispatcher extends EventEmitter {
     if (now >= delivery.deliverBy) return { kind: "dead", at: now, reason: "deadline_exceeded" };
     let delay = retryDelay(delivery.attemptCount, { baseMs: config.retryBaseMs, capMs: config.retryCapMs });
     if (status === 429 || status === 503) {
+      // Wait at least what the receiver asks (up to the cap), but never less than the backoff:
+      // `Retry-After: 0` from a receiver that keeps failing must not turn into a hot retry loop.
       const asked = retryAfterMs(outcome.retryAfter, now);
-      if (asked !== null) delay = Math.min(asked, config.retryCapMs);
+      if (asked !== null) delay = Math.max(delay, Math.min(asked, config.retryCapMs));
     }
     // One last attempt just before the deadline rather than none at all.
     const nextAttemptAt = Math.min(now + delay, delivery.deliverBy - 1);

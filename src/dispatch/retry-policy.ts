@@ -27,6 +27,9 @@ export function retryAfterMs(header: string | null, now: number): number | null 
   if (header === null) return null;
   const text = header.trim();
   if (/^\d+$/.test(text)) return Number(text) * 1000;
+  // Every HTTP-date form starts with a day name. Date.parse alone is lenient enough to read
+  // "-5" or "1.5" as dates in 2001, which would turn junk into "retry right now".
+  if (!/^[A-Za-z]{3}/.test(text)) return null;
   const date = Date.parse(text);
   return Number.isNaN(date) ? null : Math.max(0, date - now);
 }

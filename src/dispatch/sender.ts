@@ -70,7 +70,7 @@ export async function sendWebhook(message: WebhookMessage, options: SendOptions)
     "webhook-id": message.id,
     "webhook-timestamp": String(timestamp),
     "webhook-signature": signatureHeader(options.secrets, message.id, timestamp, body),
-    "outbox-aggregate": encodeURIComponent(message.aggregate),
+    "outbox-aggregate": headerText(message.aggregate),
     "outbox-sequence": String(message.sequence),
     "outbox-attempt": String(message.attempt),
   };
@@ -94,6 +94,19 @@ export async function sendWebhook(message: WebhookMessage, options: SendOptions)
   } catch (error) {
     return done({ error: describe(error, options.timeoutMs) });
   }
+}
+
+/**
+ * A header value that is the text itself when it is printable ASCII (so `returns/r-123` arrives as
+ * `returns/r-123`), with other bytes and `%` percent-encoded as UTF-8 (`decodeURIComponent` undoes
+ * it). Unlike encodeURIComponent it never throws, even on a lone surrogate.
+ */
+function headerText(text: string): string {
+  return text.replace(/[^\x20-\x24\x26-\x7e]+/g, (run) =>
+    [...Buffer.from(run, "utf8")]
+      .map((byte) => `%${byte.toString(16).toUpperCase().padStart(2, "0")}`)
+      .join(""),
+  );
 }
 
 async function readPrefix(response: Response): Promise<string | null> {
