@@ -18,16 +18,23 @@ export const Duration = v.pipe(
 export const Timestamp = v.pipe(
   v.string(),
   v.regex(TIMESTAMP, "must be an RFC 3339 timestamp like 2026-11-29T10:00:00Z"),
-  v.check((s) => !Number.isNaN(Date.parse(s)), "must be a valid date and time"),
+  v.check(isRealDateTime, "must be a valid date and time"),
 );
-// v.record alone accepts an array and turns it into an index-keyed object ([1, 2] → {"0": 1,
-// "1": 2}), so a record's data is checked to be a JSON object before that.
-const JsonObject = v.pipe(
-  v.custom<Record<string, unknown>>(
-    (input) => typeof input === "object" && input !== null && !Array.isArray(input),
-    "must be a JSON object",
-  ),
-  v.record(v.string(), v.unknown()),
+
+/** Date.parse rolls impossible dates over (2026-02-30 is taken as 2026-03-02); refuse them. */
+function isRealDateTime(text: string): boolean {
+  if (Number.isNaN(Date.parse(text))) return false;
+  const [year = 0, month = 0, day = 0] = text.slice(0, 10).split("-").map(Number);
+  const daysInMonth = new Date(Date.UTC(year, month, 0)).getUTCDate();
+  return month >= 1 && month <= 12 && day >= 1 && day <= daysInMonth;
+}
+
+// A JSON object, passed through as parsed. Not v.record: it accepts an array as an index-keyed
+// object ([1, 2] → {"0": 1, "1": 2}) and silently drops the keys `constructor`, `prototype`
+// and `__proto__`, which are ordinary keys in a client's JSON document.
+const JsonObject = v.custom<Record<string, unknown>>(
+  (input) => typeof input === "object" && input !== null && !Array.isArray(input),
+  "must be a JSON object",
 );
 const Uuid = v.pipe(v.string(), v.uuid("must be a UUID"));
 export const EventType = v.pipe(

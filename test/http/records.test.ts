@@ -151,6 +151,30 @@ describe("records", () => {
       expect(expectStatus(await getRecord("orders/o-7"), 200).version).toBe(1);
     });
 
+    test("data is stored exactly, keys like constructor, prototype and __proto__ included", async () => {
+      const json =
+        '{"data": {"constructor": "Bob", "prototype": 1, "__proto__": {"x": 1}, "nested": {"constructor": 2}}}';
+      expectStatus(await putRecord("odd/keys", json), 201);
+      const body = await (
+        await fetch(`${server.url}/v1/records/odd/keys`, {
+          headers: { authorization: `Bearer ${server.token}` },
+        })
+      ).text();
+      expect(body).toContain(
+        '"data":{"constructor":"Bob","prototype":1,"__proto__":{"x":1},"nested":{"constructor":2}}',
+      );
+      const viaCommit = expectStatus(
+        await server.request(
+          "POST",
+          "/v1/commits",
+          '{"records": [{"collection": "odd", "id": "c", "data": {"constructor": "x"}}]}',
+        ),
+        201,
+      );
+      expect(viaCommit.records[0].version).toBe(1);
+      expect(expectStatus(await getRecord("odd/c"), 200).data.constructor).toBe("x");
+    });
+
     test("the body is strict: data is required and must be an object, unknown fields are refused", async () => {
       expectProblem(await putRecord("orders/b", {}), 422, "/data");
       expectProblem(await putRecord("orders/b", { data: [1, 2] }), 422, "/data");
