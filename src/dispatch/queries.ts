@@ -44,6 +44,9 @@ export function* claimDeliveries(request: ClaimRequest): Op<ClaimedDelivery[]> {
            WHERE p.status = 'pending' AND p.endpoint_id = d.endpoint_id AND p.aggregate = d.aggregate
              AND p.sequence < d.sequence)
          AND EXISTS (SELECT 1 FROM endpoints e WHERE e.id = d.endpoint_id AND e.disabled = 0)
+         -- Before the scan limit: else the backlog of a saturated endpoint fills the whole scan
+         -- and starves every other endpoint until it drains.
+         AND coalesce(json_extract(:room, '$."' || d.endpoint_id || '"'), :endpointLimit) > 0
        ORDER BY d.next_attempt_at
        LIMIT :scan
      ), ranked AS (

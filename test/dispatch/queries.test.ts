@@ -1,0 +1,361 @@
+// The dispatcher's storage operations on a real database file, with no dispatcher running:
+// which rows a claim takes (due, unleased, before the deadline, head of their queue, within
+// the endpoint's room), the completion fence, deadline expiry and retention (DESIGN §2, §6).
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import {
+  type ClaimedDelivery,
+  type Completion,
+  claimDeliveries,
+  completeDelivery,
+  expireDeadlines,
+  prune,
+} from "../../src/dispatch/queries.ts";
+import { startServer, type TestServer } from "../helpers/server.ts";
+import { commitEvents, deliveryRow, exec, expectStatus, onlyDelivery, sql } from "./harness.ts";
+
+const LEASE = 60_000;
+
+describe("dispatch queries", () => {
+  let server: TestServer;
+  let endpointId: string;
+  let n = 0;
+  beforeAll(async () => {
+    server = await startServer({}, { dispatch: false });
+    endpointId = await newEndpoint();
+  });
+  afterAll(async () => {
+    await server.stop();
+  });
+
+  async function newEndpoint(): Promise<string> {
+    const body = expectStatus(
+      await server.request("POST", "/v1/endpoints", { url: "http://127.0.0.1:9/never-called" }),
+      201,
+    );
+    return body.id;
+  }
+
+  /** Commits `count` events of one fresh aggregate to `endpoint`; returns their delivery ids. */
+  async function queue(count: number, endpoint = endpointId): Promise<string[]> {
+    n += 1;
+    const aggregate = `q/${n}`;
+    const events = await commitEvents(
+      server,
+      Array.from({ length: count }, () => ({ aggregate, endpoints: [endpoint] })),
+    );
+    return events.map(onlyDelivery);
+  }
+
+  /** Takes every claimable row out of the way, so each test sees only its own rows. */
+  async function drain(): Promise<void> {
+    await exec(
+      server,
+      "UPDATE deliveries SET status = 'delivered', delivered_at = 0 WHERE status = 'pending'",
+    );
+  }
+
+  const claim = (
+    owner: string,
+    now = Date.now(),
+    more: Partial<Parameters<typeof claimDeliveries>[0]> = {},
+  ) =>
+    server.outboxd.db.writer.write(
+      claimDeliveries({
+        owner,
+        now,
+        leaseMs: LEASE,
+        limit: 100,
+        endpointRoom: {},
+        endpointLimit: 100,
+        ...more,
+      }),
+    );
+
+  const complete = (delivery: ClaimedDelivery, owner: string, completion: Completion, statusCode: number) =>
+    server.outboxd.db.writer.write(
+      completeDelivery(
+        {
+          deliveryId: delivery.id,
+          owner,
+          endpointId: delivery.endpointId,
+          startedAt: Date.now(),
+          durationMs: 3,
+          statusCode,
+          error: null,
+          responsePrefix: null,
+        },
+        completion,
+      ),
+    );
+
+  test("a claim takes only the head of each (endpoint, aggregate) queue and leases it; a second claim gets nothing", async () => {
+    await drain();
+    const a = await queue(3);
+    const b = await queue(1);
+    const now = Date.now();
+    const claimed = await claim("owner-1", now);
+    expect(claimed.map((d) => d.id).sort()).toEqual([a[0], b[0]].sort() as string[]);
+    for (const d of claimed) {
+      expect(d).toMatchObject({ sequence: 1, attemptCount: 1, endpointId });
+      const row = await deliveryRow(server, d.id);
+      expect(row.lease_owner).toBe("owner-1");
+      expect(row.lease_expires_at).toBe(now + LEASE);
+    }
+    expect(await claim("owner-2", now + 1)).toEqual([]);
+  });
+
+  test("event n+1 is claimable only once n is no longer pending (delivered or dead)", async () => {
+    await drain();
+    const [first, second, third] = await queue(3);
+    const [one] = await claim("o1");
+    expect(one?.id).toBe(first as string);
+    expect(await complete(one as ClaimedDelivery, "o1", { kind: "delivered", at: Date.now() }, 200)).toBe(
+      true,
+    );
+    const [two] = await claim("o2");
+    expect(two?.id).toBe(second as string);
+    expect(
+      await complete(two as ClaimedDelivery, "o2", { kind: "dead", at: Date.now(), reason: "test" }, 500),
+    ).toBe(true);
+    const [three] = await claim("o3");
+    expect(three?.id).toBe(third as string);
+  });
+
+  test("a failed head scheduled for later holds back the rest of its queue, not other aggregates", async () => {
+    await drain();
+    const [first] = await queue(2);
+    const [other] = await queue(1);
+    const claimed = await claim("o1");
+    const head = claimed.find((d) => d.id === first) as ClaimedDelivery;
+    const now = Date.now();
+    expect(await complete(head, "o1", { kind: "retry", at: now, nextAttemptAt: now + 10_000 }, 500)).toBe(
+      true,
+    );
+    expect(claimed.map((d) => d.id)).toContain(other as string);
+    // Sequence 2 is due but its predecessor is pending: nothing to take until the retry is due.
+    expect(await claim("o2", now + 5_000)).toEqual([]);
+    const [again] = await claim("o3", now + 10_000);
+    expect(again).toMatchObject({ id: first, attemptCount: 2 });
+  });
+
+  test("not claimed: rows at a disabled endpoint, rows past their deadline, rows not yet due", async () => {
+    await drain();
+    const disabled = await newEndpoint();
+    const [atDisabled] = await queue(1, disabled);
+    expectStatus(await server.request("PATCH", `/v1/endpoints/${disabled}`, { disabled: true }), 200);
+    const [late] = await queue(1);
+    await exec(server, "UPDATE deliveries SET deliver_by = :past WHERE id = :id", {
+      id: late,
+      past: Date.now() - 1,
+    });
+    const [later] = await queue(1);
+    await exec(server, "UPDATE deliveries SET next_attempt_at = :future WHERE id = :id", {
+      id: later,
+      future: Date.now() + 60_000,
+    });
+    expect(await claim("o1")).toEqual([]);
+
+    expectStatus(await server.request("POST", `/v1/endpoints/${disabled}/enable`), 200);
+    expect((await claim("o2")).map((d) => d.id)).toEqual([atDisabled as string]);
+  });
+
+  test("per-endpoint room and the overall limit bound a claim", async () => {
+    await drain();
+    for (let i = 0; i < 4; i++) await queue(1);
+    expect(await claim("full", Date.now(), { endpointRoom: { [endpointId]: 0 } })).toEqual([]);
+    expect(await claim("room-1", Date.now(), { endpointRoom: { [endpointId]: 1 } })).toHaveLength(1);
+    expect(await claim("limit-1", Date.now(), { endpointLimit: 1 })).toHaveLength(1);
+    expect(await claim("limit", Date.now(), { limit: 1 })).toHaveLength(1);
+    expect(await claim("rest")).toHaveLength(1);
+  });
+
+  test("an endpoint with no room left does not starve the others, however long its backlog", async () => {
+    await drain();
+    const busy = await newEndpoint();
+    // 12 older heads at a saturated endpoint, then one head elsewhere: a claim of 2 scans 8 rows.
+    for (let i = 0; i < 12; i++) await queue(1, busy);
+    await exec(
+      server,
+      "UPDATE deliveries SET next_attempt_at = next_attempt_at - 60000 WHERE endpoint_id = :busy",
+      {
+        busy,
+      },
+    );
+    const [elsewhere] = await queue(1);
+    const claimed = await claim("o", Date.now(), { limit: 2, endpointRoom: { [busy]: 0 } });
+    expect(claimed.map((d) => d.id)).toEqual([elsewhere as string]);
+  });
+
+  describe("the completion fence", () => {
+    test("a late finisher whose lease was taken over cannot overwrite the newer owner's result", async () => {
+      await drain();
+      const [id] = await queue(1);
+      const [mine] = await claim("old");
+      expect(mine?.id).toBe(id as string);
+      // The old lease runs out (backdated) and another dispatcher claims the row.
+      await exec(server, "UPDATE deliveries SET lease_expires_at = :past WHERE id = :id", {
+        id,
+        past: Date.now() - 1,
+      });
+      const [theirs] = await claim("new");
+      expect(theirs).toMatchObject({ id, attemptCount: 2 });
+      const now = Date.now();
+      expect(
+        await complete(
+          theirs as ClaimedDelivery,
+          "new",
+          { kind: "retry", at: now, nextAttemptAt: now + 7_000 },
+          500,
+        ),
+      ).toBe(true);
+
+      expect(await complete(mine as ClaimedDelivery, "old", { kind: "delivered", at: Date.now() }, 200)).toBe(
+        false,
+      );
+      const row = await deliveryRow(server, id as string);
+      expect(row).toMatchObject({
+        status: "pending",
+        last_status_code: 500,
+        next_attempt_at: now + 7_000,
+        delivered_at: null,
+        lease_owner: null,
+      });
+      // The refused attempt is still in the log: the receiver did get it.
+      const attempts = await sql<{ status_code: number }>(
+        server,
+        "SELECT status_code FROM attempts WHERE delivery_id = :id ORDER BY pos",
+        { id: id as string },
+      );
+      expect(attempts.map((a) => a.status_code)).toEqual([500, 200]);
+    });
+
+    test("a late failure cannot undo a newer owner's delivery, nor kill it", async () => {
+      await drain();
+      const [id] = await queue(1);
+      const [mine] = await claim("old");
+      const [theirs] = await claim("new", Date.now() + LEASE + 1);
+      expect(theirs?.id).toBe(id as string);
+      expect(
+        await complete(theirs as ClaimedDelivery, "new", { kind: "delivered", at: Date.now() }, 204),
+      ).toBe(true);
+      const now = Date.now();
+      expect(
+        await complete(mine as ClaimedDelivery, "old", { kind: "retry", at: now, nextAttemptAt: now }, 500),
+      ).toBe(false);
+      expect(
+        await complete(
+          mine as ClaimedDelivery,
+          "old",
+          { kind: "dead", at: now, reason: "deadline_exceeded" },
+          500,
+        ),
+      ).toBe(false);
+      expect(await complete(mine as ClaimedDelivery, "old", { kind: "gone", at: now }, 410)).toBe(false);
+      expect(await deliveryRow(server, id as string)).toMatchObject({
+        status: "delivered",
+        last_status_code: 204,
+      });
+      const endpoint = expectStatus(await server.request("GET", `/v1/endpoints/${endpointId}`), 200);
+      expect(endpoint.disabled).toBe(false);
+    });
+
+    test("a finisher whose lease ran out but was not taken over still completes: the row is still its own", async () => {
+      await drain();
+      const [id] = await queue(1);
+      const [mine] = await claim("slow");
+      await exec(server, "UPDATE deliveries SET lease_expires_at = :past WHERE id = :id", {
+        id,
+        past: Date.now() - 1,
+      });
+      expect(
+        await complete(mine as ClaimedDelivery, "slow", { kind: "delivered", at: Date.now() }, 200),
+      ).toBe(true);
+      expect((await deliveryRow(server, id as string)).status).toBe("delivered");
+    });
+
+    test("a completion after the endpoint was deleted is refused (the row is already dead)", async () => {
+      await drain();
+      const doomed = await newEndpoint();
+      const [id] = await queue(1, doomed);
+      const [mine] = await claim("o");
+      expect(expectStatus(await server.request("DELETE", `/v1/endpoints/${doomed}`), 200)).toMatchObject({
+        deadLettered: 1,
+      });
+      expect(await complete(mine as ClaimedDelivery, "o", { kind: "delivered", at: Date.now() }, 200)).toBe(
+        false,
+      );
+      expect(await deliveryRow(server, id as string)).toMatchObject({
+        status: "dead",
+        dead_reason: "endpoint_deleted",
+      });
+    });
+  });
+
+  test("deadline expiry takes unleased pending rows past deliver_by, leaves live leases alone, and counts", async () => {
+    await drain();
+    const [idle] = await queue(1);
+    const [leased] = await queue(1);
+    const [fresh] = await queue(1);
+    const now = Date.now();
+    await claim("holder", now, { limit: 100 });
+    await exec(
+      server,
+      "UPDATE deliveries SET lease_owner = NULL, lease_expires_at = NULL WHERE id IN (:a, :b)",
+      {
+        a: idle as string,
+        b: fresh as string,
+      },
+    );
+    await exec(server, "UPDATE deliveries SET deliver_by = :past WHERE id IN (:a, :b)", {
+      a: idle as string,
+      b: leased as string,
+      past: now - 1,
+    });
+    const counter = async () =>
+      (await sql<{ value: number }>(server, "SELECT value FROM counters WHERE name = 'deadline_exceeded'"))[0]
+        ?.value ?? 0;
+    const before = await counter();
+    expect(await server.outboxd.db.writer.write(expireDeadlines(now))).toBe(1);
+    expect(await deliveryRow(server, idle as string)).toMatchObject({
+      status: "dead",
+      dead_reason: "deadline_exceeded",
+    });
+    expect((await deliveryRow(server, leased as string)).status).toBe("pending");
+    expect((await deliveryRow(server, fresh as string)).status).toBe("pending");
+    expect(await counter()).toBe(before + 1);
+    // Once the lease is over, the leased one expires too.
+    expect(await server.outboxd.db.writer.write(expireDeadlines(now + LEASE))).toBe(1);
+    expect((await deliveryRow(server, leased as string)).status).toBe("dead");
+    expect(await counter()).toBe(before + 2);
+  });
+
+  test("retention prunes old delivered rows and their attempts, never pending or dead ones", async () => {
+    await drain();
+    const [delivered, pending, dead] = [...(await queue(1)), ...(await queue(1)), ...(await queue(1))];
+    const claimed = await claim("o");
+    const byId = new Map(claimed.map((d) => [d.id, d]));
+    const at = Date.now();
+    await complete(byId.get(delivered as string) as ClaimedDelivery, "o", { kind: "delivered", at }, 200);
+    await complete(
+      byId.get(pending as string) as ClaimedDelivery,
+      "o",
+      { kind: "retry", at, nextAttemptAt: at },
+      500,
+    );
+    await complete(byId.get(dead as string) as ClaimedDelivery, "o", { kind: "dead", at, reason: "x" }, 500);
+    const pruned = await server.outboxd.db.writer.write(prune(at + 1_000, 10_000));
+    expect(pruned.deliveries).toBeGreaterThanOrEqual(1);
+    const left = await sql<{ id: string }>(server, "SELECT id FROM deliveries WHERE id IN (:a, :b, :c)", {
+      a: delivered as string,
+      b: pending as string,
+      c: dead as string,
+    });
+    expect(left.map((r) => r.id).sort()).toEqual([pending, dead].sort() as string[]);
+    const attempts = await sql<{ delivery_id: string }>(
+      server,
+      "SELECT delivery_id FROM attempts WHERE delivery_id IN (:a, :b, :c)",
+      { a: delivered as string, b: pending as string, c: dead as string },
+    );
+    expect(attempts.map((a) => a.delivery_id).sort()).toEqual([pending, dead].sort() as string[]);
+  });
+});
