@@ -23,12 +23,16 @@ export function startChild(args: string[], env: Record<string, string>, cwd = RE
     stdout: "pipe",
     stderr: "pipe",
   });
+  // Only the tail of stderr is kept (a long soak logs a lot); the listening line is kept aside.
   let err = "";
+  let listeningLine: RegExpExecArray | null = null;
   const waiters: (() => void)[] = [];
   void (async () => {
     const decoder = new TextDecoder();
     for await (const chunk of proc.stderr) {
       err += decoder.decode(chunk);
+      listeningLine ??= /"msg":"listening","url":"([^"]+)","pid":(\d+)/.exec(err);
+      if (err.length > 256 * 1024) err = err.slice(-128 * 1024);
       for (const wake of waiters.splice(0)) wake();
     }
     for (const wake of waiters.splice(0)) wake();
@@ -45,7 +49,7 @@ export function startChild(args: string[], env: Record<string, string>, cwd = RE
     exited: proc.exited,
     kill: (signal = "SIGKILL") => {
       // `npm start` does not pass signals on: also signal the server whose pid it logged.
-      const server = /"msg":"listening","url":"[^"]+","pid":(\d+)/.exec(err)?.[1];
+      const server = listeningLine?.[2];
       if (server && Number(server) !== proc.pid) {
         try {
           process.kill(Number(server), signal);
@@ -58,8 +62,7 @@ export function startChild(args: string[], env: Record<string, string>, cwd = RE
     async listening(timeoutMs = 30_000) {
       const deadline = Date.now() + timeoutMs;
       for (;;) {
-        const match = /"msg":"listening","url":"([^"]+)"/.exec(err);
-        if (match?.[1]) return match[1];
+        if (listeningLine?.[1]) return listeningLine[1];
         if (proc.exitCode !== null || proc.signalCode !== null) {
           throw new Error(`process exited (${proc.exitCode ?? proc.signalCode}) before listening:\n${err}`);
         }

@@ -16,6 +16,8 @@ export interface SnippetReceiver {
   secret: string;
   /** Events whose effect happened, in the order it happened. */
   applied: Applied[];
+  /** When each event's effect happened (ms epoch). */
+  appliedAt: Map<string, number>;
   duplicates: Applied[];
   stale: Applied[];
   /** Requests answered (any status), including failures injected by `fail`. */
@@ -23,6 +25,8 @@ export interface SnippetReceiver {
   rejected: number;
   /** Return a status (e.g. 500) to fail this request before applying; undefined to accept. */
   fail: (event: OutboxEvent, index: number) => number | undefined;
+  /** Milliseconds to stall before handling this request (0 = none): a slow or hung receiver. */
+  stall: (index: number) => number;
   stop(): Promise<void>;
 }
 
@@ -36,11 +40,13 @@ export function startSnippetReceiver(secret = newSecret()): SnippetReceiver {
     url: "",
     secret,
     applied: [],
+    appliedAt: new Map(),
     duplicates: [],
     stale: [],
     requests: 0,
     rejected: 0,
     fail: () => undefined,
+    stall: () => 0,
     stop: async () => {},
   };
   const server = Bun.serve({
@@ -49,6 +55,8 @@ export function startSnippetReceiver(secret = newSecret()): SnippetReceiver {
     async fetch(request) {
       const index = receiver.requests++;
       const body = await request.text();
+      const stall = receiver.stall(index);
+      if (stall > 0) await Bun.sleep(stall);
       let event: OutboxEvent;
       try {
         event = await verifyWebhook({ headers: request.headers, body }, receiver.secret);
@@ -61,6 +69,7 @@ export function startSnippetReceiver(secret = newSecret()): SnippetReceiver {
       const entry = { id: event.id, aggregate: event.aggregate, sequence: event.sequence, type: event.type };
       const { result } = await applyOnce(event, store, () => {
         receiver.applied.push(entry);
+        receiver.appliedAt.set(entry.id, Date.now());
       });
       if (result === "duplicate") receiver.duplicates.push(entry);
       if (result === "stale") receiver.stale.push(entry);
