@@ -9,8 +9,9 @@
 
 /**
  * The event in a delivery's body. `id` is also the webhook-id header, the same on every retry;
- * `sequence` counts 1, 2, 3, … per `aggregate` (e.g. "returns/r-123"); `timestamp` is the
- * commit time (RFC 3339); `data` is the payload given at commit.
+ * `sequence` counts 1, 2, 3, … per `aggregate` (e.g. "returns/r-123"), and is 0 in the
+ * "outboxd.ping" that an endpoint test sends; `timestamp` is the commit time (RFC 3339); `data`
+ * is the payload given at commit.
  */
 export interface OutboxEvent {
   id: string;
@@ -134,8 +135,8 @@ function parseEvent(body: string, id: string): OutboxEvent {
   if (typeof event !== "object" || !event || event.id !== id || !strings || !("data" in event)) {
     throw new WebhookError("bad_body", "body is not the outboxd event that webhook-id names");
   }
-  if (!Number.isSafeInteger(sequence) || Number(sequence) < 1) {
-    throw new WebhookError("bad_body", "event sequence is not a positive integer");
+  if (!Number.isSafeInteger(sequence) || Number(sequence) < 0) {
+    throw new WebhookError("bad_body", "event sequence is not a non-negative integer");
   }
   return event as OutboxEvent;
 }
@@ -192,7 +193,7 @@ export async function applyOnce<Tx>(
       return { result: compare(event, await store.get(tx, event.aggregate)) ?? "stale", missed: 0 };
     }
     await apply(event, tx);
-    return { result: "applied", missed: event.sequence - Number(last?.sequence ?? 0) - 1 };
+    return { result: "applied", missed: Math.max(0, event.sequence - Number(last?.sequence ?? 0) - 1) };
   });
 }
 

@@ -163,13 +163,27 @@ export const checks = [
         "not json",
         "[]",
         JSON.stringify({ ...EVENT, id: "other" }),
-        JSON.stringify({ ...EVENT, sequence: 0 }),
+        JSON.stringify({ ...EVENT, sequence: -1 }),
       ];
       const { data: _, ...noData } = EVENT;
       cases.push(JSON.stringify(noData), JSON.stringify({ ...EVENT, aggregate: 7 }));
       for (const body of cases) {
         await refuses(s.verifyWebhook(await delivery({ body }), SECRET, { now: NOW }), "bad_body");
       }
+    },
+  ],
+  [
+    "an endpoint test's outboxd.ping (sequence 0) verifies, and applyOnce answers it without a fuss",
+    async (s) => {
+      const ping = { ...EVENT, type: "outboxd.ping", aggregate: "outboxd/ping/ep_1", sequence: 0, data: {} };
+      const verified = await s.verifyWebhook(await delivery({ body: JSON.stringify(ping) }), SECRET, {
+        now: NOW,
+      });
+      equal(verified, ping, "ping");
+      const store = s.memoryStore();
+      equal(await s.applyOnce(verified, store, () => {}), { result: "applied", missed: 0 }, "first ping");
+      const again = { ...ping, id: "another-ping" };
+      equal(await s.applyOnce(again, store, () => {}), { result: "duplicate", missed: 0 }, "next ping");
     },
   ],
   [

@@ -215,6 +215,7 @@ describe("applyOnce with a real SQLite inbox", () => {
             Atomics.notify(gate, 1);
           }
         };
+        worker.onerror = (error) => resolve(`error: ${error.message}`);
         worker.postMessage({ path, event, gate } satisfies InboxJob);
       });
     });
@@ -254,8 +255,7 @@ describe("applyOnce with a real SQLite inbox", () => {
       record(e, tx);
       throw new Error("downstream refused");
     });
-    expect(failing).rejects.toThrow("downstream refused");
-    await failing.catch(() => null);
+    await expect(failing).rejects.toThrow("downstream refused");
     expect(effects(db)).toEqual([]);
     expect(await applyOnce(event(1), store, record)).toEqual({ result: "applied", missed: 0 });
     expect(effects(db)).toEqual([{ event_id: "evt-1", sequence: 1 }]);
