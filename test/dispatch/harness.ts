@@ -52,12 +52,15 @@ export interface EventInput {
   deliverWithin?: string;
   deliverAfter?: string;
   endpoints?: string[];
+  /** A client-chosen event id, known before the commit (so a receiver can be told about it). */
+  id?: string;
 }
 
 export interface CommittedEvent {
   id: string;
   aggregate: string;
   sequence: number;
+  deliverBy: string;
   deliveries: { id: string; endpointId: string }[];
 }
 

@@ -145,12 +145,12 @@ describe("dispatch queries", () => {
     expectStatus(await server.request("PATCH", `/v1/endpoints/${disabled}`, { disabled: true }), 200);
     const [late] = await queue(1);
     await exec(server, "UPDATE deliveries SET deliver_by = :past WHERE id = :id", {
-      id: late,
+      id: late as string,
       past: Date.now() - 1,
     });
     const [later] = await queue(1);
     await exec(server, "UPDATE deliveries SET next_attempt_at = :future WHERE id = :id", {
-      id: later,
+      id: later as string,
       future: Date.now() + 60_000,
     });
     expect(await claim("o1")).toEqual([]);
@@ -194,7 +194,7 @@ describe("dispatch queries", () => {
       expect(mine?.id).toBe(id as string);
       // The old lease runs out (backdated) and another dispatcher claims the row.
       await exec(server, "UPDATE deliveries SET lease_expires_at = :past WHERE id = :id", {
-        id,
+        id: id as string,
         past: Date.now() - 1,
       });
       const [theirs] = await claim("new");
@@ -264,7 +264,7 @@ describe("dispatch queries", () => {
       const [id] = await queue(1);
       const [mine] = await claim("slow");
       await exec(server, "UPDATE deliveries SET lease_expires_at = :past WHERE id = :id", {
-        id,
+        id: id as string,
         past: Date.now() - 1,
       });
       expect(
