@@ -50,6 +50,9 @@ export async function openClientDriver(target: ClientDriverTarget, options: Driv
         tx.close();
       }
     },
+    async executeAlone(sql, args = {}) {
+      await reader.execute({ sql, args });
+    },
     async close() {
       writer.close();
       reader.close();

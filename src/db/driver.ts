@@ -15,6 +15,11 @@ export interface Driver {
    * throws. Only the Writer calls this, one transaction at a time.
    */
   transaction<T>(body: (execute: Execute) => Promise<T>): Promise<T>;
+  /**
+   * Runs one statement outside any transaction, on a connection of its own use; for the few
+   * statements SQLite refuses inside one (VACUUM INTO for backups).
+   */
+  executeAlone(sql: string, args?: Record<string, string | number | null>): Promise<void>;
   close(): Promise<void>;
 }
 

@@ -37,6 +37,9 @@ export function openEngineDriver(path: string, options: DriverOptions): Driver {
         throw error;
       }
     },
+    async executeAlone(sql, args = {}) {
+      reader.prepare(sql).run(args);
+    },
     async close() {
       writer.close();
       reader.close();

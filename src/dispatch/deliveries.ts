@@ -156,20 +156,32 @@ export interface ReplayFilter {
 export function* replayDead(filter: ReplayFilter, now: number, deliverBy: number, limit: number): Op<number> {
   return yield* run(
     `UPDATE deliveries SET ${REPLAY_SET}
-     WHERE id IN (
-       SELECT d.id FROM deliveries d
-       WHERE d.status = 'dead' AND (:endpoint IS NULL OR d.endpoint_id = :endpoint)
-         AND (:reason IS NULL OR d.dead_reason = :reason) AND (:since IS NULL OR d.dead_at >= :since)
-         AND d.dead_at < :now
-         AND EXISTS (SELECT 1 FROM endpoints e WHERE e.id = d.endpoint_id)
-       LIMIT :limit)`,
-    {
-      endpoint: filter.endpoint ?? null,
-      reason: filter.reason ?? null,
-      since: filter.since ?? null,
-      now,
-      deliverBy,
-      limit,
-    },
+     WHERE id IN (SELECT d.id FROM deliveries d WHERE ${REPLAYABLE} LIMIT :limit)`,
+    { ...replayArgs(filter, now), deliverBy, limit },
   );
+}
+
+/** How many dead deliveries replayDead would take (for progress). */
+export function* countReplayable(filter: ReplayFilter, now: number): Op<number> {
+  const row = yield* get<{ n: number }>(
+    `SELECT count(*) AS n FROM deliveries d WHERE ${REPLAYABLE}`,
+    replayArgs(filter, now),
+  );
+  return row?.n ?? 0;
+}
+
+// Dead, matching the filter, dead before this replay began (so one that dies again during a
+// long replay is not taken twice), and whose endpoint still exists.
+const REPLAYABLE = `d.status = 'dead' AND (:endpoint IS NULL OR d.endpoint_id = :endpoint)
+  AND (:reason IS NULL OR d.dead_reason = :reason) AND (:since IS NULL OR d.dead_at >= :since)
+  AND d.dead_at < :now
+  AND EXISTS (SELECT 1 FROM endpoints e WHERE e.id = d.endpoint_id)`;
+
+function replayArgs(filter: ReplayFilter, now: number) {
+  return {
+    endpoint: filter.endpoint ?? null,
+    reason: filter.reason ?? null,
+    since: filter.since ?? null,
+    now,
+  };
 }
