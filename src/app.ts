@@ -74,6 +74,7 @@ export async function createOutboxd(config: Config, options: OutboxdOptions = {}
     commits,
     secretBox,
     metrics,
+    logger,
     ...(options.resolver ? { resolver: options.resolver } : {}),
     ...(dispatcher
       ? {

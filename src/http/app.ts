@@ -2,6 +2,7 @@
 import { Hono } from "hono";
 import type { AppEnv, HttpDeps } from "./context.ts";
 import { onError, onNotFound } from "./errors.ts";
+import { requestLog } from "./request-log.ts";
 import { commitRoutes } from "./routes/commits.ts";
 import { endpointRoutes } from "./routes/endpoints.ts";
 import { eventRoutes } from "./routes/events.ts";
@@ -10,6 +11,7 @@ import { tokenRoutes } from "./routes/tokens.ts";
 
 export function createHttpApp(deps: HttpDeps): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
+  app.use(requestLog(deps.logger));
   app.onError(onError);
   app.notFound(onNotFound);
   operationRoutes(app, deps);

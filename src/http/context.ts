@@ -7,6 +7,7 @@ import type { Database } from "../db/open.ts";
 import type { SecretBox } from "../endpoints/secrets.ts";
 import type { Resolver } from "../endpoints/url-guard.ts";
 import type { Clock } from "../lib/time.ts";
+import type { Logger } from "../ops/log.ts";
 import type { Metrics } from "../ops/metrics.ts";
 
 /** What the HTTP layer may call on the dispatch side (absent in a process without one). */
@@ -34,6 +35,7 @@ export interface HttpDeps {
   resolver?: Resolver;
   dispatch?: DispatchControl;
   metrics: Metrics;
+  logger: Logger;
 }
 
 export type AppEnv = { Variables: { identity: TokenIdentity } };
