@@ -95,7 +95,7 @@ describe("token create", () => {
       ["token", "create", "--name", "ci", "--scopes", "root"],
       ["token", "create", "--name", "ci"],
       ["token", "create", "--name"],
-      ["token", "list"],
+      ["token", "frobnicate"],
       ["frobnicate"],
     ]) {
       const run = await outboxd(args, env);
