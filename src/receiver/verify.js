@@ -71,7 +71,7 @@ export class WebhookError extends Error {
  * @returns {Promise<OutboxEvent>}
  */
 export async function verifyWebhook(request, secrets, options = {}) {
-  const keys = typeof secrets === "string" ? [secrets] : secrets;
+  const keys = [secrets].flat();
   if (keys.length === 0) throw new TypeError("verifyWebhook needs at least one whsec_ secret");
   const id = header(request.headers, "webhook-id");
   const stamp = header(request.headers, "webhook-timestamp");

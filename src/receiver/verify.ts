@@ -66,7 +66,7 @@ export async function verifyWebhook(
   secrets: string | readonly string[],
   options: VerifyOptions = {},
 ): Promise<OutboxEvent> {
-  const keys = typeof secrets === "string" ? [secrets] : secrets;
+  const keys = [secrets].flat();
   if (keys.length === 0) throw new TypeError("verifyWebhook needs at least one whsec_ secret");
   const id = header(request.headers, "webhook-id");
   const stamp = header(request.headers, "webhook-timestamp");

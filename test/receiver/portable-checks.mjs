@@ -189,7 +189,7 @@ export const checks = [
   [
     "a misconfigured secret is a TypeError, not a WebhookError",
     async (s) => {
-      for (const secrets of [[], "whsec_", "whsec_!!!not-base64"]) {
+      for (const secrets of [undefined, [], "whsec_", "whsec_!!!not-base64"]) {
         const error = await s.verifyWebhook(await delivery(), secrets, { now: NOW }).catch((e) => e);
         equal(error instanceof TypeError, true, `TypeError for ${JSON.stringify(secrets)}`);
       }
