@@ -5,7 +5,7 @@
 import { all, get, type Op, run } from "../db/op.ts";
 import { matchesEventType } from "../endpoints/patterns.ts";
 import { failpoint } from "../failpoints.ts";
-import { sha256Hex } from "../lib/canonical-json.ts";
+import { canonicalJson, sha256Hex } from "../lib/canonical-json.ts";
 import { newId } from "../lib/ids.ts";
 import { problems } from "../lib/problem.ts";
 import { iso } from "../lib/time.ts";
@@ -299,5 +299,9 @@ function eventSummary(event: EventWrite, sequence: number, deliverBy: number) {
 }
 
 function eventContentHash(event: EventWrite): string {
-  return sha256Hex(JSON.stringify([event.type, event.aggregate, event.payload, event.deliverAfter]));
+  // Canonical JSON, as for Idempotency-Key: a retry whose serializer orders the payload's keys
+  // differently sends the same content and must get the same event, not a 409.
+  return sha256Hex(
+    canonicalJson([event.type, event.aggregate, JSON.parse(event.payload), event.deliverAfter]),
+  );
 }

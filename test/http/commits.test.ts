@@ -133,6 +133,16 @@ describe("POST /v1/commits", () => {
     expect(body.events.map((e: { sequence: number }) => e.sequence)).toEqual([4, 1, 5]);
     expect((await eventsOf(server, "seq/a")).map((e) => e.sequence)).toEqual([1, 2, 3, 4, 5]);
     expect((await eventsOf(server, "seq/b")).map((e) => e.sequence)).toEqual([1]);
+    // Paged by sequence: limit 2 gives [1, 2], [3, 4], [5] and then no cursor.
+    const pages: number[][] = [];
+    let after: string | null = null;
+    do {
+      const query: string = `aggregate=seq/a&limit=2${after === null ? "" : `&after=${after}`}`;
+      const page = expectStatus(await server.request("GET", `/v1/events?${query}`), 200);
+      pages.push(page.data.map((e: { sequence: number }) => e.sequence));
+      after = page.next;
+    } while (after !== null && pages.length < 10);
+    expect(pages).toEqual([[1, 2], [3, 4], [5]]);
   });
 
   describe("expectedVersion", () => {
@@ -427,6 +437,24 @@ describe("POST /v1/commits", () => {
         [id, 1],
         [next.events[0].id, 2],
       ]);
+    });
+
+    test("the same payload with its keys in another order is the same content", async () => {
+      const id = crypto.randomUUID();
+      const first = expectStatus(
+        await commit(
+          `{"events": [{"id": "${id}", "type": "cid.made", "aggregate": "cid/keys", "payload": {"a": 1, "b": {"c": 2, "d": 3}}}]}`,
+        ),
+        201,
+      );
+      const again = expectStatus(
+        await commit(
+          `{"events": [{"payload": {"b": {"d": 3, "c": 2}, "a": 1}, "aggregate": "cid/keys", "type": "cid.made", "id": "${id}"}]}`,
+        ),
+        201,
+      );
+      expect(again.events[0]).toEqual(first.events[0]);
+      expect(await eventsOf(server, "cid/keys")).toHaveLength(1);
     });
 
     test("the same id with different content is 409 and stores nothing", async () => {
