@@ -263,7 +263,7 @@ function documentTypes(source: string, classes: ClassInfo[]): string {
       i++;
       continue;
     }
-    const [, , , kind, name] = declaration;
+    const [, , , kind, name = ""] = declaration;
     // The declaration's own text, up to its closing line.
     let last = i;
     if (kind === "type") while (!lines[last]?.trimEnd().endsWith(";")) last++;
@@ -282,11 +282,11 @@ function documentTypes(source: string, classes: ClassInfo[]): string {
       doc = out.slice(first).map((l) => l.replace(/^\/\/ ?/, ""));
       out.length = first;
     }
-    const after = line.indexOf(name as string) + (name as string).length;
+    const after = line.indexOf(name) + name.length;
     if (kind === "interface") {
       const open = text.indexOf("{", after);
       const generics = text[after] === "<" ? text.slice(after + 1, closing(text, after)) : "";
-      out.push(interfaceTypedef(name as string, generics, text.slice(open + 1, closing(text, open)), doc));
+      out.push(interfaceTypedef(name, generics, text.slice(open + 1, closing(text, open)), doc));
     } else if (kind === "type") {
       const generics = text[after] === "<" ? text.slice(after + 1, closing(text, after)) : "";
       const type = oneLine(text.slice(text.indexOf("=", after) + 1).replace(/;\s*$/, ""));
@@ -306,7 +306,7 @@ function documentTypes(source: string, classes: ClassInfo[]): string {
       }));
       const ctor = text.indexOf("\n  constructor");
       const constructorTags = ctor === -1 ? [] : params(signature(text, ctor + 14).list);
-      classes.push({ name: name as string, fields, constructorTags });
+      classes.push({ name, fields, constructorTags });
       if (doc.length) out.push(jsdoc(doc));
       out.push(text);
     }

@@ -300,6 +300,31 @@ describe("the snippet files", () => {
     expect(new Bun.Transpiler({ loader: "ts" }).scanImports(source)).toEqual([]);
   });
 
+  test("verify.js keeps every comment of verify.ts", () => {
+    const source = readFileSync(new URL("../../src/receiver/verify.ts", import.meta.url), "utf8");
+    const built = readFileSync(new URL("../../src/receiver/verify.js", import.meta.url), "utf8");
+    const texts = source
+      .split("\n")
+      .map((line) => line.trim())
+      .filter((line) => /^(\/\/|\/\*\*|\*)/.test(line))
+      .map((line) =>
+        line
+          .replace(/^(\/\/|\/\*\*|\*\/|\*)\s?/, "")
+          .replace(/\*\/$/, "")
+          .trim(),
+      )
+      .filter(Boolean);
+    expect(texts.length).toBeGreaterThan(40);
+    expect(texts.filter((text) => !built.includes(text))).toEqual([]);
+  });
+
+  test("the build refuses a comment it would have to drop", () => {
+    expect(() => buildSnippet("export const a = 1; // trailing\n")).toThrow("on its own line");
+    expect(() => buildSnippet("export const o = {\n  // inside an object literal\n  a: 1,\n};\n")).toThrow(
+      "object literal",
+    );
+  });
+
   test("verify.js is what scripts/build-snippet.ts makes of verify.ts today", () => {
     const source = readFileSync(new URL("../../src/receiver/verify.ts", import.meta.url), "utf8");
     const built = readFileSync(new URL("../../src/receiver/verify.js", import.meta.url), "utf8");
