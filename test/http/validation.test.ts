@@ -391,6 +391,53 @@ describe("queries", () => {
   });
 });
 
+describe("replay deadlines", () => {
+  test("a deliverWithin that is zero or too large to count is 422, and the delivery stays dead", async () => {
+    let now = Date.parse("2026-11-29T10:00:00.000Z");
+    const clocked = await startServer({ OUTBOXD_DISPATCH_CRON: "0 0 1 1 *" }, { clock: () => now });
+    try {
+      const endpoint = expectStatus(
+        await clocked.request("POST", "/v1/endpoints", { url: "http://127.0.0.1:9/replay" }),
+        201,
+      ).id;
+      const committed = expectStatus(
+        await clocked.request("POST", "/v1/commits", {
+          events: [{ type: "r.x", aggregate: "replay/1", deliverWithin: "1m", endpoints: [endpoint] }],
+        }),
+        201,
+      );
+      const delivery = committed.events[0].deliveries[0].id;
+      now += 2 * 60_000;
+      await clocked.outboxd.dispatcher?.sweep();
+      expect(expectStatus(await clocked.request("GET", `/v1/deliveries/${delivery}`), 200).status).toBe(
+        "dead",
+      );
+      for (const deliverWithin of ["0s", "0ms", "99999999999999999999d"]) {
+        expectProblem(
+          await clocked.request("POST", `/v1/deliveries/${delivery}/replay`, { deliverWithin }),
+          422,
+          "/deliverWithin",
+        );
+        expectProblem(
+          await clocked.request("POST", "/v1/deliveries/replay", { status: "dead", deliverWithin }),
+          422,
+          "/deliverWithin",
+        );
+      }
+      expect(expectStatus(await clocked.request("GET", `/v1/deliveries/${delivery}`), 200).status).toBe(
+        "dead",
+      );
+      const replayed = expectStatus(
+        await clocked.request("POST", `/v1/deliveries/${delivery}/replay`, { deliverWithin: "1h" }),
+        200,
+      );
+      expect(replayed.status).toBe("pending");
+    } finally {
+      await clocked.stop();
+    }
+  });
+});
+
 describe("headers", () => {
   test("an Idempotency-Key over 255 characters is 422", async () => {
     expectProblem(

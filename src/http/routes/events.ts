@@ -17,13 +17,21 @@ import { DeliveriesQuerySchema, EventsQuerySchema, ReplayManySchema, ReplayOneSc
 import { validate } from "../validation.ts";
 
 const REPLAY_CHUNK = 500;
+const MAX_DEADLINE = Date.parse("9999-12-31T23:59:59Z");
 
 export function eventRoutes(app: App, deps: HttpDeps): void {
   const { db, clock } = deps;
   const read = requireScope(deps, "read");
   const admin = requireScope(deps, "admin");
-  const deadline = (within: string | null | undefined, now: number) =>
-    now + (within != null ? (parseDuration(within) ?? 0) : deps.config.defaultDeliverWithinMs);
+  const deadline = (within: string | null | undefined, now: number) => {
+    if (within == null) return now + deps.config.defaultDeliverWithinMs;
+    // As at commit (normalize.ts): a zero window would send the delivery straight back to dead,
+    // and one too large to count (parseDuration's null) must not become "now" either.
+    const ms = parseDuration(within);
+    if (ms === null || ms <= 0) throw invalidField("/deliverWithin", "must be a positive duration");
+    if (now + ms > MAX_DEADLINE) throw invalidField("/deliverWithin", "is too far in the future");
+    return now + ms;
+  };
 
   app.get("/v1/events", read, async (c) => {
     const query = validate(EventsQuerySchema, c.req.query());
