@@ -178,6 +178,9 @@ describe("POST /v1/commits", () => {
       for (let i = 0; i < 4; i++)
         versions.push(expectStatus(await commit(put("ev", "free", { i })), 201).records[0].version);
       expect(versions).toEqual([1, 2, 3, 4]);
+      // null means absent: unconditional too.
+      const body = { records: [{ collection: "ev", id: "free", expectedVersion: null, data: { i: 4 } }] };
+      expect(expectStatus(await commit(body), 201).records[0].version).toBe(5);
     });
 
     test("tombstones keep their version: re-creating a deleted record names the tombstone's version", async () => {

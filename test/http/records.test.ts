@@ -277,6 +277,22 @@ describe("records", () => {
       expect(pages).toBe(Math.ceil(ids.length / 2));
     });
 
+    test("the default page is 100 records", async () => {
+      const many = Array.from({ length: 100 }, (_, i) => ({
+        collection: "many",
+        id: `m${String(i).padStart(3, "0")}`,
+        data: {},
+      }));
+      expectStatus(await lister.request("POST", "/v1/commits", { records: many }), 201);
+      expectStatus(await lister.request("PUT", "/v1/records/many/m100", { data: {} }), 201);
+      const first = expectStatus(await lister.request("GET", "/v1/records/many"), 200);
+      expect(first.data).toHaveLength(100);
+      expect(first.next).toBe("m099");
+      const second = expectStatus(await lister.request("GET", `/v1/records/many?after=${first.next}`), 200);
+      expect(second).toMatchObject({ next: null });
+      expect(second.data.map((r: { id: string }) => r.id)).toEqual(["m100"]);
+    });
+
     test("an empty collection is an empty page", async () => {
       expect(expectStatus(await lister.request("GET", "/v1/records/empty"), 200)).toEqual({
         data: [],

@@ -391,6 +391,50 @@ describe("queries", () => {
   });
 });
 
+describe("default limits (DESIGN §3): 100 records, 100 events, 64 KiB documents, 1 MiB bodies", () => {
+  let roomy: TestServer;
+  beforeAll(async () => {
+    roomy = await startServer({}, { dispatch: false });
+  });
+  afterAll(async () => {
+    expect(await totals(roomy)).toEqual({ events: 0, deliveries: 0 });
+    await roomy.stop();
+  });
+  const records = (n: number) =>
+    Array.from({ length: n }, (_, i) => ({ collection: "d", id: `r${i}`, data: {} }));
+  const events = (n: number) => Array.from({ length: n }, () => ({ type: "d.x", aggregate: "d/1" }));
+
+  test("101 records or 101 events are 422", async () => {
+    expectProblem(await roomy.request("POST", "/v1/commits", { records: records(101) }), 422, "/records");
+    expectProblem(await roomy.request("POST", "/v1/commits", { events: events(101) }), 422, "/events");
+  });
+
+  test("data or payload over 64 KiB is 422", async () => {
+    const pad = "x".repeat(64 * 1024);
+    expectProblem(
+      await roomy.request("POST", "/v1/commits", {
+        records: [{ collection: "d", id: "big", data: { pad } }],
+      }),
+      422,
+      "/records/0/data",
+    );
+    expectProblem(
+      await roomy.request("POST", "/v1/commits", {
+        events: [{ type: "d.x", aggregate: "d/1", payload: pad }],
+      }),
+      422,
+      "/events/0/payload",
+    );
+  });
+
+  test("a body over 1 MiB is 413", async () => {
+    const body = JSON.stringify({
+      events: [{ type: "d.x", aggregate: "d/1", payload: "x".repeat(1024 * 1024) }],
+    });
+    expectProblem(await roomy.request("POST", "/v1/commits", body), 413);
+  });
+});
+
 describe("replay deadlines", () => {
   test("a deliverWithin that is zero or too large to count is 422, and the delivery stays dead", async () => {
     let now = Date.parse("2026-11-29T10:00:00.000Z");
