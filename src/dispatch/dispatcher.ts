@@ -255,30 +255,9 @@ export class Dispatcher extends EventEmitter {
   }
 
   async #deliver(delivery: ClaimedDelivery, owner: string, context: SendContext): Promise<void> {
-    const { config, db, clock, secretBox } = this.#deps;
-    const event = context.events.get(delivery.eventId);
-    const endpoint = context.endpoints.get(delivery.endpointId);
+    const { db, clock } = this.#deps;
     const startedAt = clock();
-    let outcome: SendOutcome;
-    if (!event || !endpoint) {
-      // The endpoint was deleted between claim and send; its deliveries are being dead-lettered.
-      outcome = {
-        statusCode: null,
-        error: "endpoint or event no longer exists",
-        responsePrefix: null,
-        retryAfter: null,
-        durationMs: 0,
-      };
-    } else {
-      outcome = await sendWebhook(toMessage(event, delivery), {
-        url: endpoint.url,
-        secrets: activeSecrets(secretBox.open(endpoint.secrets), startedAt),
-        timeoutMs: config.sendTimeoutMs,
-        allowPrivate: config.allowPrivateEndpoints,
-        resolver: this.#deps.resolver,
-        now: startedAt,
-      });
-    }
+    const outcome = await this.#send(delivery, context, startedAt);
     const ok = outcome.statusCode !== null && outcome.statusCode >= 200 && outcome.statusCode < 300;
     if (ok) failpoint("dispatch.after_send");
     const completion = this.#decide(delivery, outcome, clock());
@@ -314,6 +293,38 @@ export class Dispatcher extends EventEmitter {
     };
     this.#deps.logger.log(ok ? "debug" : "info", "delivery attempt", { ...attempt });
     this.emit("attempt", attempt);
+  }
+
+  /** One send; whatever stops it before the request is made is an outcome too, never a throw. */
+  async #send(delivery: ClaimedDelivery, context: SendContext, startedAt: number): Promise<SendOutcome> {
+    const { config, secretBox } = this.#deps;
+    const failed = (error: string): SendOutcome => ({
+      statusCode: null,
+      error,
+      responsePrefix: null,
+      retryAfter: null,
+      durationMs: 0,
+    });
+    const event = context.events.get(delivery.eventId);
+    const endpoint = context.endpoints.get(delivery.endpointId);
+    // The endpoint was deleted between claim and send; its deliveries are being dead-lettered.
+    if (!event || !endpoint) return failed("endpoint or event no longer exists");
+    let secrets: string[];
+    try {
+      secrets = activeSecrets(secretBox.open(endpoint.secrets), startedAt);
+    } catch (error) {
+      // E.g. another OUTBOXD_MASTER_KEY. A throw here used to leave the row leased, re-claimed
+      // each time the lease ran out, with nothing in last_error or the attempt log.
+      return failed(`cannot open the endpoint's signing secrets: ${String(error)}`);
+    }
+    return sendWebhook(toMessage(event, delivery), {
+      url: endpoint.url,
+      secrets,
+      timeoutMs: config.sendTimeoutMs,
+      allowPrivate: config.allowPrivateEndpoints,
+      resolver: this.#deps.resolver,
+      now: startedAt,
+    });
   }
 
   /** The state a delivery moves to after this attempt (DESIGN §4 receiver answers). */

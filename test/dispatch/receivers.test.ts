@@ -238,6 +238,32 @@ describe("receiver answers (send timeout 500ms, lease 2s)", () => {
     expect(receiver.received).toHaveLength(1);
   });
 
+  test("secrets that cannot be opened (wrong master key) fail the attempt visibly instead of leaving it leased", async () => {
+    const { receiver, endpointId } = await endpointFor(rig, ok);
+    // What another OUTBOXD_MASTER_KEY's ciphertext looks like to this process.
+    await exec(rig.server, "UPDATE endpoints SET secrets = :sealed WHERE id = :id", {
+      id: endpointId,
+      sealed: `aesgcm:${Buffer.alloc(48, 3).toString("base64")}`,
+    });
+    const { deliveryId } = await send(rig, endpointId, "sealed/1");
+    const row = await waitForRow(
+      rig.server,
+      deliveryId,
+      "the failure recorded",
+      (r) => r.last_error !== null,
+    );
+    expect(row).toMatchObject({
+      status: "pending",
+      lease_owner: null,
+      attempt_count: 1,
+      last_status_code: null,
+    });
+    expect(row.last_error).toContain("secret");
+    expect(row.next_attempt_at).toBeGreaterThan(Date.now());
+    expect(await attempts(rig, deliveryId)).toHaveLength(1);
+    expect(receiver.received).toHaveLength(0);
+  });
+
   test("a 3xx is not followed: the Location is never requested and the attempt counts as failed", async () => {
     const { receiver: target } = await endpointFor(rig, ok);
     const { receiver, endpointId } = await endpointFor(
