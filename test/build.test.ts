@@ -123,7 +123,9 @@ describe("the built executable, alone in an empty directory", () => {
     );
     const [event] = committed.events;
     const deliveryId = event.deliveries[0].id as string;
-    const [received] = await waitFor("the webhook", () => receiver?.received.length && receiver.received);
+    const [received] = await waitFor("the webhook", () =>
+      receiver?.received.length ? receiver.received : undefined,
+    );
     expect(received?.headers.get("webhook-id")).toBe(event.id);
     expect(JSON.parse(received?.body ?? "{}")).toMatchObject({
       type: "build.checked",
