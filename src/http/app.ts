@@ -2,11 +2,14 @@
 import { Hono } from "hono";
 import type { AppEnv, HttpDeps } from "./context.ts";
 import { onError, onNotFound } from "./errors.ts";
+import { openApiRoutes } from "./openapi.ts";
 import { requestLog } from "./request-log.ts";
 import { commitRoutes } from "./routes/commits.ts";
 import { endpointRoutes } from "./routes/endpoints.ts";
 import { eventRoutes } from "./routes/events.ts";
+import { historyRoutes } from "./routes/history.ts";
 import { operationRoutes } from "./routes/operations.ts";
+import { snippetRoutes } from "./routes/snippet.ts";
 import { tokenRoutes } from "./routes/tokens.ts";
 
 export function createHttpApp(deps: HttpDeps): Hono<AppEnv> {
@@ -19,5 +22,8 @@ export function createHttpApp(deps: HttpDeps): Hono<AppEnv> {
   endpointRoutes(app, deps);
   eventRoutes(app, deps);
   tokenRoutes(app, deps);
+  snippetRoutes(app);
+  historyRoutes(app, deps);
+  openApiRoutes(app);
   return app;
 }
