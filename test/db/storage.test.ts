@@ -5,6 +5,7 @@ import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { rmSync } from "node:fs";
 import { join } from "node:path";
 import Database from "libsql";
+import { loadConfig } from "../../src/config.ts";
 import type { DriverName } from "../../src/db/driver.ts";
 import { migrate, pendingMigrations } from "../../src/db/migrate.ts";
 import { migrations } from "../../src/db/migrations.gen.ts";
@@ -30,14 +31,11 @@ describe.each(["engine", "client"] as DriverName[])("%s driver", (driver) => {
   const opened: OutboxdDatabase[] = [];
   const observers: Database.Database[] = [];
 
-  async function open(synchronous: "FULL" | "NORMAL" = "FULL"): Promise<OutboxdDatabase> {
-    const db = await openDatabase({
-      databaseUrl: `file:${file}`,
-      databaseAuthToken: undefined,
-      driver,
-      synchronous,
-      busyTimeoutMs: 5000,
-    });
+  /** Opens the file as outboxd does, from environment variables (plus `env`). */
+  async function open(env: Record<string, string> = {}): Promise<OutboxdDatabase> {
+    const db = await openDatabase(
+      loadConfig({ OUTBOXD_DATABASE_URL: `file:${file}`, OUTBOXD_DRIVER: driver, ...env }),
+    );
     expect(db.driver.name).toBe(driver);
     opened.push(db);
     return db;
@@ -256,7 +254,7 @@ describe.each(["engine", "client"] as DriverName[])("%s driver", (driver) => {
     });
 
     test("OUTBOXD_SYNCHRONOUS=NORMAL relaxes synchronous to 1", async () => {
-      const db = await open("NORMAL");
+      const db = await open({ OUTBOXD_SYNCHRONOUS: "NORMAL" });
       await createScratch(db);
       await db.writer.write(insert("1"));
       expect(await db.writer.write(pragmas())).toEqual({ journal: "wal", synchronous: 1 });
