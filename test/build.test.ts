@@ -4,7 +4,7 @@
 // When the tests run as root with `unshare`, the executable also runs in a private mount
 // namespace with the whole repository (node_modules included) hidden under an empty tmpfs.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { copyFileSync, readdirSync, rmSync, statSync } from "node:fs";
+import { copyFileSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { apiClient } from "./helpers/api.ts";
 import { expectStatus } from "./helpers/assertions.ts";
@@ -27,6 +27,21 @@ function repoHidingPrefix(): string[] {
   const prefix = ["unshare", "-m", "sh", "-c", 'mount -t tmpfs tmpfs "$1" && shift && exec "$@"', "sh", REPO];
   const probe = Bun.spawnSync([...prefix, "sh", "-c", 'test -z "$(ls -A "$0")"', REPO]);
   return probe.exitCode === 0 ? prefix : [];
+}
+
+/** The public pages whose content is imported at build time, not read from disk at run time. */
+async function expectEmbeddedPages(url: string): Promise<void> {
+  const snippet = await fetch(`${url}/snippet/verify.js`);
+  expect(snippet.status).toBe(200);
+  expect(await snippet.text()).toBe(readFileSync(join(REPO, "src/receiver/verify.js"), "utf8"));
+  const openapi = await fetch(`${url}/openapi.json`);
+  expect(openapi.status).toBe(200);
+  expect((await openapi.json()).info.version).toBe(
+    JSON.parse(readFileSync(join(REPO, "package.json"), "utf8")).version,
+  );
+  const docs = await fetch(`${url}/docs`);
+  expect(docs.status).toBe(200);
+  expect(docs.headers.get("content-type")).toStartWith("text/html");
 }
 
 const env = (extra: Record<string, string> = {}) => ({
@@ -111,6 +126,8 @@ describe("the built executable, alone in an empty directory", () => {
     expect(await health.json()).toEqual({ status: "ok" });
     const ready = await fetch(`${url}/readyz`);
     expect(ready.status).toBe(200);
+    // Files embedded at build time (text and JSON imports, JSX) come out of the executable.
+    await expectEmbeddedPages(url);
 
     const request = apiClient(url, token);
     expectStatus(await request("POST", "/v1/endpoints", { url: receiver.url, eventTypes: ["build.*"] }), 201);

@@ -4,7 +4,7 @@
 // anything: --no-remote, a fresh DENO_DIR, no update check; npm packages come from node_modules
 // (deno.json: nodeModulesDir "manual").
 import { afterAll, describe, expect, test } from "bun:test";
-import { existsSync, readdirSync, rmSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { apiClient } from "./helpers/api.ts";
 import { expectStatus } from "./helpers/assertions.ts";
@@ -59,6 +59,12 @@ describe("src/deno.ts under Deno", () => {
       expect(child.stderr()).toContain('"runtime":"deno"');
       expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
       await waitFor("/readyz", async () => (await fetch(`${url}/readyz`)).status === 200, 10_000);
+
+      // Imports that bundlers and runtimes treat specially (text, JSON, JSX) work under Deno too.
+      const snippet = await fetch(`${url}/snippet/verify.js`);
+      expect(await snippet.text()).toBe(readFileSync(join(REPO, "src/receiver/verify.js"), "utf8"));
+      expect((await fetch(`${url}/openapi.json`)).status).toBe(200);
+      expect((await fetch(`${url}/docs`)).headers.get("content-type")).toStartWith("text/html");
 
       const request = apiClient(url, token);
       expectStatus(

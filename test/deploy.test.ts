@@ -255,3 +255,36 @@ describe("Dockerfile", () => {
     600_000,
   );
 });
+
+describe("docs/deploy.md", () => {
+  const doc = readFileSync(join(REPO, "docs/deploy.md"), "utf8");
+
+  test("creates the volume fly.toml mounts, and sets the secrets outboxd reads", () => {
+    expect(/fly volumes create (\S+)/.exec(doc)?.[1]).toBe(fly.mounts[0]?.source as string);
+    const secrets = /fly secrets set (.+)/.exec(doc)?.[1] ?? "";
+    expect(secrets).toContain("OUTBOXD_ADMIN_TOKEN=");
+    expect(secrets).toContain("OUTBOXD_MASTER_KEY=$(openssl rand -base64 32)");
+    expect(doc).toContain("fly scale count 1");
+  });
+
+  test("the systemd unit's environment is a valid configuration", () => {
+    const unit = /```ini\n(\[Unit\][\s\S]*?)```/.exec(doc)?.[1] ?? "";
+    const env = Object.fromEntries(
+      [...unit.matchAll(/^Environment=([A-Z_]+)=(.*)$/gm)].map((m) => [m[1] as string, m[2] as string]),
+    );
+    expect(Object.keys(env)).toContain("OUTBOXD_DATABASE_URL");
+    const config = loadConfig({ ...env, OUTBOXD_ADMIN_TOKEN: "x".repeat(32) });
+    expect(config.metricsPort).toBe(fly.metrics.port);
+    expect(localPath(config.databaseUrl)).toStartWith("/var/lib/outboxd/");
+    expect(unit).toContain("StateDirectory=outboxd");
+  });
+
+  test("the commands it names exist", () => {
+    const pkg = JSON.parse(readFileSync(join(REPO, "package.json"), "utf8"));
+    expect(doc).toContain("npm run build");
+    expect(doc).toContain("npm run start:deno");
+    expect(pkg.scripts["start:deno"]).toBe("deno run -A --no-remote src/deno.ts");
+    const help = Bun.spawnSync([process.execPath, "src/main.ts", "help"], { cwd: REPO }).stdout.toString();
+    expect(help).toContain("backup FILE");
+  });
+});
