@@ -1,5 +1,6 @@
 // The Hono application: one fetch handler for Bun and Deno alike.
 import { Hono } from "hono";
+import { dashboardRoutes } from "../ops/dashboard/routes.ts";
 import type { AppEnv, HttpDeps } from "./context.ts";
 import { onError, onNotFound } from "./errors.ts";
 import { openApiRoutes } from "./openapi.ts";
@@ -25,5 +26,6 @@ export function createHttpApp(deps: HttpDeps): Hono<AppEnv> {
   snippetRoutes(app);
   historyRoutes(app, deps);
   openApiRoutes(app);
+  dashboardRoutes(app);
   return app;
 }
