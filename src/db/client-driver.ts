@@ -36,11 +36,11 @@ export async function openClientDriver(target: ClientDriverTarget, options: Driv
     read<T>(op: Op<T>): Promise<T> {
       return runOp(op, executeOnReader);
     },
-    async transaction<T>(body: (execute: Execute) => Promise<T>): Promise<T> {
+    async transaction<T>(op: Op<T>): Promise<T> {
       // transaction("write") is what issues BEGIN IMMEDIATE (drizzle's session would ignore the mode).
       const tx = await writer.transaction("write");
       try {
-        const value = await body(executor(tx));
+        const value = await runOp(op, executor(tx));
         await tx.commit();
         return value;
       } catch (error) {

@@ -1,4 +1,4 @@
-import type { Execute, Op } from "./op.ts";
+import type { Op } from "./op.ts";
 
 /**
  * What the rest of outboxd needs from a database. Two implementations exist:
@@ -11,10 +11,10 @@ export interface Driver {
   /** Runs a read-only operation outside the write queue. */
   read<T>(op: Op<T>): Promise<T>;
   /**
-   * Runs `body` inside one write transaction (`BEGIN IMMEDIATE` … `COMMIT`), rolling back if it
+   * Runs `op` inside one write transaction (`BEGIN IMMEDIATE` … `COMMIT`), rolling back if it
    * throws. Only the Writer calls this, one transaction at a time.
    */
-  transaction<T>(body: (execute: Execute) => Promise<T>): Promise<T>;
+  transaction<T>(op: Op<T>): Promise<T>;
   /**
    * Runs one statement outside any transaction, on a connection of its own use; for the few
    * statements SQLite refuses inside one (VACUUM INTO for backups).

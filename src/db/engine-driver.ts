@@ -26,10 +26,11 @@ export function openEngineDriver(path: string, options: DriverOptions): Driver {
         reader.exec("COMMIT");
       }
     },
-    async transaction<T>(body: (execute: Execute) => Promise<T>): Promise<T> {
+    async transaction<T>(op: Op<T>): Promise<T> {
+      // Synchronous from BEGIN to COMMIT: a whole group commit runs in one turn of the event loop.
       writer.exec("BEGIN IMMEDIATE");
       try {
-        const value = await body(executeOnWriter);
+        const value = runOpSync(op, executeOnWriter);
         writer.exec("COMMIT");
         return value;
       } catch (error) {

@@ -4,7 +4,7 @@
 // operation's failure rolls back only its own work. A caller's promise settles only after
 // the COMMIT that made its work durable (or failed).
 import type { Driver } from "./driver.ts";
-import { type Execute, type Op, runOp } from "./op.ts";
+import { type Op, run } from "./op.ts";
 
 interface Queued {
   op: Op<unknown>;
@@ -45,7 +45,7 @@ export class Writer {
         const batch = this.#queue.splice(0, this.#maxBatch);
         let outcomes: Outcome[];
         try {
-          outcomes = await this.#driver.transaction((execute) => runBatch(batch, execute));
+          outcomes = await this.#driver.transaction(batchOp(batch));
         } catch (error) {
           // BEGIN or COMMIT failed: nothing of this batch is durable, so every caller hears it.
           for (const item of batch) item.reject(error);
@@ -63,17 +63,18 @@ export class Writer {
   }
 }
 
-async function runBatch(batch: Queued[], execute: Execute): Promise<Outcome[]> {
+/** The batch as one operation: each queued operation inside its own savepoint. */
+function* batchOp(batch: Queued[]): Op<Outcome[]> {
   const outcomes: Outcome[] = [];
   for (const item of batch) {
-    await execute({ sql: "SAVEPOINT op", args: {}, kind: "run" });
+    yield* run("SAVEPOINT op");
     try {
-      outcomes.push({ ok: true, value: await runOp(item.op, execute) });
+      outcomes.push({ ok: true, value: yield* item.op });
     } catch (error) {
-      await execute({ sql: "ROLLBACK TO op", args: {}, kind: "run" });
+      yield* run("ROLLBACK TO op");
       outcomes.push({ ok: false, error });
     }
-    await execute({ sql: "RELEASE op", args: {}, kind: "run" });
+    yield* run("RELEASE op");
   }
   return outcomes;
 }

@@ -139,10 +139,12 @@ describe.each(["engine", "client"] as DriverName[])("%s driver", (driver) => {
       const db = await open();
       await createScratch(db);
       await expect(
-        db.driver.transaction(async (execute) => {
-          await execute({ sql: "INSERT INTO scratch (k, v) VALUES ('t', 1)", args: {}, kind: "run" });
-          throw new Error("body failed");
-        }),
+        db.driver.transaction(
+          (function* () {
+            yield* run("INSERT INTO scratch (k, v) VALUES ('t', 1)");
+            throw new Error("body failed");
+          })(),
+        ),
       ).rejects.toThrow("body failed");
       expect(count("scratch")).toBe(0);
     });
@@ -218,7 +220,13 @@ describe.each(["engine", "client"] as DriverName[])("%s driver", (driver) => {
       // Outside any transaction the probe gets the lock, so the probe itself works.
       expect(tryToWrite()).toBe("acquired");
       // The driver's transaction, before its body has run a single statement.
-      const inDriver = await db.driver.transaction(async () => tryToWrite());
+      const inDriver = await db.driver.transaction(
+        (function* () {
+          const result = tryToWrite();
+          yield* insert("in-driver");
+          return result;
+        })(),
+      );
       expect(inDriver).toBe("SQLITE_BUSY");
       // Through the Writer: an operation whose first act (before any statement of its own) is the probe.
       const inWriter = await db.writer.write(
