@@ -80,12 +80,15 @@ describe("order per aggregate", () => {
     // The receiver really did fail a good share of the time, so retries were exercised.
     expect(watch.failures).toBeGreaterThan(total * 0.2);
 
-    const [counts] = await sql<{ delivered: number; other: number }>(
-      rig.server,
-      `SELECT sum(status = 'delivered') AS delivered, sum(status <> 'delivered') AS other FROM deliveries
-       WHERE aggregate LIKE 'order/%'`,
-    );
-    expect(counts).toEqual({ delivered: total, other: 0 });
+    // The last answers may still be on their way into the database.
+    await waitUntil(`all ${total} deliveries marked delivered`, async () => {
+      const [counts] = await sql<{ delivered: number; other: number }>(
+        rig.server,
+        `SELECT sum(status = 'delivered') AS delivered, sum(status <> 'delivered') AS other FROM deliveries
+         WHERE aggregate LIKE 'order/%'`,
+      );
+      return counts?.delivered === total && counts.other === 0;
+    });
   }, 60_000);
 
   test("an aggregate whose head keeps failing blocks only itself: the others are all delivered", async () => {

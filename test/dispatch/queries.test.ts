@@ -138,6 +138,27 @@ describe("dispatch queries", () => {
     expect(again).toMatchObject({ id: first, attemptCount: 2 });
   });
 
+  test("an event scheduled with deliverAfter holds back the later events of its aggregate until it is sent", async () => {
+    await drain();
+    const aggregate = `scheduled/${crypto.randomUUID()}`;
+    const deliverAfter = new Date(Date.now() + 60_000).toISOString();
+    const events = await commitEvents(server, [
+      { aggregate, deliverAfter, endpoints: [endpointId] },
+      { aggregate, endpoints: [endpointId] },
+    ]);
+    const [scheduled, next] = events.map(onlyDelivery);
+    expect(await claim("early")).toEqual([]);
+    const [first] = await claim("on-time", Date.parse(deliverAfter));
+    expect(first?.id).toBe(scheduled as string);
+    await complete(
+      first as ClaimedDelivery,
+      "on-time",
+      { kind: "delivered", at: Date.parse(deliverAfter) },
+      200,
+    );
+    expect((await claim("then", Date.parse(deliverAfter))).map((d) => d.id)).toEqual([next as string]);
+  });
+
   test("not claimed: rows at a disabled endpoint, rows past their deadline, rows not yet due", async () => {
     await drain();
     const disabled = await newEndpoint();
