@@ -48,7 +48,8 @@ export function* statsHistory(now: number): Op<StatsHistory> {
     `SELECT bucket, length(latency) AS digits, CAST(substr(latency, 1, 2) AS INTEGER) AS lead,
        count(*) AS n, max(latency) AS maxLatency
      FROM (
-       SELECT (delivered_at - :from) / :bucketMs AS bucket, max(0, delivered_at - available_at) AS latency
+       SELECT CAST((delivered_at - :from) / :bucketMs AS INTEGER) AS bucket,
+         CAST(max(0, delivered_at - available_at) AS INTEGER) AS latency
        FROM deliveries
        WHERE status = 'delivered' AND delivered_at >= :from AND delivered_at < :to
      )

@@ -1,0 +1,217 @@
+// The dashboard at GET / (DESIGN §3), in a real browser: Debian's chromium driven by
+// playwright-core. A known workload (three delivered, one dead past its deadline, one pending
+// at a failing receiver) must show up as numbers, endpoints with their health, attempts and a
+// chart; Replay on the dead letter, once the receiver is fixed, must deliver it. Screenshots go
+// to test-results/.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { existsSync, mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { type Browser, chromium, type Page } from "playwright-core";
+import { expectStatus } from "./helpers/assertions.ts";
+import { startReceiver, type TestReceiver, waitFor } from "./helpers/receiver.ts";
+import { startServer, type TestServer } from "./helpers/server.ts";
+
+const CHROMIUM = process.env.OUTBOXD_CHROMIUM ?? "/usr/bin/chromium";
+const RESULTS = join(import.meta.dir, "..", "test-results");
+
+let server: TestServer;
+let good: TestReceiver;
+let bad: TestReceiver;
+let browser: Browser;
+let page: Page;
+const pageErrors: string[] = [];
+const ids = { orders: "", invoices: "", dead: "", pending: "" };
+
+const fail = () => new Response("upstream exploded", { status: 500 });
+
+beforeAll(async () => {
+  if (!existsSync(CHROMIUM)) {
+    throw new Error(
+      `the dashboard test needs Chromium at ${CHROMIUM}: install Debian's package with ` +
+        "`apt-get update && apt-get install -y chromium` (or set OUTBOXD_CHROMIUM to another binary)",
+    );
+  }
+  mkdirSync(RESULTS, { recursive: true });
+  server = await startServer({ OUTBOXD_RETRY_BASE: "50ms", OUTBOXD_RETRY_CAP: "500ms" });
+  good = startReceiver();
+  bad = startReceiver(fail);
+
+  const endpoint = async (url: string, eventTypes: string[], description: string) =>
+    expectStatus(await server.request("POST", "/v1/endpoints", { url, eventTypes, description }), 201).id;
+  ids.orders = await endpoint(good.url, ["order.*"], "orders service");
+  ids.invoices = await endpoint(`${bad.url}?key=hunter2`, ["invoice.*"], "billing");
+
+  for (const id of ["o-1", "o-2", "o-3"]) {
+    expectStatus(
+      await server.request("POST", "/v1/commits", {
+        records: [{ collection: "orders", id, data: { total: 10 } }],
+        events: [{ type: "order.placed", payload: { id } }],
+      }),
+      201,
+    );
+  }
+  const invoice = async (id: string, deliverWithin: string) =>
+    expectStatus(
+      await server.request("POST", "/v1/commits", {
+        records: [{ collection: "invoices", id, data: { amount: 5 } }],
+        events: [{ type: "invoice.issued", payload: { id }, deliverWithin }],
+      }),
+      201,
+    ).events[0].deliveries[0].id;
+  ids.dead = await invoice("i-1", "1s");
+  ids.pending = await invoice("i-2", "1h");
+
+  await waitFor("the workload to settle: 3 delivered, 1 dead, 1 pending", async () => {
+    const stats = expectStatus(await server.request("GET", "/v1/stats"), 200);
+    return stats.deliveredLastHour === 3 && stats.dead === 1 && stats.pending === 1;
+  });
+
+  browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    args: [
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-quic",
+      "--no-first-run",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+    ],
+  });
+  page = await browser.newPage({ viewport: { width: 1360, height: 900 } });
+  page.on("pageerror", (error) => pageErrors.push(error.message));
+  page.on("console", (message) => {
+    if (message.type() === "error") pageErrors.push(message.text());
+  });
+});
+
+afterAll(async () => {
+  await browser?.close();
+  await server?.stop();
+  await good?.stop();
+  await bad?.stop();
+});
+
+const text = async (selector: string) => ((await page.textContent(selector)) ?? "").trim();
+const rows = (table: string) => page.locator(`#${table} tbody tr`);
+
+describe("dashboard", () => {
+  test("is public, and asks for a token", async () => {
+    const response = await page.goto(`${server.url}/`);
+    expect(response?.status()).toBe(200);
+    expect(response?.headers()["content-security-policy"]).toContain("connect-src 'self'");
+    await page.waitForSelector("#login:not([hidden])");
+    expect(await page.isVisible("#app")).toBe(false);
+  });
+
+  test("a wrong token is refused and nothing is kept", async () => {
+    await page.fill("#token", "otk_not-a-real-token");
+    await page.click("#connect");
+    await page.waitForFunction(() =>
+      document.getElementById("login-message")?.textContent?.includes("refused"),
+    );
+    expect(await page.isVisible("#app")).toBe(false);
+    expect(await page.evaluate(() => sessionStorage.length)).toBe(0);
+    // The browser logs the refused request itself ("Failed to load resource: … 401").
+    expect(pageErrors.every((e) => e.includes("401"))).toBe(true);
+    pageErrors.length = 0;
+  });
+
+  test("shows the workload: numbers, dead letters, endpoints with health, attempts, chart", async () => {
+    await page.fill("#token", server.token);
+    await page.click("#connect");
+    await page.waitForSelector("#app:not([hidden])");
+    await page.waitForSelector("#dead-letters tbody button.replay");
+
+    expect(await text("#stat-pending-value")).toBe("1");
+    expect(await text("#stat-dead-value")).toBe("1");
+    expect(await text("#stat-deadline-value")).toBe("1");
+    expect(await text("#stat-delivered-value")).toBe("3");
+    expect(await text("#stat-oldest-value")).toMatch(/^\d+ s$/);
+    expect(await text("#stat-pending-sub")).toMatch(/in flight/);
+
+    // Dead letters: the one invoice, with its reason and a Replay button.
+    expect(await rows("dead-letters").count()).toBe(1);
+    const dead = await text("#dead-letters tbody tr");
+    expect(dead).toContain(ids.dead);
+    expect(dead).toContain("invoice.issued");
+    expect(dead).toContain("invoices/i-1 #1");
+    expect(dead).toContain("deadline_exceeded");
+    expect(dead).toContain("500");
+
+    // Endpoints: both, with their health; the query string of a URL is not shown (it may hold a key).
+    expect(await rows("endpoints").count()).toBe(2);
+    const orders = await text(`#endpoints tbody tr:has(code:text-is("${ids.orders}"))`);
+    expect(orders).toContain("healthy");
+    expect(orders).toContain(good.url);
+    expect(orders).toContain("orders service");
+    const invoices = await text(`#endpoints tbody tr:has(code:text-is("${ids.invoices}"))`);
+    expect(invoices).toContain("failing");
+    expect(invoices).toContain(`${bad.url}?…`);
+    expect(invoices).not.toContain("hunter2");
+    expect(invoices).toContain("never"); // no success yet
+
+    // Recent attempts: the three 200s and failures, newest first.
+    expect(await rows("attempts").count()).toBeGreaterThanOrEqual(5);
+    const attempts = await text("#attempts tbody");
+    expect(attempts).toContain("order.placed");
+    expect(attempts).toContain("upstream exploded");
+
+    // The chart: a bar per minute of the last hour, three deliveries in all.
+    expect(await page.locator("#chart svg rect.bar").count()).toBe(60);
+    expect(await text("#chart-total")).toBe("3 delivered in the last hour");
+
+    // The token is in this tab's sessionStorage only, never on the page.
+    expect(await page.evaluate(() => localStorage.length)).toBe(0);
+    expect(await page.evaluate(() => Object.keys(sessionStorage))).toEqual(["outboxd.dashboard.token"]);
+    expect(await page.content()).not.toContain(server.token);
+    expect(await page.inputValue("#token")).toBe("");
+
+    await page.screenshot({ path: join(RESULTS, "dashboard.png"), fullPage: true });
+    expect(pageErrors).toEqual([]);
+  });
+
+  test("Replay on the dead letter, once the receiver is fixed, delivers it", async () => {
+    bad.respond = () => new Response('{"result":"applied"}', { status: 200 });
+    await page.click(`#dead-letters button[data-delivery="${ids.dead}"]`);
+    await page.waitForFunction(() =>
+      document.getElementById("toast")?.textContent?.includes("pending again"),
+    );
+    await waitFor("the replayed delivery to be delivered", async () => {
+      const delivery = expectStatus(await server.request("GET", `/v1/deliveries/${ids.dead}`), 200);
+      return delivery.status === "delivered";
+    });
+    await waitFor("the pending invoice to be delivered", async () => {
+      const delivery = expectStatus(await server.request("GET", `/v1/deliveries/${ids.pending}`), 200);
+      return delivery.status === "delivered";
+    });
+    await page.click("#refresh");
+    await page.waitForFunction(
+      () => document.getElementById("stat-delivered-value")?.textContent === "5",
+      undefined,
+      { timeout: 20_000 },
+    );
+    expect(await text("#stat-dead-value")).toBe("0");
+    expect(await text("#stat-pending-value")).toBe("0");
+    expect(await text("#dead-letters tbody")).toBe("No dead letters.");
+    const invoices = await text(`#endpoints tbody tr:has(code:text-is("${ids.invoices}"))`);
+    expect(invoices).toContain("healthy");
+    expect(await text("#chart-total")).toBe("5 delivered in the last hour");
+    // The receiver got the dead letter's event at last.
+    expect(bad.received.some((r) => r.headers.get("webhook-id") !== null && r.body.includes('"i-1"'))).toBe(
+      true,
+    );
+    await page.screenshot({ path: join(RESULTS, "dashboard-after-replay.png"), fullPage: true });
+    expect(pageErrors).toEqual([]);
+  });
+
+  test("Forget token clears it from the tab", async () => {
+    await page.click("#logout");
+    await page.waitForSelector("#login:not([hidden])");
+    expect(await page.evaluate(() => sessionStorage.length)).toBe(0);
+    await page.reload();
+    await page.waitForSelector("#login:not([hidden])");
+    expect(await page.isVisible("#app")).toBe(false);
+  });
+});
