@@ -16,6 +16,7 @@ import {
   type Rig,
   requestsFor,
   retryNow,
+  sql,
   startRig,
   waitForRow,
   waitUntil,
@@ -367,5 +368,69 @@ describe("slow receivers and late answers (send timeout 15s, lease 60s)", () => 
     expect(row.delivered_at).toBeNull();
     // Both attempts are in the log, the late one included.
     expect((await attempts(rig, deliveryId)).map((a) => a.statusCode).sort()).toEqual([200, 500]);
+  });
+});
+
+describe("concurrency limits (OUTBOXD_CONCURRENCY=4, OUTBOXD_ENDPOINT_CONCURRENCY=2)", () => {
+  let rig: Rig;
+  beforeAll(async () => {
+    rig = await startRig({ OUTBOXD_CONCURRENCY: "4", OUTBOXD_ENDPOINT_CONCURRENCY: "2" });
+  });
+  afterAll(async () => {
+    await rig.stop();
+    for (const receiver of receivers.splice(0)) await receiver.stop();
+  });
+
+  test("at most 2 requests in flight per endpoint and 4 in all, however much is due", async () => {
+    let holding = true;
+    const held: (() => void)[] = [];
+    let inFlight = 0;
+    let maxInFlight = 0;
+    const perEndpoint = new Map<string, { now: number; max: number }>();
+    const counting = (name: string) => async () => {
+      const mine = perEndpoint.get(name) ?? { now: 0, max: 0 };
+      perEndpoint.set(name, mine);
+      mine.now += 1;
+      mine.max = Math.max(mine.max, mine.now);
+      inFlight += 1;
+      maxInFlight = Math.max(maxInFlight, inFlight);
+      // Held by the test at first, then briefly, so the dispatcher keeps refilling its slots.
+      if (holding) await new Promise<void>((resolve) => held.push(resolve));
+      else await new Promise((resolve) => setTimeout(resolve, 5));
+      mine.now -= 1;
+      inFlight -= 1;
+      return ok();
+    };
+    const a = await endpointFor(rig, counting("a"));
+    const b = await endpointFor(rig, counting("b"));
+    const events = [];
+    for (const { endpointId } of [a, b]) {
+      events.push(
+        ...(await commitEvents(
+          rig.server,
+          Array.from({ length: 10 }, (_, i) => ({
+            aggregate: `limits/${endpointId}/${i}`,
+            endpoints: [endpointId],
+          })),
+        )),
+      );
+    }
+    await waitUntil("both endpoints at their limit", () => held.length === 4);
+    // A sweep with every slot taken claims nothing more.
+    await rig.server.outboxd.dispatcher?.sweep();
+    const [leased] = await sql<{ n: number }>(
+      rig.server,
+      "SELECT count(*) AS n FROM deliveries WHERE lease_owner IS NOT NULL",
+    );
+    expect(leased?.n).toBe(4);
+
+    holding = false;
+    for (const release of held.splice(0)) release();
+    for (const event of events) {
+      await waitForRow(rig.server, onlyDelivery(event), "delivered", (r) => r.status === "delivered");
+    }
+    expect(perEndpoint.get("a")?.max).toBe(2);
+    expect(perEndpoint.get("b")?.max).toBe(2);
+    expect(maxInFlight).toBe(4);
   });
 });
