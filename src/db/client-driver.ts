@@ -14,21 +14,19 @@ export async function openClientDriver(target: ClientDriverTarget, options: Driv
   const local = target.url.startsWith("file:");
   // One connection each: a PRAGMA applies to the connection it ran on, and the client's pool
   // would otherwise open fresh connections without them.
-  const open = () =>
-    createClient({
+  const open = async () => {
+    const client = createClient({
       url: target.url,
       authToken: target.authToken,
       concurrency: 1,
       intMode: "number",
       ...(local ? { timeout: options.busyTimeoutMs } : {}),
     });
-  const writer = open();
-  const reader = open();
-  if (local) {
-    for (const client of [writer, reader]) {
-      for (const pragma of localPragmas(options)) await client.execute(pragma);
-    }
-  }
+    if (local) for (const pragma of localPragmas(options)) await client.execute(pragma);
+    return client;
+  };
+  let writer = await open();
+  const reader = await open();
   const executeOnReader = executor(reader);
 
   return {
@@ -38,7 +36,18 @@ export async function openClientDriver(target: ClientDriverTarget, options: Driv
     },
     async transaction<T>(op: Op<T>): Promise<T> {
       // transaction("write") is what issues BEGIN IMMEDIATE (drizzle's session would ignore the mode).
-      const tx = await writer.transaction("write");
+      let tx: Transaction;
+      try {
+        tx = await writer.transaction("write");
+      } catch (error) {
+        // A BEGIN that failed (SQLITE_BUSY) leaves @libsql/client's local connection unable to
+        // commit ever after ("SQL statements in progress"): start over on a fresh connection.
+        if (local) {
+          writer.close();
+          writer = await open();
+        }
+        throw error;
+      }
       try {
         const value = await runOp(op, executor(tx));
         await tx.commit();

@@ -12,6 +12,13 @@ export function problemResponse(problem: Problem, headers: Record<string, string
 
 export function onError(error: Error, c: Context): Response {
   if (error instanceof Problem) return problemResponse(error);
+  if (isBusy(error)) {
+    // Another process held the write lock past OUTBOXD_BUSY_TIMEOUT: nothing was written, and
+    // the client may simply try again.
+    return problemResponse(problems.unavailable("the database is busy; nothing was written, retry shortly"), {
+      "retry-after": "1",
+    });
+  }
   console.error(
     JSON.stringify({
       level: "error",
@@ -29,4 +36,12 @@ export function onError(error: Error, c: Context): Response {
 
 export function onNotFound(c: Context): Response {
   return problemResponse(problems.notFound(`no route for ${c.req.method} ${c.req.path}`));
+}
+
+/** SQLITE_BUSY (and SQLITE_BUSY_SNAPSHOT…): the write lock was not had within the busy timeout. */
+function isBusy(error: Error): boolean {
+  const code = (error as { code?: unknown }).code;
+  return (
+    (typeof code === "string" && code.startsWith("SQLITE_BUSY")) || /database is locked/i.test(error.message)
+  );
 }

@@ -35,6 +35,8 @@ export async function startServer(
     OUTBOXD_LOG_LEVEL: "error",
     OUTBOXD_ALLOW_PRIVATE_ENDPOINTS: "1",
     OUTBOXD_MASTER_KEY: Buffer.alloc(32, 7).toString("base64"),
+    // CI runs the HTTP suites once more on the @libsql/client driver (.ci/run).
+    ...(process.env.OUTBOXD_DRIVER ? { OUTBOXD_DRIVER: process.env.OUTBOXD_DRIVER } : {}),
     ...env,
   });
   const outboxd = await createOutboxd(config, options);
