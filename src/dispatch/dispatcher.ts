@@ -66,6 +66,7 @@ export interface AttemptEvent {
 
 const PRUNE_EVERY_MS = 3_600_000;
 const PRUNE_CHUNK = 5_000;
+const EXPIRE_CHUNK = 1_000;
 
 export class Dispatcher extends EventEmitter {
   readonly #deps: DispatcherDeps;
@@ -159,7 +160,14 @@ export class Dispatcher extends EventEmitter {
     const now = this.#deps.clock();
     this.#heartbeatAt = now;
     try {
-      const expired = await this.#deps.db.writer.write(expireDeadlines(now));
+      // In chunks, until none is left: a backlog past its deadline (after an outage, say) is
+      // dead-lettered in this sweep, not a thousand per second while it blocks its aggregates.
+      let expired = 0;
+      for (;;) {
+        const n = await this.#deps.db.writer.write(expireDeadlines(now, EXPIRE_CHUNK));
+        expired += n;
+        if (n < EXPIRE_CHUNK) break;
+      }
       if (expired > 0) {
         this.#deps.logger.log("warn", "deliveries moved to the dead-letter queue", {
           count: expired,

@@ -232,6 +232,35 @@ describe("deadlines and the dead-letter queue", () => {
     expect(row).toMatchObject({ status: "dead", dead_reason: "deadline_exceeded" });
   });
 
+  test("one sweep dead-letters every expired delivery, not just the first thousand", async () => {
+    const created = expectStatus(
+      await rig.server.request("POST", "/v1/endpoints", { url: "http://127.0.0.1:9/paused" }),
+      201,
+    );
+    // Disabled, so nothing is sent while the backlog builds up.
+    expectStatus(await rig.server.request("PATCH", `/v1/endpoints/${created.id}`, { disabled: true }), 200);
+    const COUNT = 2_500;
+    for (let i = 0; i < COUNT; i += 100) {
+      await commitEvents(
+        rig.server,
+        Array.from({ length: 100 }, (_, j) => ({ aggregate: `backlog/${i + j}`, endpoints: [created.id] })),
+      );
+    }
+    await exec(rig.server, "UPDATE deliveries SET deliver_by = :past WHERE endpoint_id = :id", {
+      id: created.id,
+      past: Date.now() - 1,
+    });
+    const before = (await stats()).deadlineExceededTotal;
+    await rig.server.outboxd.dispatcher?.sweep();
+    const [left] = await sql<{ n: number }>(
+      rig.server,
+      "SELECT count(*) AS n FROM deliveries WHERE endpoint_id = :id AND status = 'pending'",
+      { id: created.id },
+    );
+    expect(left?.n).toBe(0);
+    expect((await stats()).deadlineExceededTotal).toBe(before + COUNT);
+  }, 20_000);
+
   test("deleting an endpoint dead-letters its pending deliveries with endpoint_deleted; they cannot be replayed", async () => {
     const created = expectStatus(
       await rig.server.request("POST", "/v1/endpoints", { url: "http://127.0.0.1:9/closed" }),
