@@ -54,15 +54,19 @@ function typeOf(schema: Schema | undefined): Fragment {
   if ("const" in schema) return html`<code>${JSON.stringify(schema.const)}</code>`;
   if (schema.enum)
     return html`<span class="t">${schema.enum.map((e) => JSON.stringify(e)).join(" | ")}</span>`;
-  if (schema.type === "array") return html`${typeOf(schema.items)}[]`;
+  if (schema.type === "array") {
+    const items = schema.items;
+    const union = items !== undefined && (items.enum !== undefined || items.anyOf !== undefined);
+    return union ? html`(${typeOf(items)})[]` : html`${typeOf(items)}[]`;
+  }
   return html`<span class="t">${[schema.type ?? "any"].flat().join(" | ")}</span>`;
 }
 
 const CONSTRAINTS: [string, (v: unknown) => string][] = [
   ["format", (v) => `format ${v}`],
   ["pattern", (v) => `pattern ${v}`],
-  ["minLength", (v) => `≥ ${v} chars`],
-  ["maxLength", (v) => `≤ ${v} chars`],
+  ["minLength", (v) => `length ≥ ${v}`],
+  ["maxLength", (v) => `length ≤ ${v}`],
   ["minimum", (v) => `≥ ${v}`],
   ["maximum", (v) => `≤ ${v}`],
   ["minItems", (v) => `≥ ${v} items`],
