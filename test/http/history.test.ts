@@ -77,8 +77,18 @@ describe("GET /v1/stats/history", () => {
     expect(empty).toMatchObject({ latencyP50Ms: null, latencyMaxMs: null });
   });
 
-  test("needs a read token", async () => {
-    expectProblem(await server.request("GET", "/v1/stats/history", undefined, { authorization: "" }), 401);
+  test("needs a read token: none is 401, a commit-only token 403", async () => {
+    const commitOnly = expectStatus(
+      await server.request("POST", "/v1/tokens", { name: "writer", scopes: ["commit"] }),
+      201,
+    ).token;
+    for (const path of ["/v1/stats/history", "/v1/attempts"]) {
+      expectProblem(await server.request("GET", path, undefined, { authorization: "" }), 401);
+      expectProblem(
+        await server.request("GET", path, undefined, { authorization: `Bearer ${commitOnly}` }),
+        403,
+      );
+    }
   });
 });
 
