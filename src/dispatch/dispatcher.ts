@@ -67,6 +67,8 @@ export interface AttemptEvent {
 const PRUNE_EVERY_MS = 3_600_000;
 const PRUNE_CHUNK = 5_000;
 const EXPIRE_CHUNK = 1_000;
+/** How long before its deadline the last attempt of a failing delivery is due. */
+const LAST_ATTEMPT_MARGIN_MS = 1_000;
 
 export class Dispatcher extends EventEmitter {
   readonly #deps: DispatcherDeps;
@@ -349,8 +351,15 @@ export class Dispatcher extends EventEmitter {
       const asked = retryAfterMs(outcome.retryAfter, now);
       if (asked !== null) delay = Math.max(delay, Math.min(asked, config.retryCapMs));
     }
-    // One last attempt just before the deadline rather than none at all.
-    const nextAttemptAt = Math.min(now + delay, delivery.deliverBy - 1);
+    let nextAttemptAt = now + delay;
+    if (nextAttemptAt >= delivery.deliverBy) {
+      // One last attempt shortly before the deadline rather than none at all. It needs a margin:
+      // a retry due 1 ms before the deadline was claimable for that 1 ms only, so it was mostly
+      // never made. After the last attempt (less than the margin left) the row waits for its
+      // deadline, when the sweep dead-letters it.
+      const last = delivery.deliverBy - LAST_ATTEMPT_MARGIN_MS;
+      nextAttemptAt = last > now ? last : delivery.deliverBy;
+    }
     return { kind: "retry", at: now, nextAttemptAt };
   }
 

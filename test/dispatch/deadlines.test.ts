@@ -308,3 +308,26 @@ describe("deadlines and the dead-letter queue", () => {
     return rows.map((r) => r.deadAt);
   }
 });
+
+describe("the last attempt before a deadline", () => {
+  let rig: Rig;
+  beforeAll(async () => {
+    // Backoff after a first failure: 5 to 10 s, longer than the 3 s window below.
+    rig = await startRig({ OUTBOXD_RETRY_BASE: "10s" }, () => new Response("down", { status: 500 }));
+  });
+  afterAll(async () => {
+    await rig.stop();
+  });
+
+  test("when the backoff would pass the deadline, one more attempt is made shortly before it", async () => {
+    const [event] = await commitEvents(rig.server, [{ aggregate: "last/1", deliverWithin: "3s" }]);
+    const id = onlyDelivery(event);
+    const row = await waitForRow(rig.server, id, "dead", (r) => r.status === "dead", 10_000);
+    expect(row.dead_reason).toBe("deadline_exceeded");
+    const deliverBy = Date.parse(event?.deliverBy as string);
+    const arrivals = requestsFor(rig.receiver, event?.id as string).map((r) => r.at);
+    expect(arrivals).toHaveLength(2);
+    expect(arrivals[1]).toBeLessThan(deliverBy);
+    expect(arrivals[1]).toBeGreaterThan(deliverBy - 2_000);
+  }, 15_000);
+});
