@@ -376,6 +376,7 @@ export function dashboardClient(): void {
   // Flow
   let timer: ReturnType<typeof setTimeout> | undefined;
   let refreshing = false;
+  let again = false;
 
   function setStatus(text: string, level: "" | "bad" = ""): void {
     const status = byId("status");
@@ -402,8 +403,14 @@ export function dashboardClient(): void {
     setStatus("");
   }
 
+  /** One refresh at a time; a call during one runs again right after it (e.g. after a replay). */
   async function refresh(): Promise<void> {
-    if (refreshing || !token()) return;
+    const current = token();
+    if (!current) return;
+    if (refreshing) {
+      again = true;
+      return;
+    }
     refreshing = true;
     clearTimeout(timer);
     try {
@@ -414,6 +421,8 @@ export function dashboardClient(): void {
         api<Page<Endpoint>>("GET", "/v1/endpoints?limit=100"),
         api<Page<Attempt>>("GET", `/v1/attempts?limit=${ATTEMPT_LIMIT}`),
       ]);
+      // The token was forgotten or replaced meanwhile: these answers belong to the old one.
+      if (token() !== current) return;
       byId("login").hidden = true;
       byId("logout").hidden = false;
       byId("app").hidden = false;
@@ -422,9 +431,9 @@ export function dashboardClient(): void {
       renderDead(dead, stats.dead);
       renderEndpoints(endpoints);
       renderAttempts(attempts);
-      document.body.dataset.loaded = String(Date.now());
       setStatus(`updated ${new Date().toLocaleTimeString()}`);
     } catch (error) {
+      if (token() !== current) return;
       if (error instanceof ApiError && (error.status === 401 || error.status === 403)) {
         sessionStorage.removeItem(TOKEN_KEY);
         showLogin(
@@ -437,8 +446,16 @@ export function dashboardClient(): void {
       setStatus(`could not refresh: ${error instanceof Error ? error.message : String(error)}`, "bad");
     } finally {
       refreshing = false;
+      if (again) {
+        again = false;
+        setTimeout(() => void refresh(), 0);
+      } else if (token()) {
+        // Polls only while the tab is visible; visibilitychange resumes it.
+        timer = setTimeout(() => {
+          if (!document.hidden) void refresh();
+        }, REFRESH_MS);
+      }
     }
-    if (token()) timer = setTimeout(() => void refresh(), REFRESH_MS);
   }
 
   async function replay(id: string, button: HTMLButtonElement): Promise<void> {
