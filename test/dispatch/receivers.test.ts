@@ -5,6 +5,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { AttemptEvent } from "../../src/dispatch/dispatcher.ts";
 import { type Received, startReceiver, type TestReceiver } from "../helpers/receiver.ts";
+import { startServer } from "../helpers/server.ts";
 import {
   commitEvents,
   deliveryRow,
@@ -432,5 +433,34 @@ describe("concurrency limits (OUTBOXD_CONCURRENCY=4, OUTBOXD_ENDPOINT_CONCURRENC
     expect(perEndpoint.get("a")?.max).toBe(2);
     expect(perEndpoint.get("b")?.max).toBe(2);
     expect(maxInFlight).toBe(4);
+  });
+});
+
+describe("private addresses (OUTBOXD_ALLOW_PRIVATE_ENDPOINTS off)", () => {
+  test("a host that resolved to a public address at create but to a private one now is not sent to", async () => {
+    let address = "93.184.216.34";
+    const server = await startServer(
+      { OUTBOXD_ALLOW_PRIVATE_ENDPOINTS: "0" },
+      { resolver: async () => [address] },
+    );
+    try {
+      const created = expectStatus(
+        await server.request("POST", "/v1/endpoints", { url: "https://hooks.example.com/outboxd" }),
+        201,
+      );
+      address = "127.0.0.1";
+      const [event] = await commitEvents(server, [{ aggregate: "rebind/1", endpoints: [created.id] }]);
+      const row = await waitForRow(
+        server,
+        onlyDelivery(event),
+        "the refusal recorded",
+        (r) => r.last_error !== null,
+      );
+      expect(row).toMatchObject({ status: "pending", last_status_code: null, lease_owner: null });
+      expect(row.last_error).toContain("blocked");
+      expect(row.last_error).toContain("private");
+    } finally {
+      await server.stop();
+    }
   });
 });
