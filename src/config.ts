@@ -20,6 +20,10 @@ export interface Config {
   maxRecordsPerCommit: number;
   maxEventsPerCommit: number;
   maxDocumentBytes: number;
+  /** Requests per second per token (token bucket); 0 turns rate limiting off. */
+  rateLimit: number;
+  /** Bucket size: how many requests a token may send at once after being idle. */
+  rateBurst: number;
   metricsPort: number | undefined;
   metricsPublic: boolean;
   leaseMs: number;
@@ -124,6 +128,8 @@ export function loadConfig(env: Env = process.env): Config {
     problems.push("OUTBOXD_ADMIN_TOKEN must be at least 16 characters");
   }
 
+  const rateLimit = integer("OUTBOXD_RATE_LIMIT", 1000, 0, 10_000_000);
+
   const config: Config = {
     databaseUrl,
     databaseAuthToken: read("OUTBOXD_DATABASE_AUTH_TOKEN"),
@@ -141,6 +147,8 @@ export function loadConfig(env: Env = process.env): Config {
     maxRecordsPerCommit: integer("OUTBOXD_MAX_RECORDS_PER_COMMIT", 100, 1, 10_000),
     maxEventsPerCommit: integer("OUTBOXD_MAX_EVENTS_PER_COMMIT", 100, 1, 10_000),
     maxDocumentBytes: integer("OUTBOXD_MAX_DOCUMENT_BYTES", 64 * 1024, 16, 16 * 1024 * 1024),
+    rateLimit,
+    rateBurst: integer("OUTBOXD_RATE_BURST", Math.max(1, 2 * rateLimit), 1, 100_000_000),
     metricsPort:
       read("OUTBOXD_METRICS_PORT") === undefined ? undefined : integer("OUTBOXD_METRICS_PORT", 0, 0, 65535),
     metricsPublic: flag("OUTBOXD_METRICS_PUBLIC"),

@@ -4,6 +4,7 @@ import { dashboardRoutes } from "../ops/dashboard/routes.ts";
 import type { AppEnv, HttpDeps } from "./context.ts";
 import { onError, onNotFound } from "./errors.ts";
 import { openApiRoutes } from "./openapi.ts";
+import { rateLimiterFor } from "./rate-limit.ts";
 import { requestLog } from "./request-log.ts";
 import { commitRoutes } from "./routes/commits.ts";
 import { endpointRoutes } from "./routes/endpoints.ts";
@@ -13,7 +14,11 @@ import { operationRoutes } from "./routes/operations.ts";
 import { snippetRoutes } from "./routes/snippet.ts";
 import { tokenRoutes } from "./routes/tokens.ts";
 
-export function createHttpApp(deps: HttpDeps): Hono<AppEnv> {
+export function createHttpApp(given: HttpDeps): Hono<AppEnv> {
+  const deps = {
+    ...given,
+    limiter: given.limiter !== undefined ? given.limiter : rateLimiterFor(given.config, given.clock),
+  };
   const app = new Hono<AppEnv>();
   app.use(requestLog(deps.logger));
   app.onError(onError);

@@ -9,6 +9,7 @@ import type { Resolver } from "../endpoints/url-guard.ts";
 import type { Clock } from "../lib/time.ts";
 import type { Logger } from "../ops/log.ts";
 import type { Metrics } from "../ops/metrics.ts";
+import type { RateLimiter } from "./rate-limit.ts";
 
 /** What the HTTP layer may call on the dispatch side (absent in a process without one). */
 export interface DispatchControl {
@@ -36,6 +37,8 @@ export interface HttpDeps {
   dispatch?: DispatchControl;
   metrics: Metrics;
   logger: Logger;
+  /** Per-token rate limit; built from the config by createHttpApp when not given, null = off. */
+  limiter?: RateLimiter | null;
 }
 
 export type AppEnv = { Variables: { identity: TokenIdentity } };
