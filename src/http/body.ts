@@ -11,16 +11,15 @@ export async function readJson(c: Context, maxBytes: number): Promise<unknown> {
   if (declared > maxBytes) throw problems.tooLarge(maxBytes);
   const body = c.req.raw.body;
   if (!body) throw problems.badJson("the request has no body");
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for await (const chunk of body as unknown as AsyncIterable<Uint8Array>) {
-    size += chunk.byteLength;
-    if (size > maxBytes) throw problems.tooLarge(maxBytes);
-    chunks.push(chunk);
-  }
+  // With a Content-Length (already checked) the runtime reads exactly that many bytes at once;
+  // only a chunked body of unknown length is counted as it streams in.
+  const bytes =
+    c.req.header("content-length") !== undefined
+      ? await c.req.raw.arrayBuffer()
+      : await readCapped(body, maxBytes);
   let text: string;
   try {
-    text = new TextDecoder("utf-8", { fatal: true }).decode(Buffer.concat(chunks));
+    text = DECODER.decode(bytes);
   } catch {
     throw problems.badJson("the body is not valid UTF-8");
   }
@@ -30,8 +29,41 @@ export async function readJson(c: Context, maxBytes: number): Promise<unknown> {
   } catch (error) {
     throw problems.badJson(`the body is not valid JSON: ${(error as Error).message}`);
   }
-  checkDepth(value);
+  if (nestingDepth(text) >= MAX_JSON_DEPTH) checkDepth(value);
   return value;
+}
+
+const DECODER = new TextDecoder("utf-8", { fatal: true });
+
+async function readCapped(body: ReadableStream<Uint8Array>, maxBytes: number): Promise<Uint8Array> {
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for await (const chunk of body as unknown as AsyncIterable<Uint8Array>) {
+    size += chunk.byteLength;
+    if (size > maxBytes) throw problems.tooLarge(maxBytes);
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks);
+}
+
+/** The deepest bracket nesting of a JSON text, skipping strings: a cheap scan before the walk. */
+function nestingDepth(text: string): number {
+  let depth = 0;
+  let deepest = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const ch = text.charCodeAt(i);
+    if (inString) {
+      if (ch === 92)
+        i++; // backslash: skip the escaped character
+      else if (ch === 34) inString = false;
+    } else if (ch === 34) inString = true;
+    else if (ch === 91 || ch === 123) {
+      depth++;
+      if (depth > deepest) deepest = depth;
+    } else if (ch === 93 || ch === 125) depth--;
+  }
+  return deepest;
 }
 
 /**
