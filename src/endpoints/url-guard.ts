@@ -2,8 +2,16 @@
 // private, link-local, CGNAT, multicast or other internal addresses, unless the operator
 // allows private endpoints. WHATWG URL parsing already turns odd IPv4 spellings such as
 // `2130706433` or `0x7f.1` into dotted quads, and ipaddr.js classifies the address.
+//
+// Two checks use these rules: `endpointUrlProblem` when an endpoint is created or changed
+// (a name that does not resolve yet is accepted), and `sendTarget` before every send, which
+// resolves the name, checks every address it resolves to and names the one to connect to,
+// so the sender connects to an address that was checked (no second lookup to rebind).
 import { lookup } from "node:dns/promises";
 import ipaddr from "ipaddr.js";
+
+/** IPv6 global unicast is 2000::/3; everything else (::/8 compat, ULA, link-local…) is not public. */
+const GLOBAL_UNICAST_V6 = ipaddr.parseCIDR("2000::/3");
 
 /** True when the address is a public unicast address that may receive webhooks. */
 export function isPublicAddress(address: string): boolean {
@@ -12,7 +20,8 @@ export function isPublicAddress(address: string): boolean {
   if (parsed.kind() === "ipv6" && (parsed as ipaddr.IPv6).isIPv4MappedAddress()) {
     parsed = (parsed as ipaddr.IPv6).toIPv4Address();
   }
-  return parsed.range() === "unicast";
+  if (parsed.range() !== "unicast") return false;
+  return parsed.kind() === "ipv4" || (parsed as ipaddr.IPv6).match(GLOBAL_UNICAST_V6);
 }
 
 export type Resolver = (host: string) => Promise<string[]>;
@@ -20,29 +29,49 @@ export type Resolver = (host: string) => Promise<string[]>;
 export const systemResolver: Resolver = async (host) =>
   (await lookup(host, { all: true, verbatim: true })).map((entry) => entry.address);
 
-/** Why the URL may not be an endpoint, or null when it may. */
+type Parsed = { url: URL; problem?: undefined } | { url?: undefined; problem: string };
+
+/** The URL's shape: absolute, http(s) as allowed, no credentials, fragment or control characters. */
+function parseEndpointUrl(text: string, allowPrivate: boolean): Parsed {
+  // WHATWG parsing silently drops tabs and newlines and trims spaces; refuse them instead, so
+  // the stored URL is the one that is requested and nothing can smuggle a header line.
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: refusing control characters is the point
+  if (/[\u0000-\u0020\u007f]/.test(text)) return { problem: "must not contain spaces or control characters" };
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    return { problem: "is not a valid absolute URL" };
+  }
+  if (url.protocol !== "https:" && !(allowPrivate && url.protocol === "http:")) {
+    return { problem: allowPrivate ? "must be an http or https URL" : "must be an https URL" };
+  }
+  if (url.username || url.password) return { problem: "must not contain credentials" };
+  if (url.hash) return { problem: "must not contain a fragment" };
+  return { url };
+}
+
+/** The host without IPv6 brackets or a trailing dot (`example.com.` is `example.com`). */
+function bareHost(url: URL): string {
+  return url.hostname.replace(/^\[|\]$/g, "").replace(/\.$/, "");
+}
+
+function isLocalName(host: string): boolean {
+  return host === "localhost" || host.endsWith(".localhost") || !host.includes(".");
+}
+
+/** Why the URL may not be an endpoint, or null when it may (checked on create and change). */
 export async function endpointUrlProblem(
   text: string,
   allowPrivate: boolean,
   resolve: Resolver = systemResolver,
 ): Promise<string | null> {
-  let url: URL;
-  try {
-    url = new URL(text);
-  } catch {
-    return "is not a valid absolute URL";
-  }
-  if (url.protocol !== "https:" && !(allowPrivate && url.protocol === "http:")) {
-    return allowPrivate ? "must be an http or https URL" : "must be an https URL";
-  }
-  if (url.username || url.password) return "must not contain credentials";
-  if (url.hash) return "must not contain a fragment";
+  const parsed = parseEndpointUrl(text, allowPrivate);
+  if (parsed.problem !== undefined) return parsed.problem;
   if (allowPrivate) return null;
-  const host = url.hostname.replace(/^\[|\]$/g, "");
+  const host = bareHost(parsed.url);
   if (ipaddr.isValid(host)) return isPublicAddress(host) ? null : "points at a private or internal address";
-  if (host === "localhost" || host.endsWith(".localhost") || !host.includes(".")) {
-    return "points at a local host name";
-  }
+  if (isLocalName(host)) return "points at a local host name";
   let addresses: string[];
   try {
     addresses = await resolve(host);
@@ -50,4 +79,46 @@ export async function endpointUrlProblem(
     return null; // does not resolve yet: accepted now, checked again at every send
   }
   return addresses.every(isPublicAddress) ? null : "resolves to a private or internal address";
+}
+
+/**
+ * Where a webhook for `text` may go now:
+ * - `{url, address}`: connect to `address` (checked) for `url`; `address` is null when private
+ *   endpoints are allowed and the URL is requested as it is;
+ * - `{blocked}`: the policy refuses it (never retried into success unless DNS or the URL changes);
+ * - `{unresolved}`: the name did not resolve (a transient failure like a refused connection).
+ */
+export type SendTarget =
+  | { url: URL; address: string | null; blocked?: undefined; unresolved?: undefined }
+  | { blocked: string; url?: undefined; unresolved?: undefined }
+  | { unresolved: string; url?: undefined; blocked?: undefined };
+
+export async function sendTarget(
+  text: string,
+  allowPrivate: boolean,
+  resolve: Resolver = systemResolver,
+): Promise<SendTarget> {
+  const parsed = parseEndpointUrl(text, allowPrivate);
+  if (parsed.problem !== undefined) return { blocked: parsed.problem };
+  const { url } = parsed;
+  if (allowPrivate) return { url, address: null };
+  const host = bareHost(url);
+  if (ipaddr.isValid(host)) {
+    return isPublicAddress(host)
+      ? { url, address: host }
+      : { blocked: "points at a private or internal address" };
+  }
+  if (isLocalName(host)) return { blocked: "points at a local host name" };
+  let addresses: string[];
+  try {
+    addresses = await resolve(host);
+  } catch (error) {
+    const code = (error as { code?: string })?.code;
+    return { unresolved: `cannot resolve ${host}${code ? ` (${code})` : ""}` };
+  }
+  const first = addresses[0];
+  if (first === undefined) return { unresolved: `cannot resolve ${host} (no addresses)` };
+  // Every address, not only the one used: a name that mixes public and internal answers is refused.
+  if (!addresses.every(isPublicAddress)) return { blocked: "resolves to a private or internal address" };
+  return { url, address: first };
 }
