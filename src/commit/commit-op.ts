@@ -2,10 +2,10 @@
 // transaction the Writer gives this operation (DESIGN §1.1). Any throw rolls back everything
 // this operation wrote, and only that (its savepoint).
 
-import { all, get, type Op, run } from "../db/op.ts";
+import { all, allBatchShared, get, type Op, run } from "../db/op.ts";
 import { matchesEventType } from "../endpoints/patterns.ts";
 import { failpoint } from "../failpoints.ts";
-import { canonicalJson, sha256Hex } from "../lib/canonical-json.ts";
+import { canonicalJson } from "../lib/canonical-json.ts";
 import { newId } from "../lib/ids.ts";
 import { problems } from "../lib/problem.ts";
 import { iso } from "../lib/time.ts";
@@ -89,14 +89,14 @@ const SQL = {
     RETURNING created_at AS createdAt`,
   endpoints: "SELECT id, event_types AS eventTypes FROM endpoints",
   findEvent:
-    "SELECT content_hash AS contentHash, aggregate, sequence, deliver_by AS deliverBy FROM events WHERE id = :id",
+    "SELECT type, aggregate, payload, deliver_after AS deliverAfter, sequence, deliver_by AS deliverBy FROM events WHERE id = :id",
   eventDeliveries:
     "SELECT id, endpoint_id AS endpointId FROM deliveries WHERE event_id = :eventId ORDER BY id",
   nextSequence: `INSERT INTO aggregates (key, last_sequence) VALUES (:key, 1)
     ON CONFLICT (key) DO UPDATE SET last_sequence = last_sequence + 1 RETURNING last_sequence AS sequence`,
-  insertEvent: `INSERT INTO events (id, type, aggregate, sequence, payload, content_hash, occurred_at, deliver_after,
+  insertEvent: `INSERT INTO events (id, type, aggregate, sequence, payload, occurred_at, deliver_after,
       deliver_by, commit_id, traceparent)
-    VALUES (:id, :type, :aggregate, :sequence, :payload, :contentHash, :now, :deliverAfter, :deliverBy, :commitId, :traceparent)`,
+    VALUES (:id, :type, :aggregate, :sequence, :payload, :now, :deliverAfter, :deliverBy, :commitId, :traceparent)`,
   insertDelivery: `INSERT INTO deliveries (id, event_id, endpoint_id, aggregate, sequence, event_type, status,
       available_at, next_attempt_at, deliver_by, created_at)
     VALUES (:id, :eventId, :endpointId, :aggregate, :sequence, :type, 'pending', :availableAt, :availableAt, :deliverBy, :now)`,
@@ -173,21 +173,15 @@ export function* commitOp(input: CommitInput): Op<CommitOutcome> {
   failpoint("commit.after_records");
 
   const endpointRows =
-    input.events.length > 0 ? yield* all<{ id: string; eventTypes: string }>(SQL.endpoints) : [];
+    input.events.length > 0 ? yield* allBatchShared<{ id: string; eventTypes: string }>(SQL.endpoints) : [];
   const endpoints = endpointRows.map((e) => ({ id: e.id, patterns: JSON.parse(e.eventTypes) as string[] }));
   const events: CommitResult["events"] = [];
   let deliveryCount = 0;
   for (const [i, event] of input.events.entries()) {
-    const contentHash = eventContentHash(event);
     if (event.id !== undefined) {
-      const existing = yield* get<{
-        contentHash: string;
-        aggregate: string;
-        sequence: number;
-        deliverBy: number;
-      }>(SQL.findEvent, { id: event.id });
+      const existing = yield* get<StoredEvent>(SQL.findEvent, { id: event.id });
       if (existing) {
-        if (existing.contentHash !== contentHash) {
+        if (!sameContent(existing, event)) {
           throw problems.conflict(
             "event-id-reused",
             `event id ${event.id} was already used for different content`,
@@ -219,7 +213,6 @@ export function* commitOp(input: CommitInput): Op<CommitOutcome> {
       aggregate: event.aggregate,
       sequence,
       payload: event.payload,
-      contentHash,
       now,
       deliverAfter: event.deliverAfter,
       deliverBy: event.deliverBy,
@@ -298,10 +291,24 @@ function eventSummary(event: EventWrite, sequence: number, deliverBy: number) {
   return { type: event.type, aggregate: event.aggregate, sequence, deliverBy: iso(deliverBy) };
 }
 
-function eventContentHash(event: EventWrite): string {
-  // Canonical JSON, as for Idempotency-Key: a retry whose serializer orders the payload's keys
-  // differently sends the same content and must get the same event, not a 409.
-  return sha256Hex(
-    canonicalJson([event.type, event.aggregate, JSON.parse(event.payload), event.deliverAfter]),
+interface StoredEvent {
+  type: string;
+  aggregate: string;
+  payload: string;
+  deliverAfter: number | null;
+  sequence: number;
+  deliverBy: number;
+}
+
+/**
+ * Whether a client-chosen event id is being reused for the same event. Payloads compare as
+ * canonical JSON: a retry whose serializer orders keys differently sends the same content.
+ */
+function sameContent(stored: StoredEvent, event: EventWrite): boolean {
+  return (
+    stored.type === event.type &&
+    stored.aggregate === event.aggregate &&
+    stored.deliverAfter === event.deliverAfter &&
+    canonicalJson(JSON.parse(stored.payload)) === canonicalJson(JSON.parse(event.payload))
   );
 }

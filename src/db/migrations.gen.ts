@@ -31,5 +31,13 @@ export const migrations: EmbeddedMigration[] = [
       "CREATE TABLE `tokens` (\n\t`id` text PRIMARY KEY NOT NULL,\n\t`name` text NOT NULL,\n\t`hash` text NOT NULL,\n\t`scopes` text NOT NULL,\n\t`created_at` integer NOT NULL,\n\t`last_used_at` integer,\n\t`revoked_at` integer\n);",
       "CREATE UNIQUE INDEX `tokens_hash` ON `tokens` (`hash`);"
     ]
+  },
+  {
+    "tag": "0001_drop_event_content_hash",
+    "when": 1795947485337,
+    "hash": "6224a9db74be3fd8328761eb6852ee654e35ae5f375b4f26bbc591311d8e8ca1",
+    "statements": [
+      "ALTER TABLE `events` DROP COLUMN `content_hash`;"
+    ]
   }
 ];

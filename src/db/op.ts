@@ -12,12 +12,22 @@ export interface Statement {
   args: Args;
   /** `all` returns rows, `get` the first row or undefined, `run` the number of changed rows. */
   kind: "all" | "get" | "run";
+  /**
+   * A read whose answer may be shared by every operation of one group commit (the Writer
+   * runs it once per batch): for reads of small, rarely written tables such as endpoints.
+   */
+  batchShared?: boolean;
 }
 
 export type Op<T> = Generator<Statement, T, unknown>;
 
 export function* all<R = Row>(sql: string, args: Args = {}): Op<R[]> {
   return (yield { sql, args, kind: "all" }) as R[];
+}
+
+/** `all`, answered once per group commit (see Statement.batchShared). */
+export function* allBatchShared<R = Row>(sql: string, args: Args = {}): Op<R[]> {
+  return (yield { sql, args, kind: "all", batchShared: true }) as R[];
 }
 
 export function* get<R = Row>(sql: string, args: Args = {}): Op<R | undefined> {

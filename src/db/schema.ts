@@ -34,8 +34,6 @@ export const events = sqliteTable(
     aggregate: text("aggregate").notNull(),
     sequence: integer("sequence").notNull(),
     payload: text("payload").notNull(),
-    // Hash of (type, aggregate, payload, schedule) so a reused client id with other content is caught.
-    contentHash: text("content_hash").notNull(),
     occurredAt: integer("occurred_at").notNull(),
     deliverAfter: integer("deliver_after"),
     deliverBy: integer("deliver_by").notNull(),

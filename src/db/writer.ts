@@ -63,18 +63,50 @@ export class Writer {
   }
 }
 
-/** The batch as one operation: each queued operation inside its own savepoint. */
+/**
+ * The batch as one operation. Each queued operation gets a savepoint before its first statement,
+ * and a failing one is rolled back to it; the savepoints are never released one by one (COMMIT
+ * ends them all), which saves a statement per operation.
+ *
+ * Reads marked batchShared are answered once per batch. That is sound because every operation
+ * of a batch is acknowledged by the same COMMIT: they are concurrent for their clients, so a
+ * commit that does not see an endpoint created earlier in the same batch is indistinguishable
+ * from one ordered before it.
+ */
 function* batchOp(batch: Queued[]): Op<Outcome[]> {
   const outcomes: Outcome[] = [];
+  const shared = new Map<string, unknown>();
   for (const item of batch) {
-    yield* run("SAVEPOINT op");
+    let savepoint = false;
     try {
-      outcomes.push({ ok: true, value: yield* item.op });
+      let step = item.op.next();
+      while (!step.done) {
+        const statement = step.value;
+        if (!savepoint) {
+          yield* run("SAVEPOINT op");
+          savepoint = true;
+        }
+        let result: unknown;
+        try {
+          const key = statement.batchShared
+            ? `${statement.sql}\u0000${JSON.stringify(statement.args)}`
+            : null;
+          if (key !== null && shared.has(key)) result = shared.get(key);
+          else {
+            result = yield statement;
+            if (key !== null) shared.set(key, result);
+          }
+        } catch (error) {
+          step = item.op.throw(error);
+          continue;
+        }
+        step = item.op.next(result);
+      }
+      outcomes.push({ ok: true, value: step.value });
     } catch (error) {
-      yield* run("ROLLBACK TO op");
+      if (savepoint) yield* run("ROLLBACK TO op");
       outcomes.push({ ok: false, error });
     }
-    yield* run("RELEASE op");
   }
   return outcomes;
 }
