@@ -1,6 +1,13 @@
 #!/usr/bin/env bun
 // The `outboxd` command line. Exit codes: 0 success, 1 failure, 2 usage or configuration error.
-import { backupCommand, pruneCommand, replayCommand, statsCommand, tokenCommand } from "./cli/admin.ts";
+import {
+  backupCommand,
+  pruneCommand,
+  replayCommand,
+  rotateMasterKeyCommand,
+  statsCommand,
+  tokenCommand,
+} from "./cli/admin.ts";
 import { UsageError } from "./cli/args.ts";
 import { dispatchCommand, serveCommand } from "./cli/serve.ts";
 import { ConfigError, loadConfig } from "./config.ts";
@@ -25,6 +32,10 @@ Commands:
   prune                      delete delivered deliveries, attempts and commits older than
                              OUTBOXD_RETENTION (7d); pending and dead ones are kept
   backup FILE                write a consistent copy of the live database (VACUUM INTO)
+  rotate-master-key [--decrypt]
+                             re-seal every endpoint secret: opened with OUTBOXD_MASTER_KEY
+                             (or plain if unset), sealed with OUTBOXD_NEW_MASTER_KEY (or
+                             stored plain with --decrypt); stop outboxd first
   help                       this text
 
 Configuration is read from environment variables; see docs/configuration.md.
@@ -50,6 +61,7 @@ const COMMANDS: Record<string, (args: string[]) => Promise<void>> = {
   token: tokenCommand,
   prune: pruneCommand,
   backup: backupCommand,
+  "rotate-master-key": rotateMasterKeyCommand,
 };
 const LONG_RUNNING = new Set(["serve", "dispatch"]);
 

@@ -9,6 +9,8 @@ import { migrate } from "../db/migrate.ts";
 import { type Database, openDatabase } from "../db/open.ts";
 import { countReplayable, replayDead } from "../dispatch/deliveries.ts";
 import { prune } from "../dispatch/queries.ts";
+import { resealAllSecrets } from "../endpoints/endpoints.ts";
+import { SecretBox } from "../endpoints/secrets.ts";
 import { parseDuration } from "../lib/duration.ts";
 import { stats } from "../ops/stats.ts";
 import { option, progress, UsageError } from "./args.ts";
@@ -146,6 +148,63 @@ export async function backupCommand(args: string[]): Promise<void> {
   if (existsSync(path)) throw new UsageError(`${path} exists; choose a new file`);
   await withDatabase((db) => db.driver.executeAlone("VACUUM INTO :path", { path }));
   console.log(`backup written to ${path}`);
+}
+
+/**
+ * `rotate-master-key`: re-seals every endpoint's signing secrets, opened with
+ * OUTBOXD_MASTER_KEY (or stored plain when it is unset), with OUTBOXD_NEW_MASTER_KEY; with
+ * `--decrypt`, stores them plain. One transaction: on any error nothing changes.
+ */
+export async function rotateMasterKeyCommand(args: string[]): Promise<void> {
+  const decrypt = args.includes("--decrypt");
+  const unknown = args.filter((a) => a !== "--decrypt");
+  if (unknown.length > 0) throw new UsageError("usage: outboxd rotate-master-key [--decrypt]");
+  const next = process.env.OUTBOXD_NEW_MASTER_KEY?.trim() || undefined;
+  if (decrypt && next !== undefined) {
+    throw new UsageError("--decrypt stores the secrets unencrypted: leave OUTBOXD_NEW_MASTER_KEY unset");
+  }
+  if (!decrypt && next === undefined) {
+    throw new UsageError(
+      "set OUTBOXD_NEW_MASTER_KEY to the new key (openssl rand -base64 32), or pass --decrypt",
+    );
+  }
+  if (next !== undefined && Buffer.from(next, "base64").length !== 32) {
+    throw new UsageError(
+      "OUTBOXD_NEW_MASTER_KEY must be 32 bytes in base64 (e.g. `openssl rand -base64 32`)",
+    );
+  }
+  const count = await withDatabase(async (db, config) => {
+    if (decrypt && config.masterKey === undefined) {
+      throw new UsageError("--decrypt needs OUTBOXD_MASTER_KEY: the key the secrets are sealed with");
+    }
+    if (next !== undefined && next === config.masterKey) {
+      throw new UsageError("OUTBOXD_NEW_MASTER_KEY is the same as OUTBOXD_MASTER_KEY");
+    }
+    const from = new SecretBox(config.masterKey);
+    const to = new SecretBox(next);
+    const resealed = await db.writer.write(
+      resealAllSecrets((sealed, id) => {
+        try {
+          return to.seal(from.open(sealed));
+        } catch {
+          // The cause names no secret, but says nothing useful either: say what to check.
+          throw new UsageError(
+            `the secrets of endpoint ${id} cannot be opened with ${config.masterKey === undefined ? "no OUTBOXD_MASTER_KEY" : "this OUTBOXD_MASTER_KEY"} (sealed with another key?); nothing was changed`,
+          );
+        }
+      }),
+    );
+    // The old ciphertext (or plain text) would otherwise survive in free pages and the WAL.
+    await db.driver.executeAlone("VACUUM");
+    await db.driver.executeAlone("PRAGMA wal_checkpoint(TRUNCATE)");
+    return resealed;
+  });
+  console.error(
+    decrypt
+      ? "endpoint secrets are now stored unencrypted; start outboxd without OUTBOXD_MASTER_KEY"
+      : "start outboxd with OUTBOXD_MASTER_KEY set to the new key",
+  );
+  console.log(`re-sealed ${count} endpoints`);
 }
 
 function table(head: string[], rows: string[][]): void {

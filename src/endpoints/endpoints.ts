@@ -159,3 +159,18 @@ export function* deleteEndpoint(id: string, now: number): Op<{ deleted: boolean;
   const deleted = (yield* run("DELETE FROM endpoints WHERE id = :id", { id })) > 0;
   return { deleted, deadLettered };
 }
+
+/**
+ * Re-seals every endpoint's secret list with `reseal` (master-key rotation). One write: if
+ * `reseal` throws for any endpoint, nothing is changed. Returns how many endpoints it re-sealed.
+ */
+export function* resealAllSecrets(reseal: (sealed: string, id: string) => string): Op<number> {
+  const rows = yield* all<{ id: string; secrets: string }>("SELECT id, secrets FROM endpoints ORDER BY id");
+  for (const row of rows) {
+    yield* run("UPDATE endpoints SET secrets = :secrets WHERE id = :id", {
+      id: row.id,
+      secrets: reseal(row.secrets, row.id),
+    });
+  }
+  return rows.length;
+}

@@ -27,7 +27,7 @@ export async function readJson(c: Context, maxBytes: number): Promise<unknown> {
   try {
     value = JSON.parse(text);
   } catch (error) {
-    throw problems.badJson(`the body is not valid JSON: ${(error as Error).message}`);
+    throw problems.badJson(`the body is not valid JSON: ${parserHint(error)}`);
   }
   if (nestingDepth(text) >= MAX_JSON_DEPTH) checkDepth(value);
   return value;
@@ -64,6 +64,17 @@ function nestingDepth(text: string): number {
     } else if (ch === 93 || ch === 125) depth--;
   }
   return deepest;
+}
+
+/**
+ * The parser's complaint without the body's own text: JavaScriptCore quotes an unquoted word
+ * (`Unexpected identifier "whsec_…"`, a secret pasted without quotes) and V8 quotes a slice of
+ * the input, which a problem must not echo back into client and proxy logs.
+ */
+function parserHint(error: unknown): string {
+  const message = String((error as Error)?.message ?? error).replace(/^JSON Parse error:\s*/, "");
+  const cut = message.indexOf('"');
+  return (cut === -1 ? message : message.slice(0, cut)).replace(/[\s,:]+$/, "") || "syntax error";
 }
 
 /**
