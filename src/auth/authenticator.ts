@@ -1,7 +1,9 @@
 // Who is calling: the bearer token of a request, resolved to its id and scopes.
+
+import { timingSafeEqual } from "node:crypto";
 import type { Database } from "../db/open.ts";
 import type { Clock } from "../lib/time.ts";
-import { findToken, type Scope, sameToken, type TokenIdentity, touchToken } from "./tokens.ts";
+import { findToken, hashToken, type Scope, type TokenIdentity, touchToken } from "./tokens.ts";
 
 /** The identity of OUTBOXD_ADMIN_TOKEN, which is configuration, not a stored token. */
 export const ENV_ADMIN: TokenIdentity = { id: "tok_env_admin", scopes: ["admin"] };
@@ -9,19 +11,21 @@ const TOUCH_EVERY_MS = 60_000;
 
 export class Authenticator {
   readonly #db: Database;
-  readonly #adminToken: string | undefined;
+  readonly #adminHash: Buffer | null;
   readonly #clock: Clock;
   readonly #touched = new Map<string, number>();
 
   constructor(db: Database, adminToken: string | undefined, clock: Clock) {
     this.#db = db;
-    this.#adminToken = adminToken;
+    this.#adminHash = adminToken === undefined ? null : Buffer.from(hashToken(adminToken), "hex");
     this.#clock = clock;
   }
 
   async authenticate(token: string): Promise<TokenIdentity | undefined> {
-    if (this.#adminToken !== undefined && sameToken(token, this.#adminToken)) return ENV_ADMIN;
-    const identity = await this.#db.driver.read(findToken(token));
+    // One hash of what was sent serves both checks; equal-length digests compare in constant time.
+    const hash = hashToken(token);
+    if (this.#adminHash && timingSafeEqual(Buffer.from(hash, "hex"), this.#adminHash)) return ENV_ADMIN;
+    const identity = await this.#db.driver.read(findToken(hash));
     if (identity) this.#touch(identity.id);
     return identity;
   }

@@ -79,10 +79,11 @@ export function* createToken(
   return { token, view: view(row) };
 }
 
-export function* findToken(token: string): Op<TokenIdentity | undefined> {
+/** The live token whose SHA-256 is `hash` (hashToken of what the client sent). */
+export function* findToken(hash: string): Op<TokenIdentity | undefined> {
   const row = yield* get<{ id: string; scopes: string }>(
     "SELECT id, scopes FROM tokens WHERE hash = :hash AND revoked_at IS NULL",
-    { hash: hashToken(token) },
+    { hash },
   );
   return row ? { id: row.id, scopes: JSON.parse(row.scopes) as Scope[] } : undefined;
 }

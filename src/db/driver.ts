@@ -38,5 +38,10 @@ export function localPragmas(options: DriverOptions): string[] {
     `PRAGMA synchronous = ${options.synchronous}`,
     `PRAGMA busy_timeout = ${Math.trunc(options.busyTimeoutMs)}`,
     "PRAGMA foreign_keys = OFF",
+    // Savepoint sub-journals in memory, not in a temporary file: one savepoint per grouped commit.
+    "PRAGMA temp_store = MEMORY",
+    // The default 2 MiB page cache thrashes once the tables outgrow it: every statement then
+    // re-reads pages through the WAL index. 32 MiB per connection keeps the hot b-tree pages.
+    "PRAGMA cache_size = -32768",
   ];
 }
