@@ -39,7 +39,21 @@ export function endpointRoutes(app: App, deps: HttpDeps): void {
   app.post("/v1/endpoints", admin, async (c) => {
     const body = validate(EndpointCreateSchema, await readJson(c, deps.config.maxBodyBytes));
     await checkUrl(body.url);
-    if ((await db.driver.read(countEndpoints())) >= MAX_ENDPOINTS) {
+    const secret = body.secret ?? generateSecret();
+    const input = {
+      url: body.url,
+      eventTypes: body.eventTypes ?? [],
+      description: body.description ?? null,
+      sealedSecrets: secretBox.seal([{ secret, expiresAt: null }]),
+    };
+    // Counted in the same write as the insert: concurrent creates cannot overshoot the limit.
+    const endpoint = await db.writer.write(
+      (function* () {
+        if ((yield* countEndpoints()) >= MAX_ENDPOINTS) return undefined;
+        return yield* createEndpoint(input, clock());
+      })(),
+    );
+    if (!endpoint) {
       throw new Problem(
         422,
         "too-many-endpoints",
@@ -47,18 +61,6 @@ export function endpointRoutes(app: App, deps: HttpDeps): void {
         `at most ${MAX_ENDPOINTS} endpoints`,
       );
     }
-    const secret = body.secret ?? generateSecret();
-    const endpoint = await db.writer.write(
-      createEndpoint(
-        {
-          url: body.url,
-          eventTypes: body.eventTypes ?? [],
-          description: body.description ?? null,
-          sealedSecrets: secretBox.seal([{ secret, expiresAt: null }]),
-        },
-        clock(),
-      ),
-    );
     return c.json({ ...endpoint, secret }, 201);
   });
 
