@@ -3,6 +3,7 @@
 // this operation wrote, and only that (its savepoint).
 
 import { all, allBatchShared, get, type Op, run } from "../db/op.ts";
+import { IS_FIRST_IN_QUEUE } from "../dispatch/heads.ts";
 import { matchesEventType } from "../endpoints/patterns.ts";
 import { failpoint } from "../failpoints.ts";
 import { canonicalJson } from "../lib/canonical-json.ts";
@@ -98,8 +99,9 @@ const SQL = {
       deliver_by, commit_id, traceparent)
     VALUES (:id, :type, :aggregate, :sequence, :payload, :now, :deliverAfter, :deliverBy, :commitId, :traceparent)`,
   insertDelivery: `INSERT INTO deliveries (id, event_id, endpoint_id, aggregate, sequence, event_type, status,
-      available_at, next_attempt_at, deliver_by, created_at)
-    VALUES (:id, :eventId, :endpointId, :aggregate, :sequence, :type, 'pending', :availableAt, :availableAt, :deliverBy, :now)`,
+      is_head, available_at, next_attempt_at, deliver_by, created_at)
+    VALUES (:id, :eventId, :endpointId, :aggregate, :sequence, :type, 'pending',
+      ${IS_FIRST_IN_QUEUE}, :availableAt, :availableAt, :deliverBy, :now)`,
   insertCommit: `INSERT INTO commits (id, token_id, idempotency_key, request_hash, response, created_at)
     VALUES (:id, :tokenId, :key, :requestHash, :response, :now)`,
 };

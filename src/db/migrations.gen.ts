@@ -39,5 +39,16 @@ export const migrations: EmbeddedMigration[] = [
     "statements": [
       "ALTER TABLE `events` DROP COLUMN `content_hash`;"
     ]
+  },
+  {
+    "tag": "0002_delivery_heads",
+    "when": 1795947752872,
+    "hash": "30d8ccf33d3fad8b61d013878ba5c7528ef1043e5843b1847b335dc8164577a2",
+    "statements": [
+      "DROP INDEX `deliveries_due`;",
+      "ALTER TABLE `deliveries` ADD `is_head` integer DEFAULT 0 NOT NULL;",
+      "CREATE INDEX `deliveries_ready` ON `deliveries` (`next_attempt_at`) WHERE status = 'pending' AND is_head = 1;",
+      "-- Hand-written: mark the current heads of existing queues.\nUPDATE `deliveries` SET `is_head` = 1 WHERE `status` = 'pending' AND NOT EXISTS (SELECT 1 FROM `deliveries` AS `p` WHERE `p`.`status` = 'pending' AND `p`.`endpoint_id` = `deliveries`.`endpoint_id` AND `p`.`aggregate` = `deliveries`.`aggregate` AND `p`.`sequence` < `deliveries`.`sequence`);"
+    ]
   }
 ];

@@ -73,6 +73,10 @@ export const deliveries = sqliteTable(
     sequence: integer("sequence").notNull(),
     eventType: text("event_type").notNull(),
     status: text("status", { enum: ["pending", "delivered", "dead"] }).notNull(),
+    // 1 on the pending delivery with the lowest sequence of its (endpoint, aggregate) queue: the
+    // only one the claim may take. Kept so in every transaction that moves a row into or out
+    // of pending (src/dispatch/heads.ts), so a claim reads heads only, whatever the backlog.
+    isHead: integer("is_head").notNull().default(0),
     attemptCount: integer("attempt_count").notNull().default(0),
     // The later of the commit and deliverAfter: the moment the delivery became due the first time.
     availableAt: integer("available_at").notNull(),
@@ -88,7 +92,7 @@ export const deliveries = sqliteTable(
     createdAt: integer("created_at").notNull(),
   },
   (t) => [
-    index("deliveries_due").on(t.nextAttemptAt).where(sql`status = 'pending'`),
+    index("deliveries_ready").on(t.nextAttemptAt).where(sql`status = 'pending' AND is_head = 1`),
     index("deliveries_queue").on(t.endpointId, t.aggregate, t.sequence).where(sql`status = 'pending'`),
     index("deliveries_deadline").on(t.deliverBy).where(sql`status = 'pending'`),
     index("deliveries_event").on(t.eventId),

@@ -3,6 +3,7 @@
 // new deadline.
 import { all, get, type Op, run } from "../db/op.ts";
 import { iso } from "../lib/time.ts";
+import { distinctQueues, type Queue, resetHeads } from "./heads.ts";
 
 export type DeliveryStatus = "pending" | "delivered" | "dead";
 
@@ -134,11 +135,13 @@ export function* replayDelivery(id: string, now: number, deliverBy: number): Op<
   if (!row) return "not_found";
   if (row.status !== "dead") return "not_dead";
   if (!row.endpointExists) return "endpoint_deleted";
-  yield* run(`UPDATE deliveries SET ${REPLAY_SET} WHERE id = :id AND status = 'dead'`, {
-    id,
-    now,
-    deliverBy,
-  });
+  const queues = yield* all<Queue>(
+    `UPDATE deliveries SET ${REPLAY_SET} WHERE id = :id AND status = 'dead'
+     RETURNING endpoint_id AS endpointId, aggregate`,
+    { id, now, deliverBy },
+  );
+  // An older event back in its queue may come before the current head: the head moves back.
+  yield* resetHeads(queues);
   return "replayed";
 }
 
@@ -154,11 +157,14 @@ export interface ReplayFilter {
  * returns how many; callers loop until it returns 0, so a huge replay never holds the writer long.
  */
 export function* replayDead(filter: ReplayFilter, now: number, deliverBy: number, limit: number): Op<number> {
-  return yield* run(
+  const queues = yield* all<Queue>(
     `UPDATE deliveries SET ${REPLAY_SET}
-     WHERE id IN (SELECT d.id FROM deliveries d WHERE ${REPLAYABLE} LIMIT :limit)`,
+     WHERE id IN (SELECT d.id FROM deliveries d WHERE ${REPLAYABLE} LIMIT :limit)
+     RETURNING endpoint_id AS endpointId, aggregate`,
     { ...replayArgs(filter, now), deliverBy, limit },
   );
+  yield* resetHeads(distinctQueues(queues));
+  return queues.length;
 }
 
 /** How many dead deliveries replayDead would take (for progress). */

@@ -3,6 +3,7 @@
 // so a crash can never strand a row: its lease simply runs out.
 import { all, type Op, run } from "../db/op.ts";
 import { DEADLINE_EXCEEDED_COUNTER } from "../ops/stats.ts";
+import { distinctQueues, promoteHeads, type Queue } from "./heads.ts";
 
 export interface ClaimedDelivery {
   id: string;
@@ -35,14 +36,10 @@ export interface ClaimRequest {
 export function* claimDeliveries(request: ClaimRequest): Op<ClaimedDelivery[]> {
   return yield* all<ClaimedDelivery>(
     `WITH heads AS (
-       SELECT d.id, d.endpoint_id, d.next_attempt_at FROM deliveries d
-       WHERE d.status = 'pending' AND d.next_attempt_at <= :now
+       SELECT d.id, d.endpoint_id, d.next_attempt_at FROM deliveries d INDEXED BY deliveries_ready
+       WHERE d.status = 'pending' AND d.is_head = 1 AND d.next_attempt_at <= :now
          AND (d.lease_expires_at IS NULL OR d.lease_expires_at <= :now)
          AND d.deliver_by > :now
-         AND NOT EXISTS (
-           SELECT 1 FROM deliveries p
-           WHERE p.status = 'pending' AND p.endpoint_id = d.endpoint_id AND p.aggregate = d.aggregate
-             AND p.sequence < d.sequence)
          AND EXISTS (SELECT 1 FROM endpoints e WHERE e.id = d.endpoint_id AND e.disabled = 0)
          -- Before the scan limit: else the backlog of a saturated endpoint fills the whole scan
          -- and starves every other endpoint until it drains.
@@ -122,12 +119,9 @@ export function* completeDelivery(attempt: AttemptRecord, completion: Completion
   let changed = 0;
   switch (completion.kind) {
     case "delivered":
-      changed = yield* run(
-        `UPDATE deliveries SET status = 'delivered', delivered_at = :at, ${release} ${where}`,
-        {
-          ...fence,
-          at: completion.at,
-        },
+      changed = yield* leavePending(
+        `UPDATE deliveries SET status = 'delivered', delivered_at = :at, ${release} ${where} ${RETURNING_QUEUE}`,
+        { ...fence, at: completion.at },
       );
       break;
     case "retry":
@@ -153,21 +147,32 @@ export function* completeDelivery(attempt: AttemptRecord, completion: Completion
       }
       break;
     case "dead":
-      changed = yield* run(
-        `UPDATE deliveries SET status = 'dead', dead_at = :at, dead_reason = :reason, ${release} ${where}`,
+      changed = yield* leavePending(
+        `UPDATE deliveries SET status = 'dead', dead_at = :at, dead_reason = :reason, ${release} ${where} ${RETURNING_QUEUE}`,
         { ...fence, at: completion.at, reason: completion.reason },
       );
       if (changed > 0 && completion.reason === "deadline_exceeded") yield* bumpDeadlineCounter(changed);
       break;
   }
   if (changed > 0) {
+    // Endpoint health to the second: at thousands of deliveries a second, writing this one hot
+    // row every time would cost more than it tells.
     const column = completion.kind === "delivered" ? "last_success_at" : "last_failure_at";
-    yield* run(`UPDATE endpoints SET ${column} = :at WHERE id = :endpointId`, {
-      endpointId: attempt.endpointId,
-      at: completion.at,
-    });
+    yield* run(
+      `UPDATE endpoints SET ${column} = :at WHERE id = :endpointId AND (${column} IS NULL OR ${column} <= :at - 1000)`,
+      { endpointId: attempt.endpointId, at: completion.at },
+    );
   }
   return changed > 0;
+}
+
+const RETURNING_QUEUE = "RETURNING endpoint_id AS endpointId, aggregate";
+
+/** Runs an UPDATE that moves deliveries out of pending, promotes their queues' next heads. */
+function* leavePending(sql: string, args: Record<string, string | number | null>): Op<number> {
+  const queues = yield* all<Queue>(sql, args);
+  yield* promoteHeads(distinctQueues(queues));
+  return queues.length;
 }
 
 /**
@@ -175,13 +180,14 @@ export function* completeDelivery(attempt: AttemptRecord, completion: Completion
  * `dead` with `deadline_exceeded`. Returns how many.
  */
 export function* expireDeadlines(now: number, limit = 1000): Op<number> {
-  const changed = yield* run(
+  const changed = yield* leavePending(
     `UPDATE deliveries SET status = 'dead', dead_at = :now, dead_reason = 'deadline_exceeded',
        lease_owner = NULL, lease_expires_at = NULL
      WHERE id IN (
        SELECT id FROM deliveries
        WHERE status = 'pending' AND deliver_by <= :now AND (lease_expires_at IS NULL OR lease_expires_at <= :now)
-       LIMIT :limit)`,
+       LIMIT :limit)
+     ${RETURNING_QUEUE}`,
     { now, limit },
   );
   if (changed > 0) yield* bumpDeadlineCounter(changed);

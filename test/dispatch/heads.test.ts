@@ -1,0 +1,158 @@
+// The head flag: per (endpoint, aggregate) queue, exactly the pending delivery with the lowest
+// sequence is the head, after every kind of transition into or out of `pending`.
+import { afterEach, expect, test } from "bun:test";
+import { rmSync } from "node:fs";
+import { join } from "node:path";
+import { createOutboxd, type Outboxd } from "../../src/app.ts";
+import { loadConfig } from "../../src/config.ts";
+import { all, run } from "../../src/db/op.ts";
+import { replayDead, replayDelivery } from "../../src/dispatch/deliveries.ts";
+import { claimDeliveries, completeDelivery, expireDeadlines } from "../../src/dispatch/queries.ts";
+import { tempDir } from "../helpers/server.ts";
+
+const TOKEN = "heads-test-admin-token";
+let outboxd: Outboxd | undefined;
+let dir = "";
+afterEach(async () => {
+  await outboxd?.stop();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+async function setup(): Promise<Outboxd> {
+  dir = tempDir();
+  outboxd = await createOutboxd(
+    loadConfig({
+      OUTBOXD_DATABASE_URL: `file:${join(dir, "x.db")}`,
+      OUTBOXD_ADMIN_TOKEN: TOKEN,
+      OUTBOXD_ALLOW_PRIVATE_ENDPOINTS: "1",
+      OUTBOXD_LOG_LEVEL: "error",
+    }),
+    { dispatch: false },
+  );
+  return outboxd;
+}
+
+async function post(o: Outboxd, path: string, body: unknown) {
+  const response = await o.http.request(path, {
+    method: "POST",
+    body: JSON.stringify(body),
+    headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" },
+  });
+  expect(response.status).toBe(201);
+  return response.json() as Promise<{ id: string }>;
+}
+
+interface Row {
+  id: string;
+  endpointId: string;
+  aggregate: string;
+  sequence: number;
+  status: string;
+  isHead: number;
+}
+
+async function rows(o: Outboxd): Promise<Row[]> {
+  return o.db.driver.read(
+    all<Row>(
+      `SELECT id, endpoint_id AS endpointId, aggregate, sequence, status, is_head AS isHead
+       FROM deliveries ORDER BY endpoint_id, aggregate, sequence`,
+    ),
+  );
+}
+
+/** The invariant, checked over every queue: heads are exactly the lowest pending sequences. */
+async function expectHeadsConsistent(o: Outboxd): Promise<void> {
+  const pending = (await rows(o)).filter((r) => r.status === "pending");
+  const lowest = new Map<string, number>();
+  for (const r of pending) {
+    const key = `${r.endpointId}/${r.aggregate}`;
+    lowest.set(key, Math.min(lowest.get(key) ?? Number.POSITIVE_INFINITY, r.sequence));
+  }
+  for (const r of pending) {
+    expect({ id: r.id, head: r.isHead }).toEqual({
+      id: r.id,
+      head: r.sequence === lowest.get(`${r.endpointId}/${r.aggregate}`) ? 1 : 0,
+    });
+  }
+}
+
+test("heads stay the lowest pending sequence through commits, deliveries, deadlines and replays", async () => {
+  const o = await setup();
+  const endpoints = [
+    await post(o, "/v1/endpoints", { url: "http://127.0.0.1:9/a" }),
+    await post(o, "/v1/endpoints", { url: "http://127.0.0.1:9/b" }),
+  ];
+  for (let round = 0; round < 3; round++) {
+    await post(o, "/v1/commits", {
+      events: Array.from({ length: 12 }, (_, i) => ({
+        type: "t.x",
+        aggregate: `agg-${i % 4}`,
+        payload: { round, i },
+      })),
+    });
+  }
+  await expectHeadsConsistent(o);
+  expect((await rows(o)).filter((r) => r.isHead === 1)).toHaveLength(2 * 4);
+
+  // Deliver what the claim hands out: the claim only ever takes heads.
+  const claimed = await o.db.writer.write(
+    claimDeliveries({
+      owner: "t1",
+      now: Date.now(),
+      leaseMs: 60_000,
+      limit: 100,
+      endpointRoom: {},
+      endpointLimit: 100,
+    }),
+  );
+  expect(claimed).toHaveLength(8);
+  const before = await rows(o);
+  for (const c of claimed)
+    expect(before.find((r) => r.id === c.id)?.sequence).toBe(
+      Math.min(
+        ...before
+          .filter((r) => r.endpointId === c.endpointId && r.aggregate === c.aggregate)
+          .map((r) => r.sequence),
+      ),
+    );
+  for (const [i, c] of claimed.entries()) {
+    const at = Date.now();
+    await o.db.writer.write(
+      completeDelivery(
+        {
+          deliveryId: c.id,
+          owner: "t1",
+          endpointId: c.endpointId,
+          startedAt: at,
+          durationMs: 1,
+          statusCode: i % 2 ? 200 : 500,
+          error: null,
+          responsePrefix: null,
+        },
+        i % 2 ? { kind: "delivered", at } : { kind: "dead", at, reason: "deadline_exceeded" },
+      ),
+    );
+    await expectHeadsConsistent(o);
+  }
+
+  // Deadlines sweep several rows of the same queue at once, heads included.
+  await o.db.writer.write(
+    run("UPDATE deliveries SET deliver_by = 1 WHERE aggregate = 'agg-1' AND status = 'pending'"),
+  );
+  expect(await o.db.writer.write(expireDeadlines(Date.now()))).toBeGreaterThan(0);
+  await expectHeadsConsistent(o);
+
+  // Replaying an older dead event puts it back in front of its queue's current head.
+  const dead = (await rows(o)).find((r) => r.status === "dead" && r.aggregate === "agg-0");
+  if (!dead) throw new Error("expected a dead delivery of agg-0");
+  expect(await o.db.writer.write(replayDelivery(dead.id, Date.now(), Date.now() + 60_000))).toBe("replayed");
+  await expectHeadsConsistent(o);
+  expect((await rows(o)).find((r) => r.id === dead.id)?.isHead).toBe(1);
+
+  // Bulk replay of everything dead.
+  expect(await o.db.writer.write(replayDead({}, Date.now() + 1, Date.now() + 60_000, 1000))).toBeGreaterThan(
+    0,
+  );
+  await expectHeadsConsistent(o);
+  expect(endpoints).toHaveLength(2);
+});
