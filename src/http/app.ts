@@ -2,7 +2,7 @@
 import { Hono } from "hono";
 import { dashboardRoutes } from "../ops/dashboard/routes.ts";
 import type { AppEnv, HttpDeps } from "./context.ts";
-import { onError, onNotFound } from "./errors.ts";
+import { errorHandler, onNotFound } from "./errors.ts";
 import { openApiRoutes } from "./openapi.ts";
 import { rateLimiterFor } from "./rate-limit.ts";
 import { requestLog } from "./request-log.ts";
@@ -21,7 +21,7 @@ export function createHttpApp(given: HttpDeps): Hono<AppEnv> {
   };
   const app = new Hono<AppEnv>();
   app.use(requestLog(deps.logger));
-  app.onError(onError);
+  app.onError(errorHandler(deps.logger));
   app.notFound(onNotFound);
   operationRoutes(app, deps);
   commitRoutes(app, deps);

@@ -2,6 +2,7 @@
 // other error is a bug, logged, and answered with a bare 500 that leaks nothing.
 import type { Context } from "hono";
 import { Problem, problems } from "../lib/problem.ts";
+import type { Logger } from "../ops/log.ts";
 
 export function problemResponse(problem: Problem, headers: Record<string, string> = {}): Response {
   return new Response(JSON.stringify(problem), {
@@ -10,7 +11,12 @@ export function problemResponse(problem: Problem, headers: Record<string, string
   });
 }
 
-export function onError(error: Error, c: Context): Response {
+/** The app's error handler; an unexpected error goes to `logger` like every other log line. */
+export function errorHandler(logger: Logger): (error: Error, c: Context) => Response {
+  return (error, c) => onError(error, c, logger);
+}
+
+function onError(error: Error, c: Context, logger: Logger): Response {
   if (error instanceof Problem) return problemResponse(error);
   if (isBusy(error)) {
     // Another process held the write lock past OUTBOXD_BUSY_TIMEOUT: nothing was written, and
@@ -19,16 +25,11 @@ export function onError(error: Error, c: Context): Response {
       "retry-after": "1",
     });
   }
-  console.error(
-    JSON.stringify({
-      level: "error",
-      time: new Date().toISOString(),
-      msg: "unhandled error",
-      method: c.req.method,
-      path: c.req.path,
-      error: error.stack ?? String(error),
-    }),
-  );
+  logger.log("error", "unhandled error", {
+    method: c.req.method,
+    path: c.req.path,
+    error: error.stack ?? String(error),
+  });
   return problemResponse(
     new Problem(500, "internal", "Internal error", "The server failed unexpectedly; see its log."),
   );
