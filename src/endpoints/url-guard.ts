@@ -60,11 +60,15 @@ function isLocalName(host: string): boolean {
   return host === "localhost" || host.endsWith(".localhost") || !host.includes(".");
 }
 
+/** How long a create or change waits for DNS before taking the name as "does not resolve yet". */
+export const CREATE_RESOLVE_TIMEOUT_MS = 5000;
+
 /** Why the URL may not be an endpoint, or null when it may (checked on create and change). */
 export async function endpointUrlProblem(
   text: string,
   allowPrivate: boolean,
   resolve: Resolver = systemResolver,
+  timeoutMs = CREATE_RESOLVE_TIMEOUT_MS,
 ): Promise<string | null> {
   const parsed = parseEndpointUrl(text, allowPrivate);
   if (parsed.problem !== undefined) return parsed.problem;
@@ -72,11 +76,19 @@ export async function endpointUrlProblem(
   const host = bareHost(parsed.url);
   if (ipaddr.isValid(host)) return isPublicAddress(host) ? null : "points at a private or internal address";
   if (isLocalName(host)) return "points at a local host name";
+  let timer: ReturnType<typeof setTimeout> | undefined;
   let addresses: string[];
   try {
-    addresses = await resolve(host);
+    addresses = await Promise.race([
+      resolve(host),
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error("timeout")), timeoutMs);
+      }),
+    ]);
   } catch {
-    return null; // does not resolve yet: accepted now, checked again at every send
+    return null; // does not resolve (yet, or in time): accepted now, checked again at every send
+  } finally {
+    clearTimeout(timer);
   }
   return addresses.every(isPublicAddress) ? null : "resolves to a private or internal address";
 }

@@ -207,6 +207,13 @@ describe("on create, with OUTBOXD_ALLOW_PRIVATE_ENDPOINTS off", () => {
   });
 });
 
+test("a create does not wait on DNS past its timeout: the name is taken as not resolving yet", async () => {
+  const started = performance.now();
+  const hanging: Resolver = () => new Promise<string[]>(() => {});
+  expect(await endpointUrlProblem("https://slow.example.com/", false, hanging, 100)).toBeNull();
+  expect(performance.now() - started).toBeLessThan(1000);
+});
+
 test("with OUTBOXD_ALLOW_PRIVATE_ENDPOINTS=1, loopback and plain http are allowed, the URL shape still checked", async () => {
   for (const [url, problem] of [
     ["http://127.0.0.1:9/hook", null],
