@@ -14,7 +14,7 @@ export interface Driver {
    * Runs `op` inside one write transaction (`BEGIN IMMEDIATE` … `COMMIT`), rolling back if it
    * throws. Only the Writer calls this, one transaction at a time.
    */
-  transaction<T>(op: Op<T>): Promise<T>;
+  transaction<T>(op: Op<T>, options?: TransactionOptions): Promise<T>;
   /**
    * Runs one statement outside any transaction, on a connection of its own use; for the few
    * statements SQLite refuses inside one (VACUUM INTO for backups).
@@ -24,6 +24,14 @@ export interface Driver {
 }
 
 export type DriverName = "engine" | "client";
+
+export interface TransactionOptions {
+  /**
+   * false: this transaction may skip its fsync (PRAGMA synchronous = NORMAL for it) even when the
+   * database is configured FULL. Default true.
+   */
+  durable?: boolean;
+}
 
 export interface DriverOptions {
   /** `FULL` survives power loss (one fsync per commit); `NORMAL` may lose the last commits on power loss. */

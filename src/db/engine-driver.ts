@@ -2,7 +2,7 @@
 // runs on for `file:` URLs) with every statement prepared once. Calls are synchronous; the
 // writer connection is used only by the Writer's one-at-a-time transactions.
 import Database from "libsql";
-import { type Driver, type DriverOptions, localPragmas } from "./driver.ts";
+import { type Driver, type DriverOptions, localPragmas, type TransactionOptions } from "./driver.ts";
 import { type Execute, type Op, runOpSync, type Statement } from "./op.ts";
 
 type Connection = Database.Database;
@@ -12,6 +12,7 @@ export function openEngineDriver(path: string, options: DriverOptions): Driver {
   const writer = openConnection(path, options);
   const reader = openConnection(path, options);
   const executeOnWriter = executor(writer);
+  let synchronous = options.synchronous;
   const executeOnReader = executor(reader);
 
   return {
@@ -26,7 +27,12 @@ export function openEngineDriver(path: string, options: DriverOptions): Driver {
         reader.exec("COMMIT");
       }
     },
-    async transaction<T>(op: Op<T>): Promise<T> {
+    async transaction<T>(op: Op<T>, { durable = true }: TransactionOptions = {}): Promise<T> {
+      const level = durable ? options.synchronous : "NORMAL";
+      if (level !== synchronous) {
+        writer.exec(`PRAGMA synchronous = ${level}`);
+        synchronous = level;
+      }
       // Synchronous from BEGIN to COMMIT: a whole group commit runs in one turn of the event loop.
       writer.exec("BEGIN IMMEDIATE");
       try {

@@ -50,5 +50,17 @@ export const migrations: EmbeddedMigration[] = [
       "CREATE INDEX `deliveries_ready` ON `deliveries` (`next_attempt_at`) WHERE status = 'pending' AND is_head = 1;",
       "-- Hand-written: mark the current heads of existing queues.\nUPDATE `deliveries` SET `is_head` = 1 WHERE `status` = 'pending' AND NOT EXISTS (SELECT 1 FROM `deliveries` AS `p` WHERE `p`.`status` = 'pending' AND `p`.`endpoint_id` = `deliveries`.`endpoint_id` AND `p`.`aggregate` = `deliveries`.`aggregate` AND `p`.`sequence` < `deliveries`.`sequence`);"
     ]
+  },
+  {
+    "tag": "0003_leaner_delivery_indexes",
+    "when": 1795948028669,
+    "hash": "dcf17f4f9d1fff712ea9c72782fcb8b1d57de45e4d9b5bbb8a4fbc46171c3781",
+    "statements": [
+      "DROP INDEX `attempts_started_at`;",
+      "DROP INDEX `deliveries_status`;",
+      "DROP INDEX `deliveries_endpoint_status`;",
+      "CREATE INDEX `deliveries_dead` ON `deliveries` (`id`) WHERE status = 'dead';",
+      "CREATE INDEX `deliveries_dead_endpoint` ON `deliveries` (`endpoint_id`,`id`) WHERE status = 'dead';"
+    ]
   }
 ];

@@ -8,6 +8,7 @@ import { type Op, run } from "./op.ts";
 
 interface Queued {
   op: Op<unknown>;
+  durable: boolean;
   resolve: (value: unknown) => void;
   reject: (error: unknown) => void;
 }
@@ -25,9 +26,20 @@ export class Writer {
     this.#maxBatch = maxBatch;
   }
 
-  write<T>(op: Op<T>): Promise<T> {
+  /**
+   * Queues `op`. `durable: false` is for bookkeeping whose loss on power failure is harmless
+   * (the dispatcher's claims and completions: a lost one means a redelivery, which
+   * at-least-once allows): a batch of only such operations commits without an fsync of its
+   * own. The WAL keeps order, so the next durable commit makes them durable too.
+   */
+  write<T>(op: Op<T>, options: { durable?: boolean } = {}): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      this.#queue.push({ op, resolve: resolve as (value: unknown) => void, reject });
+      this.#queue.push({
+        op,
+        durable: options.durable ?? true,
+        resolve: resolve as (value: unknown) => void,
+        reject,
+      });
       this.#draining ??= this.#drain();
     });
   }
@@ -45,7 +57,9 @@ export class Writer {
         const batch = this.#queue.splice(0, this.#maxBatch);
         let outcomes: Outcome[];
         try {
-          outcomes = await this.#driver.transaction(batchOp(batch));
+          outcomes = await this.#driver.transaction(batchOp(batch), {
+            durable: batch.some((item) => item.durable),
+          });
         } catch (error) {
           // BEGIN or COMMIT failed: nothing of this batch is durable, so every caller hears it.
           for (const item of batch) item.reject(error);

@@ -66,13 +66,23 @@ export function* listDeliveries(
   limit: number,
   after: string | undefined,
 ): Op<DeliveryView[]> {
+  // Dead letters through their partial indexes (there may be a few among millions of delivered
+  // rows: the planner must see `status = 'dead'` literally to use them); everything else newest
+  // first along the primary key.
+  const dead = filter.status === "dead";
+  const source = !dead
+    ? "deliveries"
+    : filter.endpoint !== undefined
+      ? "deliveries INDEXED BY deliveries_dead_endpoint"
+      : "deliveries INDEXED BY deliveries_dead";
   const rows = yield* all<DeliveryRow>(
-    `SELECT ${DELIVERY_COLUMNS} FROM deliveries
-     WHERE (:status IS NULL OR status = :status) AND (:endpoint IS NULL OR endpoint_id = :endpoint)
+    `SELECT ${DELIVERY_COLUMNS} FROM ${source}
+     WHERE ${dead ? "status = 'dead'" : "(:status IS NULL OR status = :status)"}
+       AND (:endpoint IS NULL OR endpoint_id = :endpoint)
        AND (:reason IS NULL OR dead_reason = :reason) AND (:after IS NULL OR id < :after)
      ORDER BY id DESC LIMIT :limit`,
     {
-      status: filter.status ?? null,
+      ...(dead ? {} : { status: filter.status ?? null }),
       endpoint: filter.endpoint ?? null,
       reason: filter.reason ?? null,
       after: after ?? null,

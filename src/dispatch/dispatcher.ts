@@ -64,6 +64,13 @@ export interface AttemptEvent {
   latencyMs: number | null;
 }
 
+/**
+ * Claims, completions, expiries and pruning need no fsync of their own: if power fails before
+ * the next durable commit, a lost completion means one redelivery (at least once allows it,
+ * receivers reject it as a duplicate) and a lost claim or expiry is simply done again.
+ */
+const BOOKKEEPING = { durable: false };
+
 const PRUNE_EVERY_MS = 3_600_000;
 const PRUNE_CHUNK = 5_000;
 const EXPIRE_CHUNK = 1_000;
@@ -166,7 +173,7 @@ export class Dispatcher extends EventEmitter {
       // dead-lettered in this sweep, not a thousand per second while it blocks its aggregates.
       let expired = 0;
       for (;;) {
-        const n = await this.#deps.db.writer.write(expireDeadlines(now, EXPIRE_CHUNK));
+        const n = await this.#deps.db.writer.write(expireDeadlines(now, EXPIRE_CHUNK), BOOKKEEPING);
         expired += n;
         if (n < EXPIRE_CHUNK) break;
       }
@@ -191,7 +198,10 @@ export class Dispatcher extends EventEmitter {
   async pruneNow(now = this.#deps.clock()) {
     const total = { deliveries: 0, attempts: 0, commits: 0 };
     for (;;) {
-      const n = await this.#deps.db.writer.write(prune(now - this.#deps.config.retentionMs, PRUNE_CHUNK));
+      const n = await this.#deps.db.writer.write(
+        prune(now - this.#deps.config.retentionMs, PRUNE_CHUNK),
+        BOOKKEEPING,
+      );
       total.deliveries += n.deliveries;
       total.attempts += n.attempts;
       total.commits += n.commits;
@@ -233,6 +243,7 @@ export class Dispatcher extends EventEmitter {
         endpointRoom,
         endpointLimit: config.endpointConcurrency,
       }),
+      BOOKKEEPING,
     );
     if (claimed.length > 0) failpoint("dispatch.after_claim");
     return { owner, claimed };
@@ -258,7 +269,9 @@ export class Dispatcher extends EventEmitter {
           if (left > 0) this.#perEndpoint.set(delivery.endpointId, left);
           else this.#perEndpoint.delete(delivery.endpointId);
           this.#sends.delete(send);
-          this.wake();
+          // Claim again once this endpoint has room for a batch, not after every single send: a
+          // claim is a transaction, and one per delivery would cost more than the sends.
+          if (left <= this.#deps.config.endpointConcurrency / 2) this.wake();
         });
       this.#sends.add(send);
     }
@@ -286,6 +299,7 @@ export class Dispatcher extends EventEmitter {
         },
         completion,
       ),
+      BOOKKEEPING,
     );
     const attempt: AttemptEvent = {
       deliveryId: delivery.id,

@@ -211,10 +211,12 @@ export function* prune(
   before: number,
   limit: number,
 ): Op<{ deliveries: number; attempts: number; commits: number }> {
+  // The attempts of deliveries delivered before the cutoff (all of them started before it).
   const attempts = yield* run(
     `DELETE FROM attempts WHERE pos IN (
-       SELECT a.pos FROM attempts a JOIN deliveries d ON d.id = a.delivery_id
-       WHERE a.started_at < :before AND d.status = 'delivered' LIMIT :limit)`,
+       SELECT a.pos FROM deliveries d INDEXED BY deliveries_delivered_at
+         JOIN attempts a ON a.delivery_id = d.id
+       WHERE d.status = 'delivered' AND d.delivered_at < :before LIMIT :limit)`,
     { before, limit },
   );
   const deliveries = yield* run(
