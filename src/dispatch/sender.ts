@@ -1,7 +1,14 @@
 // One webhook POST (DESIGN §4): Standard Webhooks headers, the signed body, a timeout, no
 // redirects, and at most RESPONSE_PREFIX_BYTES of the answer read. Never throws: every way a
 // send can end is an outcome.
-import { endpointUrlProblem, type Resolver } from "../endpoints/url-guard.ts";
+//
+// Unless private endpoints are allowed, the send connects to an address it checked itself
+// (§1.7, §4 "against the address actually connected to"): `fetch` has no DNS hook, so the host
+// is resolved here, every address checked, and the request sent to the first one by IP, with
+// the original host in the Host header and as the TLS server name (SNI and certificate
+// verification), and without environment proxies. No second lookup is left to rebind.
+import ipaddr from "ipaddr.js";
+import { type Resolver, sendTarget } from "../endpoints/url-guard.ts";
 import { signatureHeader } from "./signer.ts";
 
 export const RESPONSE_PREFIX_BYTES = 1024;
@@ -48,6 +55,32 @@ export function webhookBody(message: WebhookMessage): string {
   return `${head.slice(0, -1)},"data":${message.payload}}`;
 }
 
+/** A request pinned to one checked address. */
+export interface PinnedRequest {
+  /** What is fetched: the endpoint URL with its host replaced by the address. */
+  url: string;
+  /** The Host header: the endpoint URL's host, with its port when it is not the default. */
+  host: string;
+  /** The name TLS sends and verifies the certificate against (https to a host name only). */
+  serverName: string | undefined;
+}
+
+/** The request for `url` that connects to `address` and still speaks to the URL's host. */
+export function pinnedRequest(url: URL, address: string): PinnedRequest {
+  let ip = ipaddr.parse(address);
+  if (ip.kind() === "ipv6" && (ip as ipaddr.IPv6).isIPv4MappedAddress())
+    ip = (ip as ipaddr.IPv6).toIPv4Address();
+  const pinned = new URL(url.href);
+  pinned.hostname = ip.kind() === "ipv6" ? `[${ip.toString()}]` : ip.toString();
+  const name = url.hostname.replace(/\.$/, "");
+  const named = !ipaddr.isValid(url.hostname.replace(/^\[|\]$/g, ""));
+  return {
+    url: pinned.href,
+    host: url.host,
+    serverName: url.protocol === "https:" && named ? name : undefined,
+  };
+}
+
 export async function sendWebhook(message: WebhookMessage, options: SendOptions): Promise<SendOutcome> {
   const started = performance.now();
   const done = (partial: Partial<SendOutcome>): SendOutcome => ({
@@ -58,9 +91,17 @@ export async function sendWebhook(message: WebhookMessage, options: SendOptions)
     durationMs: Math.round(performance.now() - started),
     ...partial,
   });
-  // Checked again at every send: DNS may have changed since the endpoint was created.
-  const blocked = await endpointUrlProblem(options.url, options.allowPrivate, options.resolver);
-  if (blocked) return done({ error: `blocked: the endpoint URL ${blocked}` });
+  // One budget for the lookup and the request: a resolver that hangs must not outlast the lease.
+  const deadline = AbortSignal.timeout(options.timeoutMs);
+  // Checked again at every send, against the answer that is then used to connect.
+  const target = await untilAborted(
+    sendTarget(options.url, options.allowPrivate, options.resolver),
+    deadline,
+  );
+  if (target === null) return done({ error: `timeout: no answer within ${options.timeoutMs} ms` });
+  if (target.blocked !== undefined) return done({ error: `blocked: the endpoint URL ${target.blocked}` });
+  if (target.unresolved !== undefined) return done({ error: `dns: ${target.unresolved}` });
+  const pinned = target.address === null ? null : pinnedRequest(target.url, target.address);
 
   const body = webhookBody(message);
   const timestamp = Math.floor(options.now / 1000);
@@ -76,13 +117,18 @@ export async function sendWebhook(message: WebhookMessage, options: SendOptions)
   };
   if (message.traceparent) headers.traceparent = message.traceparent;
 
+  if (pinned) headers.host = pinned.host;
+
   try {
-    const response = await fetch(options.url, {
+    const response = await fetch(pinned?.url ?? options.url, {
       method: "POST",
       headers,
       body,
       redirect: "manual",
-      signal: AbortSignal.timeout(options.timeoutMs),
+      signal: deadline,
+      ...(pinned
+        ? { proxy: false, ...(pinned.serverName ? { tls: { serverName: pinned.serverName } } : {}) }
+        : {}),
     });
     const responsePrefix = await readPrefix(response);
     return done({
@@ -92,8 +138,36 @@ export async function sendWebhook(message: WebhookMessage, options: SendOptions)
       error: response.status >= 300 && response.status < 400 ? "redirect not followed" : null,
     });
   } catch (error) {
-    return done({ error: describe(error, options.timeoutMs) });
+    const described = withoutQueries(describe(error, options.timeoutMs));
+    return done({ error: pinned ? `${described} (address ${target.address})` : described });
   }
+}
+
+/** Resolves with `promise`, or with null once `signal` aborts (the promise is left to settle). */
+function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T | null> {
+  if (signal.aborted) return Promise.resolve(null);
+  return new Promise((resolve, reject) => {
+    const abort = () => resolve(null);
+    signal.addEventListener("abort", abort, { once: true });
+    promise.then(
+      (value) => {
+        signal.removeEventListener("abort", abort);
+        resolve(value);
+      },
+      (error) => {
+        signal.removeEventListener("abort", abort);
+        reject(error);
+      },
+    );
+  });
+}
+
+/**
+ * Error text with the query strings of any URL it quotes dropped (Bun's TLS errors quote the
+ * URL fetched): a token in a webhook URL's query must not reach attempts and logs.
+ */
+export function withoutQueries(text: string): string {
+  return text.replace(/(https?:\/\/[^\s"'?#]*)[?#][^\s"']*/g, "$1");
 }
 
 /**
