@@ -1,0 +1,208 @@
+// Shared pieces of the benchmark scenarios: processes, load generation from a separate
+// process (autocannon), peak RSS, and statistics. Everything listens on 127.0.0.1 and every
+// load is bounded in time.
+import { readFileSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import { apiClient, type Request } from "../test/helpers/api.ts";
+import { type Child, REPO, startChild } from "../test/helpers/process.ts";
+import { tempDir } from "../test/helpers/server.ts";
+
+export { REPO, tempDir };
+export const BUN = process.execPath;
+export const TOKEN = `bench-${crypto.randomUUID()}`;
+
+export interface Running {
+  child: Child;
+  /** The folder of its database file. */
+  dir: string;
+  url: string;
+  api: Request;
+  pid: number;
+  stop(): Promise<void>;
+}
+
+/** outboxd `serve` (or another command) from source, on a fresh database unless one is given. */
+export async function startOutboxd(
+  env: Record<string, string> = {},
+  command = "serve",
+  dir = tempDir("outboxd-bench-"),
+): Promise<Running> {
+  const port = await freePort();
+  const child = startChild([BUN, "src/main.ts", command], {
+    PORT: String(port),
+    OUTBOXD_DATABASE_URL: `file:${join(dir, "outboxd.db")}`,
+    OUTBOXD_ADMIN_TOKEN: TOKEN,
+    OUTBOXD_ALLOW_PRIVATE_ENDPOINTS: "1",
+    OUTBOXD_RATE_LIMIT: "0",
+    // A log line per request would cost what is being measured.
+    OUTBOXD_LOG_LEVEL: "warn",
+    ...env,
+  });
+  const url = `http://127.0.0.1:${port}`;
+  if (command === "serve") {
+    await waitUntil(
+      "outboxd to answer /healthz",
+      () =>
+        fetch(`${url}/healthz`).then(
+          (r) => r.ok,
+          () => false,
+        ),
+      60_000,
+    );
+  }
+  return {
+    child,
+    dir,
+    url,
+    api: apiClient(url, TOKEN),
+    pid: child.proc.pid,
+    async stop() {
+      child.kill("SIGTERM");
+      await child.exited;
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** A process that prints one JSON line `{"listening": url}` on stdout when ready. */
+export async function startPeer(
+  cmd: string[],
+  env: Record<string, string>,
+): Promise<{ url: string; pid: number; stop(): Promise<void> }> {
+  const proc = Bun.spawn({
+    cmd,
+    cwd: REPO,
+    env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp", PORT: "0", ...env },
+    stdout: "pipe",
+    stderr: "inherit",
+  });
+  const reader = proc.stdout.getReader();
+  let text = "";
+  const deadline = Date.now() + 60_000;
+  while (Date.now() < deadline) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    text += new TextDecoder().decode(value);
+    const match = /\{"listening":\s*"([^"]+)"/.exec(text);
+    if (match?.[1]) {
+      // Keep draining stdout so the peer never blocks on a full pipe.
+      void (async () => {
+        for (;;) if ((await reader.read()).done) return;
+      })();
+      return {
+        url: match[1],
+        pid: proc.pid,
+        async stop() {
+          proc.kill("SIGTERM");
+          await proc.exited;
+        },
+      };
+    }
+  }
+  proc.kill("SIGKILL");
+  throw new Error(`${cmd.join(" ")} did not report listening:\n${text}`);
+}
+
+export async function freePort(): Promise<number> {
+  const probe = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: () => new Response() });
+  const port = probe.port as number;
+  await probe.stop(true);
+  return port;
+}
+
+/** Peak resident set size of a process so far, in MB (VmHWM). */
+export function peakRssMb(pid: number): number {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, "utf8");
+    const kb = Number(/VmHWM:\s+(\d+) kB/.exec(status)?.[1] ?? 0);
+    return Math.round(kb / 1024);
+  } catch {
+    return Number.NaN;
+  }
+}
+
+export function rssMb(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, "utf8");
+  return Math.round(Number(/VmRSS:\s+(\d+) kB/.exec(status)?.[1] ?? 0) / 1024);
+}
+
+export interface LoadResult {
+  requestsPerSecond: number;
+  latencyP50Ms: number;
+  latencyP99Ms: number;
+  errors: number;
+  non2xx: number;
+}
+
+/** autocannon in its own process: `[<id>]` in the body becomes a unique id per request. */
+export async function load(options: {
+  url: string;
+  connections: number;
+  seconds: number;
+  body: string;
+  headers?: Record<string, string>;
+}): Promise<LoadResult> {
+  const cmd = [
+    join(REPO, "node_modules/.bin/autocannon"),
+    "--json",
+    "-c",
+    String(options.connections),
+    "-d",
+    String(options.seconds),
+    "-m",
+    "POST",
+    "-I",
+    "-H",
+    "content-type=application/json",
+    ...Object.entries(options.headers ?? {}).flatMap(([k, v]) => ["-H", `${k}=${v}`]),
+    "-b",
+    options.body,
+    options.url,
+  ];
+  const run = Bun.spawn({ cmd, stdout: "pipe", stderr: "pipe" });
+  const out = await new Response(run.stdout).text();
+  await run.exited;
+  const result = JSON.parse(out.trim().split("\n").at(-1) ?? "{}");
+  return {
+    requestsPerSecond: Math.round((result["2xx"] ?? 0) / options.seconds),
+    latencyP50Ms: result.latency?.p50 ?? Number.NaN,
+    latencyP99Ms: result.latency?.p99 ?? Number.NaN,
+    errors: result.errors ?? 0,
+    non2xx: result.non2xx ?? 0,
+  };
+}
+
+export function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2
+    ? (sorted[mid] as number)
+    : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
+}
+
+export function percentile(values: number[], p: number): number {
+  if (values.length === 0) return Number.NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] as number;
+}
+
+/** Runs `measure` `runs` times and reports the median and range of `pick`. */
+export async function repeat<T>(runs: number, measure: () => Promise<T>, pick: (t: T) => number) {
+  const results: T[] = [];
+  for (let i = 0; i < runs; i++) results.push(await measure());
+  const values = results.map(pick);
+  return { median: median(values), min: Math.min(...values), max: Math.max(...values), runs: results };
+}
+
+export async function waitUntil(
+  what: string,
+  condition: () => Promise<boolean>,
+  timeoutMs: number,
+): Promise<number> {
+  const started = performance.now();
+  while (!(await condition())) {
+    if (performance.now() - started > timeoutMs) throw new Error(`timed out waiting for ${what}`);
+    await Bun.sleep(20);
+  }
+  return performance.now() - started;
+}

@@ -1,0 +1,97 @@
+// Scenario 2: a backlog of pending deliveries over many aggregates, drained by a standalone
+// dispatcher to a local receiver that answers 200 (optionally verifying every signature with
+// the receiver snippet). Order per aggregate is kept throughout (the claim only takes heads).
+import { join } from "node:path";
+import { createOutboxd } from "../../src/app.ts";
+import { loadConfig } from "../../src/config.ts";
+import { newSecret } from "../../test/helpers/snippet-receiver.ts";
+import { BUN, peakRssMb, startOutboxd, startPeer, TOKEN, tempDir, waitUntil } from "../lib.ts";
+
+export interface DeliveryRow {
+  variant: string;
+  deliveries: number;
+  aggregates: number;
+  seconds: number;
+  deliveriesPerSecond: number;
+  peakRssMb: number;
+}
+
+/** Commits `total` events over `aggregates` aggregates straight into a database file, no dispatcher. */
+export async function prefill(
+  dir: string,
+  endpoint: { url: string; secret: string },
+  total: number,
+  aggregates: number,
+) {
+  const outboxd = await createOutboxd(
+    loadConfig({
+      OUTBOXD_DATABASE_URL: `file:${join(dir, "outboxd.db")}`,
+      OUTBOXD_ADMIN_TOKEN: TOKEN,
+      OUTBOXD_ALLOW_PRIVATE_ENDPOINTS: "1",
+      OUTBOXD_LOG_LEVEL: "error",
+      OUTBOXD_RATE_LIMIT: "0",
+      OUTBOXD_MAX_EVENTS_PER_COMMIT: "1000",
+    }),
+    { dispatch: false },
+  );
+  const request = (path: string, body: unknown) =>
+    outboxd.http.request(path, {
+      method: "POST",
+      body: JSON.stringify(body),
+      headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" },
+    });
+  await request("/v1/endpoints", endpoint);
+  const perCommit = 1000;
+  const pending: (Response | Promise<Response>)[] = [];
+  for (let i = 0; i < total; i += perCommit) {
+    const events = Array.from({ length: Math.min(perCommit, total - i) }, (_, j) => ({
+      type: "order.changed",
+      aggregate: `orders/o-${(i + j) % aggregates}`,
+      payload: { n: i + j },
+    }));
+    pending.push(request("/v1/commits", { events }));
+    if (pending.length >= 8) await Promise.all(pending.splice(0));
+  }
+  await Promise.all(pending);
+  await outboxd.stop();
+}
+
+export async function deliveryScenario(options: {
+  total: number;
+  aggregates: number;
+  verify: boolean;
+  /** Extra environment for the dispatcher (e.g. OUTBOXD_ENDPOINT_CONCURRENCY). */
+  env?: Record<string, string>;
+}): Promise<DeliveryRow> {
+  const secret = newSecret();
+  const receiver = await startPeer(
+    [BUN, "bench/peers/receiver.ts"],
+    options.verify ? { VERIFY_SECRET: secret } : {},
+  );
+  const dir = tempDir("outboxd-bench-delivery-");
+  try {
+    await prefill(dir, { url: `${receiver.url}/hook`, secret }, options.total, options.aggregates);
+    const dispatcher = await startOutboxd(options.env ?? {}, "dispatch", dir);
+    const started = performance.now();
+    await waitUntil(
+      "the backlog to drain",
+      async () =>
+        ((await (await fetch(`${receiver.url}/count`)).json()) as { count: number }).count >= options.total,
+      600_000,
+    );
+    const seconds = (performance.now() - started) / 1000;
+    const row = {
+      variant: options.verify ? "outboxd → receiver verifying signatures" : "outboxd → receiver",
+      deliveries: options.total,
+      aggregates: options.aggregates,
+      seconds: Math.round(seconds * 100) / 100,
+      deliveriesPerSecond: Math.round(options.total / seconds),
+      peakRssMb: peakRssMb(dispatcher.pid),
+    };
+    await dispatcher.stop();
+    console.error(`delivery ${row.variant}: ${row.deliveriesPerSecond}/s`);
+    return row;
+  } finally {
+    await receiver.stop();
+  }
+}
