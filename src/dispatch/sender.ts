@@ -8,11 +8,13 @@
 // the original host in the Host header and as the TLS server name (SNI and certificate
 // verification), and without environment proxies. No second lookup is left to rebind.
 import ipaddr from "ipaddr.js";
+import packageJson from "../../package.json" with { type: "json" };
 import { type Resolver, sendTarget } from "../endpoints/url-guard.ts";
 import { signatureHeader } from "./signer.ts";
 
 export const RESPONSE_PREFIX_BYTES = 1024;
-export const USER_AGENT = `outboxd/${process.env.npm_package_version ?? "0.1.0"}`;
+// From package.json at build time, so the compiled executable and Deno report it too.
+export const USER_AGENT = `outboxd/${packageJson.version}`;
 
 export interface WebhookMessage {
   id: string;
