@@ -128,7 +128,9 @@ export function loadConfig(env: Env = process.env): Config {
     problems.push("OUTBOXD_ADMIN_TOKEN must be at least 16 characters");
   }
 
-  const rateLimit = integer("OUTBOXD_RATE_LIMIT", 1000, 0, 10_000_000);
+  // Per token and process: high enough never to throttle honest heavy use (a commit path that
+  // does ~10k/s), low enough to stop a runaway client from monopolising the writer.
+  const rateLimit = integer("OUTBOXD_RATE_LIMIT", 20_000, 0, 10_000_000);
 
   const config: Config = {
     databaseUrl,

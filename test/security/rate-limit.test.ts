@@ -45,10 +45,10 @@ describe("the token bucket", () => {
 });
 
 describe("configuration", () => {
-  test("defaults: 1000 requests per second per token, bursts of 2000", () => {
+  test("defaults: 20,000 requests per second per token, bursts of 40,000", () => {
     const config = loadConfig({});
-    expect(config.rateLimit).toBe(1000);
-    expect(config.rateBurst).toBe(2000);
+    expect(config.rateLimit).toBe(20_000);
+    expect(config.rateBurst).toBe(40_000);
   });
 
   test("the burst defaults to twice the rate; 0 turns limiting off", () => {
