@@ -7,7 +7,7 @@ import { IS_FIRST_IN_QUEUE } from "../dispatch/heads.ts";
 import { matchesEventType } from "../endpoints/patterns.ts";
 import { failpoint } from "../failpoints.ts";
 import { canonicalJson } from "../lib/canonical-json.ts";
-import { newId } from "../lib/ids.ts";
+import { newId, uuidv7 } from "../lib/ids.ts";
 import { problems } from "../lib/problem.ts";
 import { iso } from "../lib/time.ts";
 
@@ -206,7 +206,7 @@ export function* commitOp(input: CommitInput): Op<CommitOutcome> {
         continue;
       }
     }
-    const id = event.id ?? crypto.randomUUID();
+    const id = event.id ?? uuidv7(now);
     const sequenceRow = yield* get<{ sequence: number }>(SQL.nextSequence, { key: event.aggregate });
     const sequence = sequenceRow?.sequence ?? 1;
     yield* run(SQL.insertEvent, {

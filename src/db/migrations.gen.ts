@@ -62,5 +62,13 @@ export const migrations: EmbeddedMigration[] = [
       "CREATE INDEX `deliveries_dead` ON `deliveries` (`id`) WHERE status = 'dead';",
       "CREATE INDEX `deliveries_dead_endpoint` ON `deliveries` (`endpoint_id`,`id`) WHERE status = 'dead';"
     ]
+  },
+  {
+    "tag": "0004_commits_pruned_by_id",
+    "when": 1795948565392,
+    "hash": "d6338288b7baca55d047df74fca2b880c87e8905a10bc7e5034a76bed4063db2",
+    "statements": [
+      "DROP INDEX `commits_created_at`;"
+    ]
   }
 ];

@@ -134,7 +134,6 @@ export const commits = sqliteTable(
     uniqueIndex("commits_idempotency")
       .on(t.tokenId, t.idempotencyKey)
       .where(sql`idempotency_key IS NOT NULL`),
-    index("commits_created_at").on(t.createdAt),
   ],
 );
 

@@ -2,6 +2,7 @@
 // and retention. "In flight" is a pending row with a live lease (docs/delivery-lifecycle.md),
 // so a crash can never strand a row: its lease simply runs out.
 import { all, type Op, run } from "../db/op.ts";
+import { idBefore } from "../lib/ids.ts";
 import { DEADLINE_EXCEEDED_COUNTER } from "../ops/stats.ts";
 import { distinctQueues, promoteHeads, type Queue } from "./heads.ts";
 
@@ -227,8 +228,9 @@ export function* prune(
     { before, limit },
   );
   const commits = yield* run(
-    "DELETE FROM commits WHERE id IN (SELECT id FROM commits WHERE created_at < :before LIMIT :limit)",
-    { before, limit },
+    // Commit ids begin with their creation time: the primary key is the time index.
+    "DELETE FROM commits WHERE id IN (SELECT id FROM commits WHERE id < :cutoff LIMIT :limit)",
+    { cutoff: idBefore("cmt", before), limit },
   );
   return { deliveries, attempts, commits };
 }

@@ -1,0 +1,1 @@
+DROP INDEX `commits_created_at`;
