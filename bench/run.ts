@@ -79,8 +79,8 @@ try {
   });
   const limitRows = await limits(settings.seconds);
   const latency = [
-    await latencyScenario({ rate: 500, seconds: settings.latencySeconds }),
-    await latencyScenario({ rate: 2000, seconds: settings.latencySeconds }),
+    await latencyScenario({ rate: 500, seconds: settings.latencySeconds, env: DELIVERY_ENV }),
+    await latencyScenario({ rate: 2000, seconds: settings.latencySeconds, env: DELIVERY_ENV }),
   ];
   const growth = await growthScenario(settings.growth);
   const coldStart = await coldStartScenario(quick ? 2 : 5);
