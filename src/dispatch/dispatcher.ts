@@ -16,6 +16,7 @@ import {
   type Completion,
   claimDeliveries,
   completeDelivery,
+  type EventToSend,
   expireDeadlines,
   loadSendContext,
   prune,
@@ -413,18 +414,6 @@ export class Dispatcher extends EventEmitter {
   }
 }
 
-function toMessage(
-  event: NonNullable<ReturnType<SendContext["events"]["get"]>>,
-  delivery: ClaimedDelivery,
-): WebhookMessage {
-  return {
-    id: event.id,
-    type: event.type,
-    aggregate: event.aggregate,
-    sequence: event.sequence,
-    payload: event.payload,
-    occurredAt: event.occurredAt,
-    attempt: delivery.attemptCount,
-    traceparent: event.traceparent,
-  };
+function toMessage(event: EventToSend, delivery: ClaimedDelivery): WebhookMessage {
+  return { ...event, attempt: delivery.attemptCount };
 }

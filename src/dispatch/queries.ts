@@ -235,38 +235,36 @@ export function* prune(
   return { deliveries, attempts, commits };
 }
 
+/** What a webhook is made of: the event as committed. */
+export interface EventToSend {
+  id: string;
+  type: string;
+  aggregate: string;
+  sequence: number;
+  payload: string;
+  occurredAt: number;
+  traceparent: string | null;
+}
+
+export interface EndpointToSend {
+  id: string;
+  url: string;
+  secrets: string;
+}
+
 export interface SendContext {
-  events: Map<
-    string,
-    {
-      id: string;
-      type: string;
-      aggregate: string;
-      sequence: number;
-      payload: string;
-      occurredAt: number;
-      traceparent: string | null;
-    }
-  >;
-  endpoints: Map<string, { id: string; url: string; secrets: string }>;
+  events: Map<string, EventToSend>;
+  endpoints: Map<string, EndpointToSend>;
 }
 
 /** The events and endpoints a batch of claimed deliveries needs to be sent. */
 export function* loadSendContext(eventIds: string[], endpointIds: string[]): Op<SendContext> {
-  const events = yield* all<{
-    id: string;
-    type: string;
-    aggregate: string;
-    sequence: number;
-    payload: string;
-    occurredAt: number;
-    traceparent: string | null;
-  }>(
+  const events = yield* all<EventToSend>(
     `SELECT id, type, aggregate, sequence, payload, occurred_at AS occurredAt, traceparent
      FROM events WHERE id IN (SELECT value FROM json_each(:ids))`,
     { ids: JSON.stringify(eventIds) },
   );
-  const endpoints = yield* all<{ id: string; url: string; secrets: string }>(
+  const endpoints = yield* all<EndpointToSend>(
     "SELECT id, url, secrets FROM endpoints WHERE id IN (SELECT value FROM json_each(:ids))",
     { ids: JSON.stringify(endpointIds) },
   );

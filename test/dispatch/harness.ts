@@ -1,9 +1,10 @@
 // Shared pieces of the dispatcher suites: an outboxd with a real receiver and one endpoint,
 // commits of events, and direct reads and writes of the database file (to check rows and to
 // move time by backdating them instead of sleeping).
+
 import { expect } from "bun:test";
 import { type Args, all, get, run } from "../../src/db/op.ts";
-import { type Received, startReceiver, type TestReceiver } from "../helpers/receiver.ts";
+import { type Received, startReceiver, type TestReceiver, waitFor } from "../helpers/receiver.ts";
 import { startServer, type TestResponse, type TestServer } from "../helpers/server.ts";
 
 export const ok = () => new Response('{"result":"applied"}', { status: 200 });
@@ -143,23 +144,8 @@ export function waitForRow(
   );
 }
 
-/**
- * Polls until `condition` holds or `timeoutMs` passes; the failure message shows the last value
- * seen through `describe`, so a timeout says what state things were stuck in.
- */
-export async function waitUntil<T>(
-  what: string,
-  condition: () => T | undefined | false | null | Promise<T | undefined | false | null>,
-  timeoutMs = 20_000,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await condition();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 15));
-  }
-}
+/** Polls until `condition` holds or `timeoutMs` passes (the shared helper, under this file's name). */
+export const waitUntil = waitFor;
 
 /** The requests for one event, in arrival order. */
 export function requestsFor(receiver: TestReceiver, eventId: string): Received[] {
