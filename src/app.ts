@@ -4,6 +4,7 @@ import { Authenticator } from "./auth/authenticator.ts";
 import { bootstrapAdminToken } from "./auth/bootstrap.ts";
 import { CommitService } from "./commit/service.ts";
 import type { Config } from "./config.ts";
+import { databaseClock } from "./db/db-clock.ts";
 import { migrate } from "./db/migrate.ts";
 import { type Database, openDatabase } from "./db/open.ts";
 import { type AttemptEvent, Dispatcher } from "./dispatch/dispatcher.ts";
@@ -37,11 +38,14 @@ export interface Outboxd {
 }
 
 export async function createOutboxd(config: Config, options: OutboxdOptions = {}): Promise<Outboxd> {
-  const clock = options.clock ?? systemClock;
   const logger = options.logger ?? createLogger(config.logLevel);
   enableFailpoints(config.failpoints);
 
   const db = await openDatabase(config);
+  // Local file: one machine, one clock. Remote database: the database's clock for everyone.
+  const shared = options.clock || db.file ? null : databaseClock(db.driver);
+  await shared?.sync();
+  const clock = options.clock ?? shared?.clock ?? systemClock;
   const applied = await db.writer.write(migrate());
   if (applied.length > 0) logger.log("info", "migrations applied", { migrations: applied });
   if (config.adminToken === undefined) {
@@ -56,7 +60,15 @@ export async function createOutboxd(config: Config, options: OutboxdOptions = {}
   const dispatcher =
     options.dispatch === false
       ? null
-      : new Dispatcher({ config, db, clock, secretBox, logger, resolver: options.resolver });
+      : new Dispatcher({
+          config,
+          db,
+          clock,
+          secretBox,
+          logger,
+          resolver: options.resolver,
+          ...(shared ? { beforeSweep: () => shared.sync() } : {}),
+        });
   const metrics = new Metrics();
   dispatcher?.on("attempt", (attempt: AttemptEvent) => metrics.recordAttempt(attempt));
   const commits = new CommitService({

@@ -45,6 +45,8 @@ export interface DispatcherDeps {
   secretBox: SecretBox;
   logger: Logger;
   resolver?: Resolver | undefined;
+  /** Runs at the start of every sweep (the shared database clock re-measures its offset). */
+  beforeSweep?: () => Promise<void>;
 }
 
 /** What happened to one attempt; emitted as "attempt" for metrics, logs and tests. */
@@ -167,6 +169,11 @@ export class Dispatcher extends EventEmitter {
   /** The scheduled pass: heartbeat, deadlines, retention, then a claim. */
   async sweep(): Promise<void> {
     if (!this.#running) return;
+    try {
+      await this.#deps.beforeSweep?.();
+    } catch (error) {
+      this.#deps.logger.log("warn", "could not read the database clock", { error: String(error) });
+    }
     const now = this.#deps.clock();
     this.#heartbeatAt = now;
     try {
