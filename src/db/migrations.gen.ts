@@ -70,5 +70,14 @@ export const migrations: EmbeddedMigration[] = [
     "statements": [
       "DROP INDEX `commits_created_at`;"
     ]
+  },
+  {
+    "tag": "0005_delivered_minutes",
+    "when": 1795949599924,
+    "hash": "34799ed1fd52ddacf95c9f70d1082d84ca355a1ce72f1f05b451795d08ba554b",
+    "statements": [
+      "CREATE TABLE `delivered_minutes` (\n\t`endpoint_id` text NOT NULL,\n\t`minute` integer NOT NULL,\n\t`count` integer NOT NULL,\n\tPRIMARY KEY(`minute`, `endpoint_id`)\n);",
+      "-- Hand-written: count the last hour's deliveries made before this table existed.\nINSERT INTO `delivered_minutes` (`endpoint_id`, `minute`, `count`) SELECT `endpoint_id`, `delivered_at` / 60000, count(*) FROM `deliveries` WHERE `status` = 'delivered' AND `delivered_at` >= (unixepoch() - 3600) * 1000 GROUP BY 1, 2;"
+    ]
   }
 ];

@@ -152,6 +152,21 @@ export const tokens = sqliteTable(
   (t) => [uniqueIndex("tokens_hash").on(t.hash)],
 );
 
+/**
+ * Deliveries per endpoint and minute, counted as they are marked delivered: "delivered in the
+ * last hour" then reads at most 61 rows per endpoint, however many thousands a second arrive.
+ */
+export const deliveredMinutes = sqliteTable(
+  "delivered_minutes",
+  {
+    endpointId: text("endpoint_id").notNull(),
+    minute: integer("minute").notNull(),
+    count: integer("count").notNull(),
+  },
+  // Minute first: "the last hour" is a range of the primary key.
+  (t) => [primaryKey({ columns: [t.minute, t.endpointId] })],
+);
+
 /** Monotonic totals that must survive restarts (e.g. deadline_exceeded). */
 export const counters = sqliteTable("counters", {
   name: text("name").primaryKey(),

@@ -124,6 +124,13 @@ export function* completeDelivery(attempt: AttemptRecord, completion: Completion
         `UPDATE deliveries SET status = 'delivered', delivered_at = :at, ${release} ${where} ${RETURNING_QUEUE}`,
         { ...fence, at: completion.at },
       );
+      if (changed > 0) {
+        yield* run(
+          `INSERT INTO delivered_minutes (endpoint_id, minute, count) VALUES (:endpointId, :minute, 1)
+           ON CONFLICT (minute, endpoint_id) DO UPDATE SET count = count + 1`,
+          { endpointId: attempt.endpointId, minute: Math.floor(completion.at / 60_000) },
+        );
+      }
       break;
     case "retry":
       changed = yield* run(`UPDATE deliveries SET next_attempt_at = :next, ${release} ${where}`, {
@@ -227,6 +234,7 @@ export function* prune(
        LIMIT :limit)`,
     { before, limit },
   );
+  yield* run("DELETE FROM delivered_minutes WHERE minute < :minute", { minute: Math.floor(before / 60_000) });
   const commits = yield* run(
     // Commit ids begin with their creation time: the primary key is the time index.
     "DELETE FROM commits WHERE id IN (SELECT id FROM commits WHERE id < :cutoff LIMIT :limit)",

@@ -1,0 +1,43 @@
+// "Delivered in the last hour" reads per-minute buckets, not the deliveries themselves.
+import { afterEach, expect, test } from "bun:test";
+import { all, run } from "../../src/db/op.ts";
+import { prune } from "../../src/dispatch/queries.ts";
+import { stats } from "../../src/ops/stats.ts";
+import { startServer, type TestServer } from "../helpers/server.ts";
+
+let server: TestServer | undefined;
+afterEach(() => server?.stop());
+
+test("deliveredLastHour sums the minute buckets of the last hour, per endpoint and in total; prune drops old buckets", async () => {
+  server = await startServer({}, { dispatch: false });
+  const { db } = server.outboxd;
+  const now = Date.now();
+  const minute = (msAgo: number) => Math.floor((now - msAgo) / 60_000);
+  for (const [endpoint, msAgo, count] of [
+    ["ep_a", 5 * 60_000, 7],
+    ["ep_a", 50 * 60_000, 3],
+    ["ep_b", 10 * 60_000, 4],
+    ["ep_a", 2 * 3_600_000, 1000], // two hours ago: not counted
+  ] as const) {
+    await db.writer.write(
+      run("INSERT INTO delivered_minutes (endpoint_id, minute, count) VALUES (:endpoint, :minute, :count)", {
+        endpoint,
+        minute: minute(msAgo),
+        count,
+      }),
+    );
+  }
+  const current = await db.driver.read(stats(now));
+  expect(current.deliveredLastHour).toBe(14);
+  expect(Object.fromEntries(current.endpoints.map((e) => [e.id, e.deliveredLastHour]))).toEqual({
+    ep_a: 10,
+    ep_b: 4,
+  });
+
+  await db.writer.write(prune(now - 3_600_000, 1000));
+  const left = await db.driver.read(
+    all<{ minute: number }>("SELECT minute FROM delivered_minutes ORDER BY minute"),
+  );
+  expect(left.map((r) => r.minute)).toEqual([minute(50 * 60_000), minute(10 * 60_000), minute(5 * 60_000)]);
+  expect((await db.driver.read(stats(now))).deliveredLastHour).toBe(14);
+});
