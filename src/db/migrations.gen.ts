@@ -73,11 +73,10 @@ export const migrations: EmbeddedMigration[] = [
   },
   {
     "tag": "0005_delivered_minutes",
-    "when": 1795949599924,
-    "hash": "34799ed1fd52ddacf95c9f70d1082d84ca355a1ce72f1f05b451795d08ba554b",
+    "when": 1795949689603,
+    "hash": "b2dcd6410fbb28ad9ba0947effd6b31d7c1b01a1e12dc62c53720655b1ef85b5",
     "statements": [
-      "CREATE TABLE `delivered_minutes` (\n\t`endpoint_id` text NOT NULL,\n\t`minute` integer NOT NULL,\n\t`count` integer NOT NULL,\n\tPRIMARY KEY(`minute`, `endpoint_id`)\n);",
-      "-- Hand-written: count the last hour's deliveries made before this table existed.\nINSERT INTO `delivered_minutes` (`endpoint_id`, `minute`, `count`) SELECT `endpoint_id`, `delivered_at` / 60000, count(*) FROM `deliveries` WHERE `status` = 'delivered' AND `delivered_at` >= (unixepoch() - 3600) * 1000 GROUP BY 1, 2;"
+      "CREATE TABLE `delivered_minutes` (\n\t`minute` integer NOT NULL,\n\t`endpoint_id` text NOT NULL,\n\t`latency_floor` integer NOT NULL,\n\t`count` integer NOT NULL,\n\t`max_latency_ms` integer NOT NULL,\n\tPRIMARY KEY(`minute`, `endpoint_id`, `latency_floor`)\n);"
     ]
   }
 ];

@@ -153,18 +153,22 @@ export const tokens = sqliteTable(
 );
 
 /**
- * Deliveries per endpoint and minute, counted as they are marked delivered: "delivered in the
- * last hour" then reads at most 61 rows per endpoint, however many thousands a second arrive.
+ * Deliveries per minute, endpoint and latency (rounded down to two significant digits),
+ * counted as they are marked delivered: "delivered in the last hour" and the dashboard's
+ * per-minute history read a few hundred rows, however many deliveries the hour saw.
  */
 export const deliveredMinutes = sqliteTable(
   "delivered_minutes",
   {
-    endpointId: text("endpoint_id").notNull(),
     minute: integer("minute").notNull(),
+    endpointId: text("endpoint_id").notNull(),
+    // Commit (or deliverAfter, or replay) to 2xx, in ms: 0-99 exactly, then two significant digits.
+    latencyFloor: integer("latency_floor").notNull(),
     count: integer("count").notNull(),
+    maxLatencyMs: integer("max_latency_ms").notNull(),
   },
   // Minute first: "the last hour" is a range of the primary key.
-  (t) => [primaryKey({ columns: [t.minute, t.endpointId] })],
+  (t) => [primaryKey({ columns: [t.minute, t.endpointId, t.latencyFloor] })],
 );
 
 /** Monotonic totals that must survive restarts (e.g. deadline_exceeded). */

@@ -321,7 +321,7 @@ export class Dispatcher extends EventEmitter {
       error: outcome.error,
       durationMs: outcome.durationMs,
       recorded,
-      latencyMs: completion.kind === "delivered" ? completion.at - delivery.availableAt : null,
+      latencyMs: completion.kind === "delivered" ? completion.latencyMs : null,
     };
     this.#deps.logger.log(ok ? "debug" : "info", "delivery attempt", { ...attempt });
     this.emit("attempt", attempt);
@@ -363,7 +363,9 @@ export class Dispatcher extends EventEmitter {
   #decide(delivery: ClaimedDelivery, outcome: SendOutcome, now: number): Completion {
     const { config } = this.#deps;
     const status = outcome.statusCode;
-    if (status !== null && status >= 200 && status < 300) return { kind: "delivered", at: now };
+    if (status !== null && status >= 200 && status < 300) {
+      return { kind: "delivered", at: now, latencyMs: now - delivery.availableAt };
+    }
     if (status === 410) return { kind: "gone", at: now };
     if (now >= delivery.deliverBy) return { kind: "dead", at: now, reason: "deadline_exceeded" };
     let delay = retryDelay(delivery.attemptCount, { baseMs: config.retryBaseMs, capMs: config.retryCapMs });

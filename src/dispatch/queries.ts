@@ -84,7 +84,8 @@ export interface AttemptRecord {
 }
 
 export type Completion =
-  | { kind: "delivered"; at: number }
+  /** latencyMs: from the moment it became due (commit, deliverAfter or replay) to the 2xx. */
+  | { kind: "delivered"; at: number; latencyMs: number }
   | { kind: "retry"; at: number; nextAttemptAt: number }
   | { kind: "dead"; at: number; reason: string }
   /** 410 Gone: the endpoint is disabled; the delivery waits for re-enable or its deadline. */
@@ -124,13 +125,7 @@ export function* completeDelivery(attempt: AttemptRecord, completion: Completion
         `UPDATE deliveries SET status = 'delivered', delivered_at = :at, ${release} ${where} ${RETURNING_QUEUE}`,
         { ...fence, at: completion.at },
       );
-      if (changed > 0) {
-        yield* run(
-          `INSERT INTO delivered_minutes (endpoint_id, minute, count) VALUES (:endpointId, :minute, 1)
-           ON CONFLICT (minute, endpoint_id) DO UPDATE SET count = count + 1`,
-          { endpointId: attempt.endpointId, minute: Math.floor(completion.at / 60_000) },
-        );
-      }
+      if (changed > 0) yield* recordDelivered(attempt.endpointId, completion.at, completion.latencyMs);
       break;
     case "retry":
       changed = yield* run(`UPDATE deliveries SET next_attempt_at = :next, ${release} ${where}`, {
@@ -175,6 +170,26 @@ export function* completeDelivery(attempt: AttemptRecord, completion: Completion
 }
 
 const RETURNING_QUEUE = "RETURNING endpoint_id AS endpointId, aggregate";
+
+/** Latency rounded down to two significant digits (0-99 ms exactly): the histogram's bins. */
+export function latencyFloor(ms: number): number {
+  const value = Math.max(0, Math.floor(ms));
+  if (value < 100) return value;
+  const step = 10 ** (Math.floor(Math.log10(value)) - 1);
+  return Math.floor(value / step) * step;
+}
+
+/** Counts one delivery in its minute's bucket (stats, metrics and the dashboard read these). */
+export function* recordDelivered(endpointId: string, at: number, latencyMs: number): Op<void> {
+  const latency = Math.max(0, Math.round(latencyMs));
+  yield* run(
+    `INSERT INTO delivered_minutes (minute, endpoint_id, latency_floor, count, max_latency_ms)
+     VALUES (:minute, :endpointId, :floor, 1, :latency)
+     ON CONFLICT (minute, endpoint_id, latency_floor)
+     DO UPDATE SET count = count + 1, max_latency_ms = max(max_latency_ms, excluded.max_latency_ms)`,
+    { minute: Math.floor(at / 60_000), endpointId, floor: latencyFloor(latency), latency },
+  );
+}
 
 /** Runs an UPDATE that moves deliveries out of pending, promotes their queues' next heads. */
 function* leavePending(sql: string, args: Record<string, string | number | null>): Op<number> {

@@ -129,7 +129,7 @@ test("heads stay the lowest pending sequence through commits, deliveries, deadli
           error: null,
           responsePrefix: null,
         },
-        i % 2 ? { kind: "delivered", at } : { kind: "dead", at, reason: "deadline_exceeded" },
+        i % 2 ? { kind: "delivered", at, latencyMs: 0 } : { kind: "dead", at, reason: "deadline_exceeded" },
       ),
     );
     await expectHeadsConsistent(o);

@@ -109,9 +109,9 @@ describe("dispatch queries", () => {
     const [first, second, third] = await queue(3);
     const [one] = await claim("o1");
     expect(one?.id).toBe(first as string);
-    expect(await complete(one as ClaimedDelivery, "o1", { kind: "delivered", at: Date.now() }, 200)).toBe(
-      true,
-    );
+    expect(
+      await complete(one as ClaimedDelivery, "o1", { kind: "delivered", at: Date.now(), latencyMs: 0 }, 200),
+    ).toBe(true);
     const [two] = await claim("o2");
     expect(two?.id).toBe(second as string);
     expect(
@@ -153,7 +153,7 @@ describe("dispatch queries", () => {
     await complete(
       first as ClaimedDelivery,
       "on-time",
-      { kind: "delivered", at: Date.parse(deliverAfter) },
+      { kind: "delivered", at: Date.parse(deliverAfter), latencyMs: 0 },
       200,
     );
     expect((await claim("then", Date.parse(deliverAfter))).map((d) => d.id)).toEqual([next as string]);
@@ -230,9 +230,14 @@ describe("dispatch queries", () => {
         ),
       ).toBe(true);
 
-      expect(await complete(mine as ClaimedDelivery, "old", { kind: "delivered", at: Date.now() }, 200)).toBe(
-        false,
-      );
+      expect(
+        await complete(
+          mine as ClaimedDelivery,
+          "old",
+          { kind: "delivered", at: Date.now(), latencyMs: 0 },
+          200,
+        ),
+      ).toBe(false);
       const row = await deliveryRow(server, id as string);
       expect(row).toMatchObject({
         status: "pending",
@@ -257,7 +262,12 @@ describe("dispatch queries", () => {
       const [theirs] = await claim("new", Date.now() + LEASE + 1);
       expect(theirs?.id).toBe(id as string);
       expect(
-        await complete(theirs as ClaimedDelivery, "new", { kind: "delivered", at: Date.now() }, 204),
+        await complete(
+          theirs as ClaimedDelivery,
+          "new",
+          { kind: "delivered", at: Date.now(), latencyMs: 0 },
+          204,
+        ),
       ).toBe(true);
       const now = Date.now();
       expect(
@@ -289,7 +299,12 @@ describe("dispatch queries", () => {
         past: Date.now() - 1,
       });
       expect(
-        await complete(mine as ClaimedDelivery, "slow", { kind: "delivered", at: Date.now() }, 200),
+        await complete(
+          mine as ClaimedDelivery,
+          "slow",
+          { kind: "delivered", at: Date.now(), latencyMs: 0 },
+          200,
+        ),
       ).toBe(true);
       expect((await deliveryRow(server, id as string)).status).toBe("delivered");
     });
@@ -302,9 +317,14 @@ describe("dispatch queries", () => {
       expect(expectStatus(await server.request("DELETE", `/v1/endpoints/${doomed}`), 200)).toMatchObject({
         deadLettered: 1,
       });
-      expect(await complete(mine as ClaimedDelivery, "o", { kind: "delivered", at: Date.now() }, 200)).toBe(
-        false,
-      );
+      expect(
+        await complete(
+          mine as ClaimedDelivery,
+          "o",
+          { kind: "delivered", at: Date.now(), latencyMs: 0 },
+          200,
+        ),
+      ).toBe(false);
       expect(await deliveryRow(server, id as string)).toMatchObject({
         status: "dead",
         dead_reason: "endpoint_deleted",
@@ -356,7 +376,12 @@ describe("dispatch queries", () => {
     const claimed = await claim("o");
     const byId = new Map(claimed.map((d) => [d.id, d]));
     const at = Date.now();
-    await complete(byId.get(delivered as string) as ClaimedDelivery, "o", { kind: "delivered", at }, 200);
+    await complete(
+      byId.get(delivered as string) as ClaimedDelivery,
+      "o",
+      { kind: "delivered", at, latencyMs: 0 },
+      200,
+    );
     await complete(
       byId.get(pending as string) as ClaimedDelivery,
       "o",

@@ -3,7 +3,8 @@
 // attempt log across deliveries, newest first). Rows are backdated in the database so the
 // expected buckets are known exactly.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { run } from "../../src/db/op.ts";
+import { get, run } from "../../src/db/op.ts";
+import { recordDelivered } from "../../src/dispatch/queries.ts";
 import { createEndpoint, expectProblem, expectStatus } from "../helpers/assertions.ts";
 import { startServer, type TestServer } from "../helpers/server.ts";
 
@@ -26,15 +27,27 @@ afterAll(async () => {
   await server.stop();
 });
 
-/** Marks a delivery delivered at `deliveredAt` after becoming due `latency` ms earlier. */
+/**
+ * Records a delivery as delivered at `deliveredAt`, `latency` ms after it became due: the row,
+ * and its count through the same operation the dispatcher's completion uses.
+ */
 async function delivered(id: string | undefined, deliveredAt: number, latency: number): Promise<void> {
   if (!id) throw new Error("no delivery");
-  await server.outboxd.db.writer.write(
-    run(
-      "UPDATE deliveries SET status = 'delivered', delivered_at = :at, available_at = :available WHERE id = :id",
-      { id, at: deliveredAt, available: deliveredAt - latency },
-    ),
+  const endpointId = await server.outboxd.db.writer.write(
+    (function* () {
+      yield* run(
+        "UPDATE deliveries SET status = 'delivered', delivered_at = :at, available_at = :available WHERE id = :id",
+        { id, at: deliveredAt, available: deliveredAt - latency },
+      );
+      const row = yield* get<{ endpointId: string }>(
+        "SELECT endpoint_id AS endpointId FROM deliveries WHERE id = :id",
+        { id },
+      );
+      yield* recordDelivered(row?.endpointId ?? "", deliveredAt, latency);
+      return row?.endpointId;
+    })(),
   );
+  expect(endpointId).toBeDefined();
 }
 
 describe("GET /v1/stats/history", () => {

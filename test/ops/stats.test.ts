@@ -1,7 +1,7 @@
 // "Delivered in the last hour" reads per-minute buckets, not the deliveries themselves.
 import { afterEach, expect, test } from "bun:test";
 import { all, run } from "../../src/db/op.ts";
-import { prune } from "../../src/dispatch/queries.ts";
+import { latencyFloor, prune } from "../../src/dispatch/queries.ts";
 import { stats } from "../../src/ops/stats.ts";
 import { startServer, type TestServer } from "../helpers/server.ts";
 
@@ -20,11 +20,14 @@ test("deliveredLastHour sums the minute buckets of the last hour, per endpoint a
     ["ep_a", 2 * 3_600_000, 1000], // two hours ago: not counted
   ] as const) {
     await db.writer.write(
-      run("INSERT INTO delivered_minutes (endpoint_id, minute, count) VALUES (:endpoint, :minute, :count)", {
-        endpoint,
-        minute: minute(msAgo),
-        count,
-      }),
+      run(
+        "INSERT INTO delivered_minutes (endpoint_id, minute, latency_floor, count, max_latency_ms) VALUES (:endpoint, :minute, 0, :count, 0)",
+        {
+          endpoint,
+          minute: minute(msAgo),
+          count,
+        },
+      ),
     );
   }
   const current = await db.driver.read(stats(now));
@@ -40,4 +43,10 @@ test("deliveredLastHour sums the minute buckets of the last hour, per endpoint a
   );
   expect(left.map((r) => r.minute)).toEqual([minute(50 * 60_000), minute(10 * 60_000), minute(5 * 60_000)]);
   expect((await db.driver.read(stats(now))).deliveredLastHour).toBe(14);
+});
+
+test("latency bins: exact below 100 ms, then two significant digits; never negative", () => {
+  expect([0, 7, 99, 100, 109, 1234, 99_999, 123_456, -50].map(latencyFloor)).toEqual([
+    0, 7, 99, 100, 100, 1200, 99_000, 120_000, 0,
+  ]);
 });
