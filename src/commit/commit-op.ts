@@ -93,8 +93,9 @@ const SQL = {
     "SELECT type, aggregate, payload, deliver_after AS deliverAfter, sequence, deliver_by AS deliverBy FROM events WHERE id = :id",
   eventDeliveries:
     "SELECT id, endpoint_id AS endpointId FROM deliveries WHERE event_id = :eventId ORDER BY id",
-  nextSequence: `INSERT INTO aggregates (key, last_sequence) VALUES (:key, 1)
-    ON CONFLICT (key) DO UPDATE SET last_sequence = last_sequence + 1 RETURNING last_sequence AS sequence`,
+  // Events are immutable and never deleted, so the aggregate's last sequence is the largest in
+  // the (aggregate, sequence) index: one seek, no table of counters to write.
+  nextSequence: "SELECT coalesce(max(sequence), 0) + 1 AS sequence FROM events WHERE aggregate = :key",
   insertEvent: `INSERT INTO events (id, type, aggregate, sequence, payload, occurred_at, deliver_after,
       deliver_by, commit_id, traceparent)
     VALUES (:id, :type, :aggregate, :sequence, :payload, :now, :deliverAfter, :deliverBy, :commitId, :traceparent)`,

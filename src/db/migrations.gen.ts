@@ -78,5 +78,13 @@ export const migrations: EmbeddedMigration[] = [
     "statements": [
       "CREATE TABLE `delivered_minutes` (\n\t`minute` integer NOT NULL,\n\t`endpoint_id` text NOT NULL,\n\t`latency_floor` integer NOT NULL,\n\t`count` integer NOT NULL,\n\t`max_latency_ms` integer NOT NULL,\n\tPRIMARY KEY(`minute`, `endpoint_id`, `latency_floor`)\n);"
     ]
+  },
+  {
+    "tag": "0006_sequences_from_events",
+    "when": 1795949987579,
+    "hash": "5df72a03cf858e183ee8afd65bec7f70977289d35e852587106a28c1895126cb",
+    "statements": [
+      "DROP TABLE `aggregates`;"
+    ]
   }
 ];

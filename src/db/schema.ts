@@ -18,12 +18,6 @@ export const records = sqliteTable(
   (t) => [primaryKey({ columns: [t.collection, t.id] })],
 );
 
-/** Last sequence handed out per aggregate; advanced inside the commit transaction. */
-export const aggregates = sqliteTable("aggregates", {
-  key: text("key").primaryKey(),
-  lastSequence: integer("last_sequence").notNull(),
-});
-
 export const events = sqliteTable(
   "events",
   {

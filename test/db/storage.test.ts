@@ -13,17 +13,7 @@ import { all, get, type Op, run } from "../../src/db/op.ts";
 import { type Database as OutboxdDatabase, openDatabase } from "../../src/db/open.ts";
 import { tempDir } from "../helpers/server.ts";
 
-const TABLES = [
-  "aggregates",
-  "attempts",
-  "commits",
-  "counters",
-  "deliveries",
-  "endpoints",
-  "events",
-  "records",
-  "tokens",
-];
+const TABLES = ["attempts", "commits", "counters", "deliveries", "endpoints", "events", "records", "tokens"];
 
 describe.each(["engine", "client"] as DriverName[])("%s driver", (driver) => {
   let dir: string;

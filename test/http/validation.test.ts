@@ -31,7 +31,7 @@ function storedRows(): Record<string, number> {
   const db = new Database(join(server.dir, "outboxd.db"), { readonly: true });
   try {
     const counts: Record<string, number> = {};
-    for (const table of ["records", "aggregates", "events", "deliveries", "commits", "endpoints", "tokens"]) {
+    for (const table of ["records", "events", "deliveries", "commits", "endpoints", "tokens"]) {
       counts[table] = (db.prepare(`SELECT count(*) AS n FROM ${table}`).all()[0] as { n: number }).n;
     }
     return counts;
@@ -43,7 +43,6 @@ function storedRows(): Record<string, number> {
 afterEach(async () => {
   expect(storedRows()).toEqual({
     records: 0,
-    aggregates: 0,
     events: 0,
     deliveries: 0,
     commits: 0,
