@@ -81,13 +81,14 @@ const SQL = {
   // commit row itself stays for audit.
   releaseExpiredKey: `UPDATE commits SET idempotency_key = NULL, request_hash = NULL, response = NULL
     WHERE token_id = :tokenId AND idempotency_key = :key`,
-  getRecord: "SELECT version, deleted FROM records WHERE collection = :collection AND id = :id",
-  upsertRecord: `INSERT INTO records (collection, id, version, data, deleted, created_at, updated_at)
-    VALUES (:collection, :id, :version, :data, :deleted, :now, :now)
-    ON CONFLICT (collection, id) DO UPDATE SET version = excluded.version, data = excluded.data,
-      deleted = excluded.deleted, updated_at = excluded.updated_at,
-      created_at = CASE WHEN records.deleted = 1 AND excluded.deleted = 0 THEN excluded.created_at ELSE records.created_at END
-    RETURNING created_at AS createdAt`,
+  getRecord:
+    "SELECT version, deleted, created_at AS createdAt FROM records WHERE collection = :collection AND id = :id",
+  // The current row is already known (read above, in this transaction): a plain INSERT or
+  // UPDATE, not an upsert, which costs SQLite noticeably more.
+  insertRecord: `INSERT INTO records (collection, id, version, data, deleted, created_at, updated_at)
+    VALUES (:collection, :id, :version, :data, :deleted, :createdAt, :now)`,
+  updateRecord: `UPDATE records SET version = :version, data = :data, deleted = :deleted, created_at = :createdAt,
+      updated_at = :now WHERE collection = :collection AND id = :id`,
   endpoints: "SELECT id, event_types AS eventTypes FROM endpoints",
   findEvent:
     "SELECT type, aggregate, payload, deliver_after AS deliverAfter, sequence, deliver_by AS deliverBy FROM events WHERE id = :id",
@@ -150,27 +151,27 @@ export function* commitOp(input: CommitInput): Op<CommitOutcome> {
   const records: CommitResult["records"] = [];
   const written: WrittenRecord[] = [];
   for (const [i, write] of input.records.entries()) {
-    const current = yield* get<{ version: number; deleted: number }>(SQL.getRecord, {
+    const current = yield* get<{ version: number; deleted: number; createdAt: number }>(SQL.getRecord, {
       collection: write.collection,
       id: write.id,
     });
     checkExpectation(write, current, i, input.conflictStatus);
     const version = (current?.version ?? 0) + 1;
     const deleted = write.data === null;
-    const stored = yield* get<{ createdAt: number }>(SQL.upsertRecord, {
+    // Created now when new or re-created over a tombstone; a delete keeps the creation time.
+    const created = !current || current.deleted === 1;
+    const createdAt = !current || current.deleted === 1 ? now : current.createdAt;
+    yield* run(current ? SQL.updateRecord : SQL.insertRecord, {
       collection: write.collection,
       id: write.id,
       version,
       data: write.data ?? "null",
       deleted: deleted ? 1 : 0,
+      createdAt,
       now,
     });
     records.push({ collection: write.collection, id: write.id, version, deleted });
-    written.push({
-      created: !current || current.deleted === 1,
-      createdAt: stored?.createdAt ?? now,
-      updatedAt: now,
-    });
+    written.push({ created, createdAt, updatedAt: now });
   }
 
   failpoint("commit.after_records");
