@@ -299,6 +299,7 @@ export class Dispatcher extends EventEmitter {
           deliveryId: delivery.id,
           owner,
           endpointId: delivery.endpointId,
+          aggregate: delivery.aggregate,
           startedAt,
           durationMs: outcome.durationMs,
           statusCode: outcome.statusCode,

@@ -76,6 +76,8 @@ export interface AttemptRecord {
   deliveryId: string;
   owner: string;
   endpointId: string;
+  /** The delivery's aggregate: with endpointId, its queue, whose next head a completion promotes. */
+  aggregate: string;
   startedAt: number;
   durationMs: number;
   statusCode: number | null;
@@ -121,9 +123,12 @@ export function* completeDelivery(attempt: AttemptRecord, completion: Completion
   let changed = 0;
   switch (completion.kind) {
     case "delivered":
-      changed = yield* leavePending(
-        `UPDATE deliveries SET status = 'delivered', delivered_at = :at, ${release} ${where} ${RETURNING_QUEUE}`,
-        { ...fence, at: completion.at },
+      changed = yield* run(
+        `UPDATE deliveries SET status = 'delivered', delivered_at = :at, ${release} ${where}`,
+        {
+          ...fence,
+          at: completion.at,
+        },
       );
       if (changed > 0) yield* recordDelivered(attempt.endpointId, completion.at, completion.latencyMs);
       break;
@@ -150,12 +155,16 @@ export function* completeDelivery(attempt: AttemptRecord, completion: Completion
       }
       break;
     case "dead":
-      changed = yield* leavePending(
-        `UPDATE deliveries SET status = 'dead', dead_at = :at, dead_reason = :reason, ${release} ${where} ${RETURNING_QUEUE}`,
+      changed = yield* run(
+        `UPDATE deliveries SET status = 'dead', dead_at = :at, dead_reason = :reason, ${release} ${where}`,
         { ...fence, at: completion.at, reason: completion.reason },
       );
       if (changed > 0 && completion.reason === "deadline_exceeded") yield* bumpDeadlineCounter(changed);
       break;
+  }
+  if (changed > 0 && (completion.kind === "delivered" || completion.kind === "dead")) {
+    // It left pending: the next of its queue becomes the head.
+    yield* promoteHeads([{ endpointId: attempt.endpointId, aggregate: attempt.aggregate }]);
   }
   if (changed > 0) {
     // Endpoint health to the second: at thousands of deliveries a second, writing this one hot
@@ -182,13 +191,20 @@ export function latencyFloor(ms: number): number {
 /** Counts one delivery in its minute's bucket (stats, metrics and the dashboard read these). */
 export function* recordDelivered(endpointId: string, at: number, latencyMs: number): Op<void> {
   const latency = Math.max(0, Math.round(latencyMs));
-  yield* run(
-    `INSERT INTO delivered_minutes (minute, endpoint_id, latency_floor, count, max_latency_ms)
-     VALUES (:minute, :endpointId, :floor, 1, :latency)
-     ON CONFLICT (minute, endpoint_id, latency_floor)
-     DO UPDATE SET count = count + 1, max_latency_ms = max(max_latency_ms, excluded.max_latency_ms)`,
-    { minute: Math.floor(at / 60_000), endpointId, floor: latencyFloor(latency), latency },
+  const key = { minute: Math.floor(at / 60_000), endpointId, floor: latencyFloor(latency), latency };
+  // Update, and insert only for a new bucket: cheaper in SQLite than an upsert every time.
+  const counted = yield* run(
+    `UPDATE delivered_minutes SET count = count + 1, max_latency_ms = max(max_latency_ms, :latency)
+     WHERE minute = :minute AND endpoint_id = :endpointId AND latency_floor = :floor`,
+    key,
   );
+  if (counted === 0) {
+    yield* run(
+      `INSERT INTO delivered_minutes (minute, endpoint_id, latency_floor, count, max_latency_ms)
+       VALUES (:minute, :endpointId, :floor, 1, :latency)`,
+      key,
+    );
+  }
 }
 
 /** Runs an UPDATE that moves deliveries out of pending, promotes their queues' next heads. */

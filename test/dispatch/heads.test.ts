@@ -123,6 +123,7 @@ test("heads stay the lowest pending sequence through commits, deliveries, deadli
           deliveryId: c.id,
           owner: "t1",
           endpointId: c.endpointId,
+          aggregate: c.aggregate,
           startedAt: at,
           durationMs: 1,
           statusCode: i % 2 ? 200 : 500,

@@ -78,6 +78,7 @@ describe("dispatch queries", () => {
           deliveryId: delivery.id,
           owner,
           endpointId: delivery.endpointId,
+          aggregate: delivery.aggregate,
           startedAt: Date.now(),
           durationMs: 3,
           statusCode,

@@ -53,8 +53,11 @@ async function delivered(id: string | undefined, deliveredAt: number, latency: n
 describe("GET /v1/stats/history", () => {
   test("60 minute buckets, oldest first, with count, median (two significant digits) and max", async () => {
     const now = Date.now();
-    const early = now - 30 * MINUTE;
-    const late = now - 10 * MINUTE;
+    // A few seconds into their minutes, so the deliveries spread over the next seconds stay in
+    // one bucket (unaligned, a minute boundary would split them about one run in twenty).
+    const minuteStart = (t: number) => Math.floor(t / MINUTE) * MINUTE;
+    const early = minuteStart(now - 30 * MINUTE) + 5_000;
+    const late = minuteStart(now - 10 * MINUTE) + 5_000;
     const [a, b, c, d, e, f, g, h, i] = deliveries;
     await delivered(a, early, 5);
     await delivered(b, early + 1000, 40);
