@@ -4,10 +4,10 @@
 import { readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { apiClient, type Request } from "../test/helpers/api.ts";
-import { type Child, REPO, startChild } from "../test/helpers/process.ts";
+import { type Child, freePort, REPO, startChild } from "../test/helpers/process.ts";
 import { tempDir } from "../test/helpers/server.ts";
 
-export { REPO, tempDir };
+export { freePort, REPO, tempDir };
 export const BUN = process.execPath;
 export const TOKEN = `bench-${crypto.randomUUID()}`;
 
@@ -101,13 +101,6 @@ export async function startPeer(
   }
   proc.kill("SIGKILL");
   throw new Error(`${cmd.join(" ")} did not report listening:\n${text}`);
-}
-
-export async function freePort(): Promise<number> {
-  const probe = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: () => new Response() });
-  const port = probe.port as number;
-  await probe.stop(true);
-  return port;
 }
 
 /** Peak resident set size of a process so far, in MB (VmHWM). */

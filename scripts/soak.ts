@@ -10,7 +10,7 @@ import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { apiClient, type Request } from "../test/helpers/api.ts";
-import { type Child, startChild } from "../test/helpers/process.ts";
+import { type Child, freePort, startChild } from "../test/helpers/process.ts";
 import { tempDir } from "../test/helpers/server.ts";
 import { startSnippetReceiver } from "../test/helpers/snippet-receiver.ts";
 
@@ -253,13 +253,6 @@ function summarise(sequences: number[]): string {
   return sequences.length <= 8
     ? `[${sequences.join(",")}]`
     : `${sequences.length} events [${sequences.slice(0, 4).join(",")}…${sequences.slice(-2).join(",")}]`;
-}
-
-async function freePort(): Promise<number> {
-  const probe = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: () => new Response() });
-  const port = probe.port as number;
-  await probe.stop(true);
-  return port;
 }
 
 let code = 1;

@@ -1,6 +1,5 @@
 // API tokens (DESIGN §2 token, §3 scopes). Only a SHA-256 of each token is stored: a token has
 // 256 random bits, so a fast hash is enough and a lookup by hash reveals nothing by its timing.
-import { timingSafeEqual } from "node:crypto";
 import { all, get, type Op, run } from "../db/op.ts";
 import { sha256Hex } from "../lib/canonical-json.ts";
 import { newId } from "../lib/ids.ts";
@@ -51,11 +50,6 @@ export function generateToken(): string {
 
 export function hashToken(token: string): string {
   return sha256Hex(token);
-}
-
-/** Constant-time equality of two tokens (compares their hashes, which have equal length). */
-export function sameToken(a: string, b: string): boolean {
-  return timingSafeEqual(Buffer.from(hashToken(a), "hex"), Buffer.from(hashToken(b), "hex"));
 }
 
 export function* createToken(

@@ -1,7 +1,7 @@
 // Reads of deliveries and their attempt log, and the dead-letter replay (DESIGN §3 Events and
 // deliveries). Replay is the only way out of `dead`: back to `pending`, attempts reset, with a
 // new deadline.
-import { all, get, type Op, run } from "../db/op.ts";
+import { all, get, type Op } from "../db/op.ts";
 import { iso } from "../lib/time.ts";
 import { distinctQueues, type Queue, resetHeads } from "./heads.ts";
 

@@ -75,3 +75,11 @@ export function startChild(args: string[], env: Record<string, string>, cwd = RE
     },
   };
 }
+
+/** A port that was free a moment ago on 127.0.0.1 (for servers that must know theirs in advance). */
+export async function freePort(): Promise<number> {
+  const probe = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: () => new Response() });
+  const port = probe.port as number;
+  await probe.stop(true);
+  return port;
+}
