@@ -324,7 +324,9 @@ export class Dispatcher extends EventEmitter {
       recorded,
       latencyMs: completion.kind === "delivered" ? completion.latencyMs : null,
     };
-    this.#deps.logger.log(ok ? "debug" : "info", "delivery attempt", { ...attempt });
+    // One line per attempt (ids, status, duration; never the payload or a secret), failures as
+    // warnings; OUTBOXD_LOG_LEVEL=warn keeps only those.
+    this.#deps.logger.log(ok ? "info" : "warn", "delivery attempt", { ...attempt });
     this.emit("attempt", attempt);
   }
 
