@@ -58,6 +58,15 @@ export class SecretBox {
     const raw = Buffer.from(stored.slice(SEALED_PREFIX.length), "base64");
     const decipher = createDecipheriv("aes-256-gcm", this.#key, raw.subarray(0, 12));
     decipher.setAuthTag(raw.subarray(12, 28));
-    return JSON.parse(Buffer.concat([decipher.update(raw.subarray(28)), decipher.final()]).toString("utf8"));
+    try {
+      return JSON.parse(
+        Buffer.concat([decipher.update(raw.subarray(28)), decipher.final()]).toString("utf8"),
+      );
+    } catch {
+      // The operator's log should say what is wrong, not OpenSSL's "unable to authenticate data".
+      throw new Error(
+        "endpoint secrets cannot be decrypted: OUTBOXD_MASTER_KEY is not the key they were sealed with (see `outboxd rotate-master-key`)",
+      );
+    }
   }
 }
