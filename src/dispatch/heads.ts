@@ -3,7 +3,7 @@
 // keeps order per aggregate (n+1 waits while n is pending, due or not) and what keeps a claim's
 // cost independent of the backlog. Every operation that moves deliveries into or out of
 // `pending` keeps this true in the same transaction.
-import { all, type Op, run } from "../db/op.ts";
+import { type Op, run } from "../db/op.ts";
 
 export interface Queue {
   endpointId: string;
@@ -52,9 +52,4 @@ export function distinctQueues(rows: Queue[]): Queue[] {
   const seen = new Map<string, Queue>();
   for (const row of rows) seen.set(`${row.endpointId}\u0000${row.aggregate}`, row);
   return [...seen.values()];
-}
-
-/** Runs `sql` (an UPDATE … RETURNING endpoint_id AS endpointId, aggregate) and returns its queues. */
-export function* changedQueues(sql: string, args: Record<string, string | number | null>): Op<Queue[]> {
-  return distinctQueues(yield* all<Queue>(sql, args));
 }
