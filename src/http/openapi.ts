@@ -696,7 +696,15 @@ const PROBLEM_RESPONSES: Record<number, { name: string; description: string }> =
   },
   413: { name: "BodyTooLarge", description: "The body exceeds `OUTBOXD_MAX_BODY_BYTES`." },
   422: { name: "Invalid", description: "A schema or rule violation; `errors` points into the request." },
-  503: { name: "Unavailable", description: "Unavailable." },
+  429: {
+    name: "RateLimited",
+    description:
+      "The token sent more than `OUTBOXD_RATE_LIMIT` requests a second; retry after `Retry-After` seconds.",
+  },
+  503: {
+    name: "Unavailable",
+    description: "Unavailable (the database was busy past its timeout); retry after `Retry-After`.",
+  },
 };
 
 const PROBLEM_SCHEMA: Json = {
@@ -872,6 +880,7 @@ function operation(route: RouteDoc, index: number): Json {
   if (route.access !== "public") {
     statuses.add(401);
     statuses.add(403);
+    statuses.add(429);
   }
   for (const status of [...statuses].sort((a, b) => a - b)) {
     const problem = PROBLEM_RESPONSES[status];
