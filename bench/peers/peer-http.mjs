@@ -1,5 +1,6 @@
-// The HTTP face both Postgres peers share (bench/peers/README.md): POST /commit, GET /stats,
-// POST /prefill, and the `{"listening": url}` line the runner waits for.
+// What both Postgres peers share (bench/peers/README.md): their HTTP face (POST /commit,
+// GET /stats, POST /prefill, and the `{"listening": url}` line the runner waits for) and the
+// business transaction around each commit.
 import { createServer } from "node:http";
 
 function reply(res, status, body) {
@@ -42,4 +43,20 @@ export function servePeer(port, { commit, stats, prefill }) {
     console.log(JSON.stringify({ listening: `http://127.0.0.1:${server.address().port}` }));
   });
   return server;
+}
+
+/** Runs `fn(client)` between BEGIN and COMMIT on a pooled connection; ROLLBACK if it throws. */
+export async function inTransaction(pool, fn) {
+  const client = await pool.connect();
+  try {
+    await client.query("BEGIN");
+    const result = await fn(client);
+    await client.query("COMMIT");
+    return result;
+  } catch (error) {
+    await client.query("ROLLBACK").catch(() => {});
+    throw error;
+  } finally {
+    client.release();
+  }
 }

@@ -21,7 +21,7 @@
 // that dies mid-batch rolls back and the rows are sent again by another loop.
 import { randomUUID } from "node:crypto";
 import pg from "pg";
-import { servePeer } from "./peer-http.mjs";
+import { inTransaction, servePeer } from "./peer-http.mjs";
 
 const env = process.env;
 const PORT = Number(env.PORT ?? 0);
@@ -76,20 +76,12 @@ const INSERT_OUTBOX = "INSERT INTO outbox (id, aggregate, type, payload) VALUES 
 
 async function commit(aggregate, type, data) {
   const id = randomUUID();
-  const client = await pool.connect();
-  try {
-    await client.query("BEGIN");
+  await inTransaction(pool, async (client) => {
     const { rows } = await client.query(UPSERT, [aggregate, JSON.stringify(data)]);
     const payload = { version: Number(rows[0].version), data };
     await client.query(INSERT_OUTBOX, [id, aggregate, type, JSON.stringify(payload)]);
-    await client.query("COMMIT");
-    return id;
-  } catch (error) {
-    await client.query("ROLLBACK").catch(() => {});
-    throw error;
-  } finally {
-    client.release();
-  }
+  });
+  return id;
 }
 
 async function prefill(count, aggregates) {

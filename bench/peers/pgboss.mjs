@@ -24,7 +24,7 @@
 import { randomUUID } from "node:crypto";
 import pg from "pg";
 import { PgBoss } from "pg-boss";
-import { servePeer } from "./peer-http.mjs";
+import { inTransaction, servePeer } from "./peer-http.mjs";
 
 const env = process.env;
 const PORT = Number(env.PORT ?? 0);
@@ -89,9 +89,7 @@ function job(id, aggregate, type, payload) {
 
 async function commit(aggregate, type, data) {
   const id = randomUUID();
-  const client = await pool.connect();
-  try {
-    await client.query("BEGIN");
+  await inTransaction(pool, async (client) => {
     const { rows } = await client.query(UPSERT, [aggregate, JSON.stringify(data)]);
     const { data: body, options } = job(id, aggregate, type, { version: Number(rows[0].version), data });
     // pg-boss's documented way into an existing transaction: a `db` whose executeSql runs on
@@ -100,14 +98,8 @@ async function commit(aggregate, type, data) {
       ...options,
       db: { executeSql: (text, values) => client.query(text, values) },
     });
-    await client.query("COMMIT");
-    return id;
-  } catch (error) {
-    await client.query("ROLLBACK").catch(() => {});
-    throw error;
-  } finally {
-    client.release();
-  }
+  });
+  return id;
 }
 
 async function prefill(count, aggregates) {
