@@ -84,6 +84,16 @@ export interface RouteDoc {
 }
 
 const T = "2026-11-29T10:00:00.000Z";
+
+/** A record as the records routes answer it. */
+const RECORD_EXAMPLE = {
+  collection: "returns",
+  id: "r-123",
+  version: 4,
+  data: { status: "approved" },
+  createdAt: T,
+  updatedAt: T,
+};
 const ENDPOINT_EXAMPLE = {
   id: "ep_01JDZ8V7M2Q4",
   url: "https://returns.example.com/hooks/outboxd",
@@ -213,16 +223,7 @@ export const ROUTES: readonly RouteDoc[] = [
       description: "Updated; `ETag` is the new version.",
       also: { status: 201, description: "Created; `ETag` is the new version." },
       headers: [{ name: "ETag", description: 'The record\'s version in quotes, e.g. "4".' }],
-      example: {
-        collection: "returns",
-        id: "r-123",
-        version: 4,
-        data: { status: "approved" },
-        createdAt: T,
-        updatedAt: T,
-        commitId: "cmt_01JDZ8V7M2Q4",
-        events: [],
-      },
+      example: { ...RECORD_EXAMPLE, commitId: "cmt_01JDZ8V7M2Q4", events: [] },
     },
     problems: [400, 409, 412, 413, 422],
   },
@@ -238,14 +239,7 @@ export const ROUTES: readonly RouteDoc[] = [
       status: 200,
       description: "The record; `ETag` is its version.",
       headers: [{ name: "ETag", description: "The record's version in quotes." }],
-      example: {
-        collection: "returns",
-        id: "r-123",
-        version: 4,
-        data: { status: "approved" },
-        createdAt: T,
-        updatedAt: T,
-      },
+      example: RECORD_EXAMPLE,
     },
     problems: [404, 422],
   },
