@@ -25,7 +25,7 @@ Commands:
   stats                      the outbox's state: pending, in flight, due, dead, per endpoint
   replay --status dead [--endpoint ID] [--reason R] [--since TIME] [--within 24h]
                              put dead deliveries back to pending, with a progress bar
-  token create --name N --scopes read,commit,admin
+  token create --name N --scopes read,commit,propose,approve,consume,admin
                              create an API token and print it on stdout (shown once)
   token list                 list tokens (never their secrets)
   token revoke TOKEN_ID      revoke a token

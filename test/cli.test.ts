@@ -73,6 +73,12 @@ describe("token create", () => {
     const env = { OUTBOXD_DATABASE_URL: databaseUrl(dir) };
     const created = await outboxd(["token", "create", "--name", "ci", "--scopes", "read"], env);
     expect(created.code).toBe(0);
+    // The Part II scope names are accepted too (DESIGN Part II, Scopes).
+    const agent = await outboxd(
+      ["token", "create", "--name", "agent", "--scopes", "propose,approve,consume"],
+      env,
+    );
+    expect(agent.code).toBe(0);
     expect(created.stdout).toMatch(/^otk_[A-Za-z0-9_-]+\n$/);
     const token = created.stdout.trim();
     expect(created.stderr).toContain("tok_");
@@ -85,6 +91,7 @@ describe("token create", () => {
     expectProblem(await server.request("POST", "/v1/commits", { events: [] }, as), 403);
     const listed = expectStatus(await server.request("GET", "/v1/tokens"), 200).data;
     expect(listed.map((t: { name: string; scopes: string[] }) => [t.name, t.scopes])).toEqual([
+      ["agent", ["propose", "approve", "consume"]],
       ["ci", ["read"]],
     ]);
   });

@@ -3,7 +3,7 @@
 import { timingSafeEqual } from "node:crypto";
 import type { Database } from "../db/open.ts";
 import type { Clock } from "../lib/time.ts";
-import { findToken, hashToken, type Scope, type TokenIdentity, touchToken } from "./tokens.ts";
+import { findToken, hashToken, SCOPES, type Scope, type TokenIdentity, touchToken } from "./tokens.ts";
 
 /** The identity of OUTBOXD_ADMIN_TOKEN, which is configuration, not a stored token. */
 export const ENV_ADMIN: TokenIdentity = { id: "tok_env_admin", scopes: ["admin"] };
@@ -39,9 +39,19 @@ export class Authenticator {
   }
 }
 
-/** `admin` holds every scope; `read` covers GETs; `commit` covers commits and records. */
-export function allows(identity: TokenIdentity, needed: Scope | Scope[]): boolean {
-  if (identity.scopes.includes("admin")) return true;
-  const options = Array.isArray(needed) ? needed : [needed];
-  return options.some((scope) => identity.scopes.includes(scope));
+/** Scopes that hold others (DESIGN Part II): admin holds every scope, commit holds propose. */
+const IMPLIED: Partial<Record<Scope, readonly Scope[]>> = {
+  admin: SCOPES,
+  commit: ["propose"],
+};
+
+/** Whether a token holding `held` may act with `scope`. */
+export function holds(held: readonly Scope[], scope: Scope): boolean {
+  return held.some((h) => h === scope || (IMPLIED[h]?.includes(scope) ?? false));
+}
+
+/** Whether the identity holds one of the `needed` scopes (any of a list suffices). */
+export function allows(identity: TokenIdentity, needed: Scope | readonly Scope[]): boolean {
+  const options: readonly Scope[] = typeof needed === "string" ? [needed] : needed;
+  return options.some((scope) => holds(identity.scopes, scope));
 }

@@ -5,7 +5,12 @@ import { sha256Hex } from "../lib/canonical-json.ts";
 import { newId } from "../lib/ids.ts";
 import { iso } from "../lib/time.ts";
 
-export type Scope = "read" | "commit" | "admin";
+/**
+ * Every scope a token can hold (DESIGN Part II, Scopes): the one list the API, the CLI and the
+ * OpenAPI document take their names from. What each one allows is `allows` in authenticator.ts.
+ */
+export const SCOPES = ["read", "commit", "propose", "approve", "consume", "admin"] as const;
+export type Scope = (typeof SCOPES)[number];
 
 export interface TokenIdentity {
   id: string;

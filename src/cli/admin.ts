@@ -3,7 +3,7 @@
 // and messages on stderr.
 import { existsSync } from "node:fs";
 import { resolve } from "node:path";
-import { createToken, listTokens, revokeToken, type Scope } from "../auth/tokens.ts";
+import { createToken, listTokens, revokeToken, SCOPES, type Scope } from "../auth/tokens.ts";
 import { loadConfig } from "../config.ts";
 import { migrate } from "../db/migrate.ts";
 import { type Database, openDatabase } from "../db/open.ts";
@@ -28,16 +28,14 @@ async function withDatabase<T>(
   }
 }
 
-const SCOPES: Scope[] = ["read", "commit", "admin"];
-
 export async function tokenCommand(args: string[]): Promise<void> {
   const [sub] = args;
   if (sub === "create") {
     const name = option(args, "name");
     const scopes = (option(args, "scopes") ?? "").split(",").filter(Boolean);
     if (!name) throw new UsageError("--name is required");
-    if (scopes.length === 0 || scopes.some((s) => !SCOPES.includes(s as Scope))) {
-      throw new UsageError("--scopes must list read, commit and/or admin, comma-separated");
+    if (scopes.length === 0 || scopes.some((s) => !(SCOPES as readonly string[]).includes(s))) {
+      throw new UsageError(`--scopes must list some of ${SCOPES.join(", ")}, comma-separated`);
     }
     const { token, view } = await withDatabase((db) =>
       db.writer.write(createToken(name, [...new Set(scopes)] as Scope[], Date.now())),

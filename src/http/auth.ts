@@ -9,7 +9,7 @@ import { rateLimitedResponse } from "./rate-limit.ts";
  * Requires a bearer token holding one of `scopes` (admin holds all). Every authenticated
  * request then takes one from its token's rate-limit bucket (429 when it is empty).
  */
-export function requireScope(deps: HttpDeps, scopes: Scope | Scope[]): MiddlewareHandler<AppEnv> {
+export function requireScope(deps: HttpDeps, scopes: Scope | readonly Scope[]): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     const header = c.req.header("authorization") ?? "";
     const match = /^Bearer\s+(\S+)\s*$/i.exec(header);

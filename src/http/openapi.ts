@@ -6,6 +6,7 @@
 import { toJsonSchema, toJsonSchemaDefs } from "@valibot/to-json-schema";
 import type * as v from "valibot";
 import pkg from "../../package.json" with { type: "json" };
+import type { Scope } from "../auth/tokens.ts";
 import type { App } from "./context.ts";
 import { docsPage } from "./docs-page.ts";
 import {
@@ -29,7 +30,7 @@ import {
 type Json = Record<string, unknown>;
 export type Method = "get" | "post" | "put" | "patch" | "delete";
 /** Who may call a route: no token, or a bearer token holding one of these scopes (admin holds all). */
-export type Access = "public" | readonly ("read" | "commit" | "admin")[];
+export type Access = "public" | readonly Scope[];
 
 /** The request bodies, by component name; every one is a schema that validates that body. */
 const REQUEST_SCHEMAS = {
@@ -233,7 +234,7 @@ export const ROUTES: readonly RouteDoc[] = [
     tag: "Commits and records",
     summary: "Read one record",
     description: "A deleted record is 404 with `currentVersion`.",
-    access: ["commit", "read"],
+    access: ["read", "commit", "propose", "approve"],
     pathSchemas: { collection: Name, id: Name },
     ok: {
       status: 200,
@@ -249,7 +250,7 @@ export const ROUTES: readonly RouteDoc[] = [
     tag: "Commits and records",
     summary: "List the records of a collection",
     description: "Ordered by id. `limit` is 1-500 (default 100); pass `next` as `after` for the next page.",
-    access: ["commit", "read"],
+    access: ["read", "commit", "propose", "approve"],
     pathSchemas: { collection: Name },
     query: PageQuerySchema,
     ok: { status: 200, description: "A page of records." },

@@ -2,6 +2,7 @@
 // @valibot/to-json-schema) describe them in /openapi.json. Optional fields accept `null` as
 // "absent" (DESIGN §3). Objects are strict: unknown fields are refused.
 import * as v from "valibot";
+import { SCOPES } from "../auth/tokens.ts";
 import { EVENT_TYPE_PATTERN, TYPE_PATTERN_PATTERN } from "../endpoints/patterns.ts";
 import { DURATION_PATTERN } from "../lib/duration.ts";
 
@@ -105,7 +106,6 @@ export const EndpointPatchSchema = v.strictObject({
   disabled: absent(v.boolean()),
 });
 
-export const SCOPES = ["read", "commit", "admin"] as const;
 export const TokenCreateSchema = v.strictObject({
   name: v.pipe(
     v.string(),
@@ -113,7 +113,7 @@ export const TokenCreateSchema = v.strictObject({
     v.maxLength(200, "must be at most 200 characters"),
   ),
   scopes: v.pipe(
-    v.array(v.picklist(SCOPES, "must be read, commit or admin")),
+    v.array(v.picklist(SCOPES, `must be one of ${SCOPES.join(", ")}`)),
     v.minLength(1, "must name a scope"),
   ),
 });

@@ -10,7 +10,9 @@ import { createEndpoint, expectProblem, expectStatus } from "../helpers/assertio
 import { startServer, type TestResponse, type TestServer, tempDir } from "../helpers/server.ts";
 
 let server: TestServer;
-const tokens: Record<"read" | "commit" | "admin", string> = { read: "", commit: "", admin: "" };
+type Scope = "read" | "commit" | "propose" | "approve" | "consume" | "admin";
+const ALL_SCOPES: Scope[] = ["read", "commit", "propose", "approve", "consume", "admin"];
+const tokens = Object.fromEntries(ALL_SCOPES.map((s) => [s, ""])) as Record<Scope, string>;
 const ids = { endpoint: "", victim: "", delivery: "", token: "", event: "" };
 
 async function createToken(name: string, scopes: string[]): Promise<{ id: string; token: string }> {
@@ -28,8 +30,7 @@ function as(token: string | null, method: string, path: string, body?: unknown):
 
 beforeAll(async () => {
   server = await startServer({}, { dispatch: false });
-  for (const scope of ["read", "commit", "admin"] as const)
-    tokens[scope] = (await createToken(`t-${scope}`, [scope])).token;
+  for (const scope of ALL_SCOPES) tokens[scope] = (await createToken(`t-${scope}`, [scope])).token;
   ids.endpoint = await createEndpoint(server);
   ids.victim = await createEndpoint(server);
   const committed = expectStatus(
@@ -89,11 +90,11 @@ describe("authentication", () => {
 
 describe("scopes", () => {
   // [method, path, body, scopes that may call it]; admin may call everything.
-  const routes: [string, string, unknown, ("read" | "commit")[]][] = [
+  const routes: [string, string, unknown, Scope[]][] = [
     ["POST", "/v1/commits", { events: [{ type: "auth.x", aggregate: "auth/x" }] }, ["commit"]],
     ["PUT", "/v1/records/auth/put", { data: { a: 1 } }, ["commit"]],
-    ["GET", "/v1/records/auth/fixture", undefined, ["commit", "read"]],
-    ["GET", "/v1/records/auth", undefined, ["commit", "read"]],
+    ["GET", "/v1/records/auth/fixture", undefined, ["commit", "read", "propose", "approve"]],
+    ["GET", "/v1/records/auth", undefined, ["commit", "read", "propose", "approve"]],
     ["GET", "/v1/events", undefined, ["read"]],
     ["GET", "/v1/events/:event", undefined, ["read"]],
     ["GET", "/v1/deliveries", undefined, ["read"]],
@@ -126,10 +127,10 @@ describe("scopes", () => {
       .replace(":victim", ids.victim)
       .replace(":token", ids.token);
 
-  for (const scope of ["read", "commit", "admin"] as const) {
+  for (const scope of ALL_SCOPES) {
     test.each(routes)(`${scope} token: %s %s`, async (method, path, body, allowed) => {
       const response = await as(tokens[scope], method, fill(path), body);
-      if (scope === "admin" || (allowed as string[]).includes(scope)) {
+      if (scope === "admin" || allowed.includes(scope)) {
         // Allowed: the route's own answer (2xx, or 404/409 for fixture state), never 401/403/5xx
         // (but 503 from the endpoint test: this server runs no dispatcher).
         expect([401, 403]).not.toContain(response.status);
@@ -205,6 +206,17 @@ describe("scopes", () => {
     expectStatus(await as(token, "GET", "/v1/events"), 200);
     expectStatus(await as(token, "PUT", "/v1/records/auth/both", { data: {} }), 201);
     expectProblem(await as(token, "POST", "/v1/tokens", { name: "x", scopes: ["admin"] }), 403);
+  });
+
+  test("tokens take the Part II scope names; an unknown one is 422 naming it", async () => {
+    const { token } = await createToken("agent", ["propose", "read"]);
+    expectStatus(await as(token, "GET", "/v1/records/auth/fixture"), 200);
+    expectProblem(await as(token, "PUT", "/v1/records/auth/by-agent", { data: {} }), 403);
+    const refused = expectProblem(
+      await server.request("POST", "/v1/tokens", { name: "x", scopes: ["read", "root"] }),
+      422,
+    );
+    expect(refused.errors[0].pointer).toBe("/scopes/1");
   });
 
   test("the token list never shows a token or its hash", async () => {

@@ -11,6 +11,9 @@ import { DEFAULT_LIMIT, page } from "../pagination.ts";
 import { CommitSchema, Name, PageQuerySchema, PutRecordSchema } from "../schemas.ts";
 import { validate } from "../validation.ts";
 
+/** Who may read records (DESIGN Part II scopes): readers, writers, proposers and approvers. */
+export const RECORD_READERS = ["read", "commit", "propose", "approve"] as const;
+
 export function commitRoutes(app: App, deps: HttpDeps): void {
   app.post("/v1/commits", requireScope(deps, "commit"), async (c) => {
     const raw = await readJson(c, deps.config.maxBodyBytes);
@@ -62,7 +65,7 @@ export function commitRoutes(app: App, deps: HttpDeps): void {
     });
   });
 
-  app.get("/v1/records/:collection/:id", requireScope(deps, ["commit", "read"]), async (c) => {
+  app.get("/v1/records/:collection/:id", requireScope(deps, RECORD_READERS), async (c) => {
     const { collection, id } = recordKey(c);
     const found = await deps.db.driver.read(getRecord(collection, id));
     if (!found) throw problems.notFound(`${collection}/${id} does not exist`, { currentVersion: null });
@@ -72,7 +75,7 @@ export function commitRoutes(app: App, deps: HttpDeps): void {
     return c.json(found.record);
   });
 
-  app.get("/v1/records/:collection", requireScope(deps, ["commit", "read"]), async (c) => {
+  app.get("/v1/records/:collection", requireScope(deps, RECORD_READERS), async (c) => {
     const collection = validate(Name, c.req.param("collection"), "path:collection");
     const query = validate(PageQuerySchema, c.req.query());
     const limit = query.limit ?? DEFAULT_LIMIT;
