@@ -25,8 +25,8 @@ type Doc = any;
 const CONTRACT: [method: string, path: string, scopes: string[]][] = [
   ["post", "/v1/commits", ["commit"]],
   ["put", "/v1/records/{collection}/{id}", ["commit"]],
-  ["get", "/v1/records/{collection}/{id}", ["commit", "read"]],
-  ["get", "/v1/records/{collection}", ["commit", "read"]],
+  ["get", "/v1/records/{collection}/{id}", ["read", "commit", "propose", "approve"]],
+  ["get", "/v1/records/{collection}", ["read", "commit", "propose", "approve"]],
   ["post", "/v1/endpoints", ["admin"]],
   ["get", "/v1/endpoints", ["read"]],
   ["get", "/v1/endpoints/{id}", ["read"]],
@@ -196,7 +196,7 @@ describe("/openapi.json", () => {
 
     const token = bodySchema("post", "/v1/tokens");
     expect(token).toEqual(direct(TokenCreateSchema));
-    expect(token.properties.scopes.items.enum).toEqual(["read", "commit", "admin"]);
+    expect(token.properties.scopes.items.enum).toEqual(["read", "commit", "propose", "approve", "consume", "admin"]);
 
     expect(bodySchema("post", "/v1/deliveries/replay").properties.status).toEqual({ const: "dead" });
     expect(doc.paths["/v1/deliveries/{id}/replay"].post.requestBody.required).toBe(false);
