@@ -196,7 +196,14 @@ describe("/openapi.json", () => {
 
     const token = bodySchema("post", "/v1/tokens");
     expect(token).toEqual(direct(TokenCreateSchema));
-    expect(token.properties.scopes.items.enum).toEqual(["read", "commit", "propose", "approve", "consume", "admin"]);
+    expect(token.properties.scopes.items.enum).toEqual([
+      "read",
+      "commit",
+      "propose",
+      "approve",
+      "consume",
+      "admin",
+    ]);
 
     expect(bodySchema("post", "/v1/deliveries/replay").properties.status).toEqual({ const: "dead" });
     expect(doc.paths["/v1/deliveries/{id}/replay"].post.requestBody.required).toBe(false);
