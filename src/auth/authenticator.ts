@@ -6,7 +6,11 @@ import type { Clock } from "../lib/time.ts";
 import { findToken, hashToken, SCOPES, type Scope, type TokenIdentity, touchToken } from "./tokens.ts";
 
 /** The identity of OUTBOXD_ADMIN_TOKEN, which is configuration, not a stored token. */
-export const ENV_ADMIN: TokenIdentity = { id: "tok_env_admin", scopes: ["admin"] };
+export const ENV_ADMIN: TokenIdentity = {
+  id: "tok_env_admin",
+  name: "OUTBOXD_ADMIN_TOKEN",
+  scopes: ["admin"],
+};
 const TOUCH_EVERY_MS = 60_000;
 
 export class Authenticator {

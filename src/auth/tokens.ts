@@ -14,6 +14,8 @@ export type Scope = (typeof SCOPES)[number];
 
 export interface TokenIdentity {
   id: string;
+  /** The token's name, recorded with what it commits (who committed). */
+  name: string;
   scopes: Scope[];
 }
 
@@ -80,11 +82,11 @@ export function* createToken(
 
 /** The live token whose SHA-256 is `hash` (hashToken of what the client sent). */
 export function* findToken(hash: string): Op<TokenIdentity | undefined> {
-  const row = yield* get<{ id: string; scopes: string }>(
-    "SELECT id, scopes FROM tokens WHERE hash = :hash AND revoked_at IS NULL",
+  const row = yield* get<{ id: string; name: string; scopes: string }>(
+    "SELECT id, name, scopes FROM tokens WHERE hash = :hash AND revoked_at IS NULL",
     { hash },
   );
-  return row ? { id: row.id, scopes: JSON.parse(row.scopes) as Scope[] } : undefined;
+  return row ? { id: row.id, name: row.name, scopes: JSON.parse(row.scopes) as Scope[] } : undefined;
 }
 
 export function* listTokens(limit: number, after: string | undefined): Op<TokenView[]> {

@@ -34,8 +34,14 @@ export interface EventWrite {
   endpoints: string[] | undefined;
 }
 
-export interface CommitInput {
+/** Who commits: the token of the request (for an approved proposal, the approver's). */
+export interface Committer {
   tokenId: string;
+  tokenName: string;
+}
+
+export interface CommitInput {
+  by: Committer;
   records: RecordWrite[];
   events: EventWrite[];
   idempotency: { key: string; requestHash: string } | undefined;
@@ -90,8 +96,10 @@ const SQL = {
   updateRecord: `UPDATE records SET version = :version, data = :data, deleted = :deleted, created_at = :createdAt,
       updated_at = :now WHERE collection = :collection AND id = :id`,
   endpoints: "SELECT id, event_types AS eventTypes FROM endpoints",
-  findEvent:
-    "SELECT type, aggregate, payload, deliver_after AS deliverAfter, sequence, deliver_by AS deliverBy FROM events WHERE id = :id",
+  // The token that committed the event comes from its commit row (NULL once retention pruned it).
+  findEvent: `SELECT e.type, e.aggregate, e.payload, e.deliver_after AS deliverAfter, e.sequence,
+      e.deliver_by AS deliverBy, c.token_id AS tokenId
+    FROM events e LEFT JOIN commits c ON c.id = e.commit_id WHERE e.id = :id`,
   eventDeliveries:
     "SELECT id, endpoint_id AS endpointId FROM deliveries WHERE event_id = :eventId ORDER BY id",
   // Events are immutable and never deleted, so the aggregate's last sequence is the largest in
@@ -141,10 +149,10 @@ export function* idempotentReplay(
 export function* commitOp(input: CommitInput): Op<CommitOutcome> {
   const { now } = input;
   if (input.idempotency) {
-    const replay = yield* idempotentReplay(input.tokenId, input.idempotency, now);
+    const replay = yield* idempotentReplay(input.by.tokenId, input.idempotency, now);
     if (replay) return replay;
     // Any row still holding the key is older than the TTL: the key is free for this request.
-    yield* run(SQL.releaseExpiredKey, { tokenId: input.tokenId, key: input.idempotency.key });
+    yield* run(SQL.releaseExpiredKey, { tokenId: input.by.tokenId, key: input.idempotency.key });
   }
 
   const commitId = newId("cmt", now);
@@ -185,16 +193,13 @@ export function* commitOp(input: CommitInput): Op<CommitOutcome> {
     if (event.id !== undefined) {
       const existing = yield* get<StoredEvent>(SQL.findEvent, { id: event.id });
       if (existing) {
-        if (!sameContent(existing, event)) {
-          throw problems.conflict(
-            "event-id-reused",
-            `event id ${event.id} was already used for different content`,
-            {
-              errors: [
-                { pointer: `/events/${i}/id`, detail: "already used for an event with different content" },
-              ],
-            },
-          );
+        // DESIGN Part II §3 change: only the token that committed the event may retry it, and only
+        // with the same content. Every other reuse gets the same answer whatever the content, so
+        // the answer never tells whether a guess of another token's payload was right.
+        if (existing.tokenId !== input.by.tokenId || !sameContent(existing, event)) {
+          throw problems.conflict("event-id-taken", "an event id in this commit is already taken", {
+            errors: [{ pointer: `/events/${i}/id`, detail: "is already taken by another event" }],
+          });
         }
         // The same event again (a client retry without Idempotency-Key): report it, store nothing new.
         const deliveries = yield* all<{ id: string; endpointId: string }>(SQL.eventDeliveries, {
@@ -257,7 +262,7 @@ export function* commitOp(input: CommitInput): Op<CommitOutcome> {
   const result: CommitResult = { commitId, records, events };
   yield* run(SQL.insertCommit, {
     id: commitId,
-    tokenId: input.tokenId,
+    tokenId: input.by.tokenId,
     key: input.idempotency?.key ?? null,
     requestHash: input.idempotency?.requestHash ?? null,
     response: input.idempotency ? JSON.stringify({ result, written }) : null,
@@ -302,6 +307,8 @@ interface StoredEvent {
   deliverAfter: number | null;
   sequence: number;
   deliverBy: number;
+  /** The committing token, or null when its commit row is gone (then no retry can match). */
+  tokenId: string | null;
 }
 
 /**

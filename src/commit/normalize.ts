@@ -6,7 +6,7 @@ import type { Config } from "../config.ts";
 import type { CommitSchema, EventSchema } from "../http/schemas.ts";
 import { parseDuration } from "../lib/duration.ts";
 import { type FieldError, problems } from "../lib/problem.ts";
-import type { CommitInput, EventWrite, RecordWrite } from "./commit-op.ts";
+import type { CommitInput, Committer, EventWrite, RecordWrite } from "./commit-op.ts";
 
 export type CommitBody = v.InferOutput<typeof CommitSchema>;
 type EventBody = v.InferOutput<typeof EventSchema>;
@@ -17,7 +17,7 @@ export type Limits = Pick<
 >;
 
 export interface CommitContext {
-  tokenId: string;
+  by: Committer;
   now: number;
   limits: Limits;
   idempotency: CommitInput["idempotency"];
@@ -99,7 +99,7 @@ export function normalizeCommit(body: CommitBody, ctx: CommitContext): CommitInp
 
   if (errors.length > 0) throw problems.invalid(errors);
   return {
-    tokenId: ctx.tokenId,
+    by: ctx.by,
     records,
     events,
     idempotency: ctx.idempotency,

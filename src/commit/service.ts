@@ -5,11 +5,12 @@ import { failpoint } from "../failpoints.ts";
 import { canonicalJson, sha256Hex } from "../lib/canonical-json.ts";
 import { invalidField, problems } from "../lib/problem.ts";
 import type { Clock } from "../lib/time.ts";
-import { type CommitOutcome, commitOp, idempotentReplay } from "./commit-op.ts";
+import { type CommitOutcome, type Committer, commitOp, idempotentReplay } from "./commit-op.ts";
 import { type CommitBody, type Limits, normalizeCommit } from "./normalize.ts";
 
 export interface CommitRequest {
-  tokenId: string;
+  /** Who commits; idempotency keys are scoped to by.tokenId. */
+  by: Committer;
   body: CommitBody;
   /** The raw JSON value of the body, hashed for idempotency. */
   rawBody: unknown;
@@ -46,18 +47,18 @@ export class CommitService {
       // A retry is answered from the stored response before the body is validated again: rules
       // that depend on the time (a deliverBy now in the past) must not turn a replay into a 422.
       // commitOp checks again inside the write transaction, which is what decides.
-      const replay = await db.driver.read(idempotentReplay(request.tokenId, idempotency, now));
+      const replay = await db.driver.read(idempotentReplay(request.by.tokenId, idempotency, now));
       if (replay) return replay;
     }
     const input = normalizeCommit(request.body, {
-      tokenId: request.tokenId,
+      by: request.by,
       now,
       limits,
       idempotency,
       traceparent: request.traceparent,
       conflictStatus: request.conflictStatus ?? 409,
     });
-    const guard = idempotency ? `${request.tokenId}\u0000${idempotency.key}` : undefined;
+    const guard = idempotency ? `${request.by.tokenId}\u0000${idempotency.key}` : undefined;
     if (guard !== undefined) {
       if (this.#inProgress.has(guard)) {
         throw problems.conflict(

@@ -475,7 +475,7 @@ describe("POST /v1/commits", () => {
           409,
           "/events/0/id",
         );
-        expect(body.type).toEndWith("event-id-reused");
+        expect(body.type).toEndWith("event-id-taken");
       }
       expectProblem(await server.request("GET", "/v1/records/cid/rec"), 404);
       expect(await eventsOf(server, "cid/2")).toHaveLength(1);

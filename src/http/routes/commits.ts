@@ -1,6 +1,6 @@
 // POST /v1/commits and the records routes (DESIGN §3 Commits and records).
 import type { Context } from "hono";
-import type { CommitOutcome } from "../../commit/commit-op.ts";
+import type { CommitOutcome, Committer } from "../../commit/commit-op.ts";
 import { getRecord, listRecords } from "../../commit/records.ts";
 import { problems } from "../../lib/problem.ts";
 import { iso } from "../../lib/time.ts";
@@ -19,7 +19,7 @@ export function commitRoutes(app: App, deps: HttpDeps): void {
     const raw = await readJson(c, deps.config.maxBodyBytes);
     const body = validate(CommitSchema, raw);
     const outcome = await deps.commits.commit({
-      tokenId: c.get("identity").id,
+      by: committer(c),
       body,
       rawBody: raw,
       idempotencyKey: c.req.header("idempotency-key"),
@@ -33,7 +33,7 @@ export function commitRoutes(app: App, deps: HttpDeps): void {
     const raw = await readJson(c, deps.config.maxBodyBytes);
     const body = validate(PutRecordSchema, raw);
     const outcome = await deps.commits.commit({
-      tokenId: c.get("identity").id,
+      by: committer(c),
       body: {
         records: [{ collection, id, expectedVersion: expectedVersion(c), data: body.data, delete: null }],
         events: body.events ?? null,
@@ -112,6 +112,11 @@ function expectedVersion(c: Context<AppEnv>): number | null {
   const version = Number(match[1]);
   if (version < 1) throw problems.invalid([{ pointer: "header:If-Match", detail: "versions start at 1" }]);
   return version;
+}
+
+function committer(c: Context<AppEnv>): Committer {
+  const identity = c.get("identity");
+  return { tokenId: identity.id, tokenName: identity.name };
 }
 
 function traceparent(c: Context<AppEnv>): string | undefined {
