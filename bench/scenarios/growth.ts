@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { migrate } from "../../src/db/migrate.ts";
 import { run } from "../../src/db/op.ts";
 import { openDatabase } from "../../src/db/open.ts";
-import { claimDeliveries } from "../../src/dispatch/queries.ts";
+import { claimDeliveries } from "../../src/deliveries/claim.ts";
 import { stats } from "../../src/ops/stats.ts";
 import { median, tempDir } from "../lib.ts";
 

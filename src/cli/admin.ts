@@ -7,11 +7,11 @@ import { createToken, listTokens, revokeToken, SCOPES, type Scope } from "../aut
 import { loadConfig } from "../config.ts";
 import { migrate } from "../db/migrate.ts";
 import { type Database, openDatabase } from "../db/open.ts";
-import { countReplayable, replayDead } from "../dispatch/deliveries.ts";
-import { prune } from "../dispatch/queries.ts";
+import { deadlineWithin } from "../deliveries/deadline.ts";
+import { countReplayable, replayAllDead } from "../deliveries/replay.ts";
+import { pruneAll } from "../deliveries/retention.ts";
 import { resealAllSecrets } from "../endpoints/endpoints.ts";
 import { SecretBox } from "../endpoints/secrets.ts";
-import { parseDuration } from "../lib/duration.ts";
 import { stats } from "../ops/stats.ts";
 import { option, progress, UsageError } from "./args.ts";
 
@@ -91,8 +91,6 @@ export async function statsCommand(): Promise<void> {
   }
 }
 
-const REPLAY_CHUNK = 500;
-
 export async function replayCommand(args: string[]): Promise<void> {
   if (option(args, "status") !== "dead")
     throw new UsageError(
@@ -105,17 +103,20 @@ export async function replayCommand(args: string[]): Promise<void> {
   const withinText = option(args, "within");
   const filter = { endpoint: option(args, "endpoint"), reason: option(args, "reason"), since };
   const replayed = await withDatabase(async (db, config) => {
-    const within = withinText === undefined ? config.defaultDeliverWithinMs : parseDuration(withinText);
-    if (within === null) throw new UsageError("--within must be a duration like 24h");
     const now = Date.now();
-    const bar = progress("replaying", await db.driver.read(countReplayable(filter, now)));
-    let done = 0;
-    for (;;) {
-      const n = await db.writer.write(replayDead(filter, now, now + within, REPLAY_CHUNK));
-      done += n;
-      bar.update(done);
-      if (n < REPLAY_CHUNK) break;
+    let deliverBy = now + config.defaultDeliverWithinMs;
+    if (withinText !== undefined) {
+      // The same rule as the API's deliverWithin: no zero, negative or uncountable window.
+      const deadline = deadlineWithin(now, withinText);
+      if (!deadline.ok) throw new UsageError(`--within ${deadline.detail}, like 24h`);
+      deliverBy = deadline.deliverBy;
     }
+    const bar = progress("replaying", await db.driver.read(countReplayable(filter, now)));
+    const done = await replayAllDead(
+      db.writer,
+      { filter, now, deliverBy },
+      { onChunk: (total) => bar.update(total.replayed ?? 0) },
+    );
     bar.end(done);
     return done;
   });
@@ -123,17 +124,7 @@ export async function replayCommand(args: string[]): Promise<void> {
 }
 
 export async function pruneCommand(): Promise<void> {
-  const total = await withDatabase(async (db, config) => {
-    const sum = { deliveries: 0, attempts: 0, commits: 0 };
-    const before = Date.now() - config.retentionMs;
-    for (;;) {
-      const n = await db.writer.write(prune(before, 5000));
-      sum.deliveries += n.deliveries;
-      sum.attempts += n.attempts;
-      sum.commits += n.commits;
-      if (n.deliveries + n.attempts + n.commits === 0) return sum;
-    }
-  });
+  const total = await withDatabase((db, config) => pruneAll(db.writer, Date.now() - config.retentionMs));
   console.log(
     `pruned ${total.deliveries} delivered deliveries, ${total.attempts} attempts, ${total.commits} commits`,
   );

@@ -3,7 +3,7 @@
 // this operation wrote, and only that (its savepoint).
 
 import { all, allBatchShared, get, type Op, run } from "../db/op.ts";
-import { IS_FIRST_IN_QUEUE } from "../dispatch/heads.ts";
+import { enqueueDelivery } from "../deliveries/enqueue.ts";
 import { matchesEventType } from "../endpoints/patterns.ts";
 import { failpoint } from "../failpoints.ts";
 import { canonicalJson } from "../lib/canonical-json.ts";
@@ -108,10 +108,6 @@ const SQL = {
   insertEvent: `INSERT INTO events (id, type, aggregate, sequence, payload, occurred_at, deliver_after,
       deliver_by, commit_id, traceparent)
     VALUES (:id, :type, :aggregate, :sequence, :payload, :now, :deliverAfter, :deliverBy, :commitId, :traceparent)`,
-  insertDelivery: `INSERT INTO deliveries (id, event_id, endpoint_id, aggregate, sequence, event_type, status,
-      is_head, available_at, next_attempt_at, deliver_by, created_at)
-    VALUES (:id, :eventId, :endpointId, :aggregate, :sequence, :type, 'pending',
-      ${IS_FIRST_IN_QUEUE}, :availableAt, :availableAt, :deliverBy, :now)`,
   insertCommit: `INSERT INTO commits (id, token_id, idempotency_key, request_hash, response, created_at)
     VALUES (:id, :tokenId, :key, :requestHash, :response, :now)`,
 };
@@ -241,9 +237,7 @@ export function* commitOp(input: CommitInput): Op<CommitOutcome> {
     const deliveries: { id: string; endpointId: string }[] = [];
     const availableAt = Math.max(now, event.deliverAfter ?? now);
     for (const endpointId of targets) {
-      const deliveryId = newId("dlv", now);
-      yield* run(SQL.insertDelivery, {
-        id: deliveryId,
+      const deliveryId = yield* enqueueDelivery({
         eventId: id,
         endpointId,
         aggregate: event.aggregate,

@@ -1,6 +1,6 @@
 // Reads of committed events (DESIGN §3 GET /v1/events).
 import { all, get, type Op } from "../db/op.ts";
-import { deliveriesOfEvent, deliveryInEvent } from "../dispatch/deliveries.ts";
+import { deliveriesOfEvent, deliveryInEvent } from "../deliveries/read.ts";
 import { iso } from "../lib/time.ts";
 
 interface EventRow {

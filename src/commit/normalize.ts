@@ -3,8 +3,8 @@
 // Every violation is collected so the client sees all of them at once.
 import type * as v from "valibot";
 import type { Config } from "../config.ts";
+import { type Deadline, deadlineWithin, storableDeadline } from "../deliveries/deadline.ts";
 import type { CommitSchema, EventSchema } from "../http/schemas.ts";
-import { parseDuration } from "../lib/duration.ts";
 import { type FieldError, problems } from "../lib/problem.ts";
 import type { CommitInput, Committer, EventWrite, RecordWrite } from "./commit-op.ts";
 
@@ -113,26 +113,21 @@ export function normalizeCommit(body: CommitBody, ctx: CommitContext): CommitInp
 function schedule(event: EventBody, at: string, now: number, limits: Limits, errors: FieldError[]) {
   const deliverAfter = event.deliverAfter != null ? Date.parse(event.deliverAfter) : null;
   const start = Math.max(now, deliverAfter ?? now);
-  let deliverBy = start + limits.defaultDeliverWithinMs;
+  let deadline: Deadline = storableDeadline(start + limits.defaultDeliverWithinMs);
+  let pointer = `${at}/deliverBy`;
   if (event.deliverBy != null && event.deliverWithin != null) {
     errors.push({ pointer: `${at}/deliverWithin`, detail: "give deliverBy or deliverWithin, not both" });
   } else if (event.deliverBy != null) {
-    deliverBy = Date.parse(event.deliverBy);
-    if (deliverBy <= now) errors.push({ pointer: `${at}/deliverBy`, detail: "is in the past" });
-    else if (deliverBy <= start)
-      errors.push({ pointer: `${at}/deliverBy`, detail: "is not after deliverAfter" });
+    const deliverBy = Date.parse(event.deliverBy);
+    if (deliverBy <= now) errors.push({ pointer, detail: "is in the past" });
+    else if (deliverBy <= start) errors.push({ pointer, detail: "is not after deliverAfter" });
+    deadline = storableDeadline(deliverBy);
   } else if (event.deliverWithin != null) {
-    const within = parseDuration(event.deliverWithin);
-    if (within === null || within <= 0) {
-      errors.push({ pointer: `${at}/deliverWithin`, detail: "must be a positive duration" });
-    } else {
-      deliverBy = start + within;
-    }
+    pointer = `${at}/deliverWithin`;
+    deadline = deadlineWithin(start, event.deliverWithin);
   }
-  if (!Number.isSafeInteger(deliverBy) || deliverBy > Date.parse("9999-12-31T23:59:59Z")) {
-    errors.push({ pointer: `${at}/deliverBy`, detail: "is too far in the future" });
-  }
-  return { deliverAfter, deliverBy };
+  if (!deadline.ok) errors.push({ pointer, detail: deadline.detail });
+  return { deliverAfter, deliverBy: deadline.ok ? deadline.deliverBy : start };
 }
 
 function checkSize(json: string, pointer: string, limits: Limits, errors: FieldError[]): void {

@@ -69,7 +69,7 @@ export const deliveries = sqliteTable(
     status: text("status", { enum: ["pending", "delivered", "dead"] }).notNull(),
     // 1 on the pending delivery with the lowest sequence of its (endpoint, aggregate) queue: the
     // only one the claim may take. Kept so in every transaction that moves a row into or out
-    // of pending (src/dispatch/heads.ts), so a claim reads heads only, whatever the backlog.
+    // of pending (src/deliveries/heads.ts), so a claim reads heads only, whatever the backlog.
     isHead: integer("is_head").notNull().default(0),
     attemptCount: integer("attempt_count").notNull().default(0),
     // The later of the commit and deliverAfter: the moment the delivery became due the first time.

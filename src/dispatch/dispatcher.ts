@@ -5,24 +5,18 @@ import { EventEmitter } from "node:events";
 import { Cron } from "croner";
 import type { Config } from "../config.ts";
 import type { Database } from "../db/open.ts";
+import { type ClaimedDelivery, claimDeliveries } from "../deliveries/claim.ts";
+import { type Completion, completeDelivery } from "../deliveries/complete.ts";
+import { expireAllDeadlines } from "../deliveries/expire.ts";
+import { pruneAll } from "../deliveries/retention.ts";
 import type { SecretBox } from "../endpoints/secrets.ts";
 import { activeSecrets } from "../endpoints/secrets.ts";
 import type { Resolver } from "../endpoints/url-guard.ts";
 import { failpoint } from "../failpoints.ts";
 import type { Clock } from "../lib/time.ts";
 import type { Logger } from "../ops/log.ts";
-import {
-  type ClaimedDelivery,
-  type Completion,
-  claimDeliveries,
-  completeDelivery,
-  type EventToSend,
-  expireDeadlines,
-  loadSendContext,
-  prune,
-  type SendContext,
-} from "./queries.ts";
-import { retryAfterMs, retryDelay } from "./retry-policy.ts";
+import { decide } from "./decide.ts";
+import { type EventToSend, loadSendContext, type SendContext } from "./send-context.ts";
 import { type SendOutcome, sendWebhook, type WebhookMessage } from "./sender.ts";
 
 export type DispatcherConfig = Pick<
@@ -75,10 +69,6 @@ export interface AttemptEvent {
 const BOOKKEEPING = { durable: false };
 
 const PRUNE_EVERY_MS = 3_600_000;
-const PRUNE_CHUNK = 5_000;
-const EXPIRE_CHUNK = 1_000;
-/** How long before its deadline the last attempt of a failing delivery is due. */
-const LAST_ATTEMPT_MARGIN_MS = 1_000;
 
 export class Dispatcher extends EventEmitter {
   readonly #deps: DispatcherDeps;
@@ -177,14 +167,9 @@ export class Dispatcher extends EventEmitter {
     const now = this.#deps.clock();
     this.#heartbeatAt = now;
     try {
-      // In chunks, until none is left: a backlog past its deadline (after an outage, say) is
-      // dead-lettered in this sweep, not a thousand per second while it blocks its aggregates.
-      let expired = 0;
-      for (;;) {
-        const n = await this.#deps.db.writer.write(expireDeadlines(now, EXPIRE_CHUNK), BOOKKEEPING);
-        expired += n;
-        if (n < EXPIRE_CHUNK) break;
-      }
+      // Until none is left: a backlog past its deadline (after an outage, say) is dead-lettered
+      // in this sweep, not a chunk per sweep while it blocks its aggregates.
+      const expired = await expireAllDeadlines(this.#deps.db.writer, now, BOOKKEEPING);
       if (expired > 0) {
         this.#deps.logger.log("warn", "deliveries moved to the dead-letter queue", {
           count: expired,
@@ -204,17 +189,7 @@ export class Dispatcher extends EventEmitter {
 
   /** Deletes delivered rows and attempts older than the retention period; returns the counts. */
   async pruneNow(now = this.#deps.clock()) {
-    const total = { deliveries: 0, attempts: 0, commits: 0 };
-    for (;;) {
-      const n = await this.#deps.db.writer.write(
-        prune(now - this.#deps.config.retentionMs, PRUNE_CHUNK),
-        BOOKKEEPING,
-      );
-      total.deliveries += n.deliveries;
-      total.attempts += n.attempts;
-      total.commits += n.commits;
-      if (n.deliveries < PRUNE_CHUNK && n.attempts < PRUNE_CHUNK && n.commits < PRUNE_CHUNK) return total;
-    }
+    return pruneAll(this.#deps.db.writer, now - this.#deps.config.retentionMs, BOOKKEEPING);
   }
 
   async #pump(): Promise<void> {
@@ -291,7 +266,8 @@ export class Dispatcher extends EventEmitter {
     const outcome = await this.#send(delivery, context, startedAt);
     const ok = outcome.statusCode !== null && outcome.statusCode >= 200 && outcome.statusCode < 300;
     if (ok) failpoint("dispatch.after_send");
-    const completion = this.#decide(delivery, outcome, clock());
+    const { retryBaseMs: baseMs, retryCapMs: capMs } = this.#deps.config;
+    const completion = decide(delivery, outcome, clock(), { baseMs, capMs });
     if (completion.kind === "retry") this.#wakeAt(completion.nextAttemptAt);
     const recorded = await db.writer.write(
       completeDelivery(
@@ -360,34 +336,6 @@ export class Dispatcher extends EventEmitter {
       resolver: this.#deps.resolver,
       now: startedAt,
     });
-  }
-
-  /** The state a delivery moves to after this attempt (DESIGN §4 receiver answers). */
-  #decide(delivery: ClaimedDelivery, outcome: SendOutcome, now: number): Completion {
-    const { config } = this.#deps;
-    const status = outcome.statusCode;
-    if (status !== null && status >= 200 && status < 300) {
-      return { kind: "delivered", at: now, latencyMs: now - delivery.availableAt };
-    }
-    if (status === 410) return { kind: "gone", at: now };
-    if (now >= delivery.deliverBy) return { kind: "dead", at: now, reason: "deadline_exceeded" };
-    let delay = retryDelay(delivery.attemptCount, { baseMs: config.retryBaseMs, capMs: config.retryCapMs });
-    if (status === 429 || status === 503) {
-      // Wait at least what the receiver asks (up to the cap), but never less than the backoff:
-      // `Retry-After: 0` from a receiver that keeps failing must not turn into a hot retry loop.
-      const asked = retryAfterMs(outcome.retryAfter, now);
-      if (asked !== null) delay = Math.max(delay, Math.min(asked, config.retryCapMs));
-    }
-    let nextAttemptAt = now + delay;
-    if (nextAttemptAt >= delivery.deliverBy) {
-      // One last attempt shortly before the deadline rather than none at all. It needs a margin:
-      // a retry due 1 ms before the deadline was claimable for that 1 ms only, so it was mostly
-      // never made. After the last attempt (less than the margin left) the row waits for its
-      // deadline, when the sweep dead-letters it.
-      const last = delivery.deliverBy - LAST_ATTEMPT_MARGIN_MS;
-      nextAttemptAt = last > now ? last : delivery.deliverBy;
-    }
-    return { kind: "retry", at: now, nextAttemptAt };
   }
 
   /** POST /v1/endpoints/{id}/test: a signed outboxd.ping, sent now, not stored. */

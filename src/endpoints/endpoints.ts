@@ -1,5 +1,6 @@
 // Storage operations on webhook endpoints (DESIGN §3 Endpoints).
 import { all, get, type Op, run } from "../db/op.ts";
+import { deadLetterEndpoint } from "../deliveries/dead-letter.ts";
 import { newId } from "../lib/ids.ts";
 import { iso } from "../lib/time.ts";
 
@@ -146,16 +147,11 @@ export function* setEndpointSecrets(id: string, sealedSecrets: string, now: numb
 }
 
 /**
- * Deletes an endpoint. Its undelivered deliveries become dead with `endpoint_deleted`: they
- * stay visible (never silently dropped) but can no longer be sent anywhere.
+ * Deletes an endpoint. Its undelivered deliveries become dead with `endpoint_deleted`
+ * (src/deliveries/dead-letter.ts).
  */
 export function* deleteEndpoint(id: string, now: number): Op<{ deleted: boolean; deadLettered: number }> {
-  const deadLettered = yield* run(
-    `UPDATE deliveries SET status = 'dead', dead_reason = 'endpoint_deleted', dead_at = :now,
-       lease_owner = NULL, lease_expires_at = NULL
-     WHERE endpoint_id = :id AND status = 'pending'`,
-    { id, now },
-  );
+  const deadLettered = yield* deadLetterEndpoint(id, now);
   const deleted = (yield* run("DELETE FROM endpoints WHERE id = :id", { id })) > 0;
   return { deleted, deadLettered };
 }

@@ -1,6 +1,7 @@
 // GET /v1/stats (DESIGN §3): the state of the outbox. Every query reads a partial index over
 // pending rows or a range of a time index, so the cost follows the backlog, not the history.
 import { all, get, type Op } from "../db/op.ts";
+import { DEADLINE_EXCEEDED_COUNTER, minuteOf } from "../deliveries/counters.ts";
 
 export interface DeliveryStats {
   pending: number;
@@ -24,8 +25,6 @@ interface GroupRow {
   oldestAvailableAt: number | null;
 }
 
-export const DEADLINE_EXCEEDED_COUNTER = "deadline_exceeded";
-
 export function* stats(now: number): Op<Stats> {
   const pendingRows = yield* all<GroupRow>(
     `SELECT endpoint_id AS endpointId, count(*) AS pending,
@@ -46,7 +45,7 @@ export function* stats(now: number): Op<Stats> {
   const deliveredRows = yield* all<{ endpointId: string; n: number }>(
     `SELECT endpoint_id AS endpointId, sum(count) AS n FROM delivered_minutes
      WHERE minute >= :since GROUP BY endpoint_id`,
-    { since: Math.floor((now - 3_600_000) / 60_000) },
+    { since: minuteOf(now - 3_600_000) },
   );
   const endpointRows = yield* all<{ id: string }>("SELECT id FROM endpoints ORDER BY id DESC");
   const total = yield* get<{ value: number }>("SELECT value FROM counters WHERE name = :name", {

@@ -6,8 +6,10 @@ import { join } from "node:path";
 import { createOutboxd, type Outboxd } from "../../src/app.ts";
 import { loadConfig } from "../../src/config.ts";
 import { all, run } from "../../src/db/op.ts";
-import { replayDead, replayDelivery } from "../../src/dispatch/deliveries.ts";
-import { claimDeliveries, completeDelivery, expireDeadlines } from "../../src/dispatch/queries.ts";
+import { claimDeliveries } from "../../src/deliveries/claim.ts";
+import { completeDelivery } from "../../src/deliveries/complete.ts";
+import { expireDeadlines } from "../../src/deliveries/expire.ts";
+import { replayDead, replayDelivery } from "../../src/deliveries/replay.ts";
 import { tempDir } from "../helpers/server.ts";
 
 const TOKEN = "heads-test-admin-token";

@@ -2,14 +2,10 @@
 // which rows a claim takes (due, unleased, before the deadline, head of their queue, within
 // the endpoint's room), the completion fence, deadline expiry and retention (DESIGN §2, §6).
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import {
-  type ClaimedDelivery,
-  type Completion,
-  claimDeliveries,
-  completeDelivery,
-  expireDeadlines,
-  prune,
-} from "../../src/dispatch/queries.ts";
+import { type ClaimedDelivery, claimDeliveries } from "../../src/deliveries/claim.ts";
+import { type Completion, completeDelivery } from "../../src/deliveries/complete.ts";
+import { expireDeadlines } from "../../src/deliveries/expire.ts";
+import { prune } from "../../src/deliveries/retention.ts";
 import { startServer, type TestServer } from "../helpers/server.ts";
 import { commitEvents, deliveryRow, exec, expectStatus, onlyDelivery, sql } from "./harness.ts";
 
@@ -116,7 +112,12 @@ describe("dispatch queries", () => {
     const [two] = await claim("o2");
     expect(two?.id).toBe(second as string);
     expect(
-      await complete(two as ClaimedDelivery, "o2", { kind: "dead", at: Date.now(), reason: "test" }, 500),
+      await complete(
+        two as ClaimedDelivery,
+        "o2",
+        { kind: "dead", at: Date.now(), reason: "deadline_exceeded" },
+        500,
+      ),
     ).toBe(true);
     const [three] = await claim("o3");
     expect(three?.id).toBe(third as string);
@@ -389,7 +390,12 @@ describe("dispatch queries", () => {
       { kind: "retry", at, nextAttemptAt: at },
       500,
     );
-    await complete(byId.get(dead as string) as ClaimedDelivery, "o", { kind: "dead", at, reason: "x" }, 500);
+    await complete(
+      byId.get(dead as string) as ClaimedDelivery,
+      "o",
+      { kind: "dead", at, reason: "deadline_exceeded" },
+      500,
+    );
     const pruned = await server.outboxd.db.writer.write(prune(at + 1_000, 10_000));
     expect(pruned.deliveries).toBeGreaterThanOrEqual(1);
     const left = await sql<{ id: string }>(server, "SELECT id FROM deliveries WHERE id IN (:a, :b, :c)", {

@@ -4,7 +4,7 @@
 // expected buckets are known exactly.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { get, run } from "../../src/db/op.ts";
-import { recordDelivered } from "../../src/dispatch/queries.ts";
+import { recordDelivered } from "../../src/deliveries/counters.ts";
 import { createEndpoint, expectProblem, expectStatus } from "../helpers/assertions.ts";
 import { startServer, type TestServer } from "../helpers/server.ts";
 

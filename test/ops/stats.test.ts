@@ -1,7 +1,8 @@
 // "Delivered in the last hour" reads per-minute buckets, not the deliveries themselves.
 import { afterEach, expect, test } from "bun:test";
 import { all, run } from "../../src/db/op.ts";
-import { latencyFloor, prune } from "../../src/dispatch/queries.ts";
+import { latencyFloor } from "../../src/deliveries/counters.ts";
+import { prune } from "../../src/deliveries/retention.ts";
 import { stats } from "../../src/ops/stats.ts";
 import { startServer, type TestServer } from "../helpers/server.ts";
 

@@ -1,13 +1,8 @@
 // Events, deliveries, the attempt log and dead-letter replay (DESIGN §3 Events and deliveries).
 import { getEvent, listEvents } from "../../commit/events.ts";
-import {
-  getDelivery,
-  listAttempts,
-  listDeliveries,
-  replayDead,
-  replayDelivery,
-} from "../../dispatch/deliveries.ts";
-import { parseDuration } from "../../lib/duration.ts";
+import { deadlineWithin } from "../../deliveries/deadline.ts";
+import { getDelivery, listAttempts, listDeliveries } from "../../deliveries/read.ts";
+import { replayAllDead, replayDelivery } from "../../deliveries/replay.ts";
 import { invalidField, problems } from "../../lib/problem.ts";
 import { requireScope } from "../auth.ts";
 import { readJson } from "../body.ts";
@@ -16,21 +11,15 @@ import { DEFAULT_LIMIT, page } from "../pagination.ts";
 import { DeliveriesQuerySchema, EventsQuerySchema, ReplayManySchema, ReplayOneSchema } from "../schemas.ts";
 import { validate } from "../validation.ts";
 
-const REPLAY_CHUNK = 500;
-const MAX_DEADLINE = Date.parse("9999-12-31T23:59:59Z");
-
 export function eventRoutes(app: App, deps: HttpDeps): void {
   const { db, clock } = deps;
   const read = requireScope(deps, "read");
   const admin = requireScope(deps, "admin");
   const deadline = (within: string | null | undefined, now: number) => {
     if (within == null) return now + deps.config.defaultDeliverWithinMs;
-    // As at commit (normalize.ts): a zero window would send the delivery straight back to dead,
-    // and one too large to count (parseDuration's null) must not become "now" either.
-    const ms = parseDuration(within);
-    if (ms === null || ms <= 0) throw invalidField("/deliverWithin", "must be a positive duration");
-    if (now + ms > MAX_DEADLINE) throw invalidField("/deliverWithin", "is too far in the future");
-    return now + ms;
+    const deadline = deadlineWithin(now, within);
+    if (!deadline.ok) throw invalidField("/deliverWithin", deadline.detail);
+    return deadline.deliverBy;
   };
 
   app.get("/v1/events", read, async (c) => {
@@ -82,14 +71,11 @@ export function eventRoutes(app: App, deps: HttpDeps): void {
       since: body.since != null ? Date.parse(body.since) : undefined,
     };
     const now = clock();
-    let replayed = 0;
-    for (;;) {
-      const n = await db.writer.write(
-        replayDead(filter, now, deadline(body.deliverWithin, now), REPLAY_CHUNK),
-      );
-      replayed += n;
-      if (n < REPLAY_CHUNK) break;
-    }
+    const replayed = await replayAllDead(db.writer, {
+      filter,
+      now,
+      deliverBy: deadline(body.deliverWithin, now),
+    });
     if (replayed > 0) deps.dispatch?.wake();
     return c.json({ replayed });
   });

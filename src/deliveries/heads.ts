@@ -1,8 +1,18 @@
-// The head of a queue: per (endpoint, aggregate), the pending delivery with the lowest sequence
-// carries is_head = 1, every other pending one 0. The claim takes heads only, which is what
-// keeps order per aggregate (n+1 waits while n is pending, due or not) and what keeps a claim's
-// cost independent of the backlog. Every operation that moves deliveries into or out of
-// `pending` keeps this true in the same transaction.
+// The queue-head invariant. Per (endpoint, aggregate) queue, the pending delivery with the
+// lowest sequence carries is_head = 1 and every other pending one 0:
+//
+//     for every queue Q with a pending row:
+//       exactly one pending row of Q has is_head = 1, and it has Q's lowest pending sequence
+//
+// The claim takes heads only, which is what keeps order per aggregate (n+1 waits while n is
+// pending, due or not) and what keeps a claim's cost independent of the backlog. Who keeps it:
+//   - enqueue.ts: a new row is the head iff its queue has no pending row yet (sequences only
+//     grow within an aggregate, so a later row never comes before an existing head);
+//   - complete.ts, expire.ts (rows leave pending): promoteHeads on their queues;
+//   - replay.ts (rows re-enter pending, possibly older than the head): resetHeads;
+//   - dead-letter.ts deadLetterEndpoint: every pending row of the endpoint leaves, so none of
+//     its queues has a pending row left and there is no head to keep.
+// Every one of them runs in the same transaction as the change that needs it.
 import { type Op, run } from "../db/op.ts";
 
 export interface Queue {
@@ -47,7 +57,10 @@ export function* resetHeads(queues: Iterable<Queue>): Op<void> {
   }
 }
 
-/** The distinct queues of some rows (RETURNING endpoint_id AS endpointId, aggregate). */
+/** What an UPDATE … RETURNING must return for its queues to be kept (see distinctQueues). */
+export const RETURNING_QUEUE = "RETURNING endpoint_id AS endpointId, aggregate";
+
+/** The distinct queues of some rows (RETURNING_QUEUE). */
 export function distinctQueues(rows: Queue[]): Queue[] {
   const seen = new Map<string, Queue>();
   for (const row of rows) seen.set(`${row.endpointId}\u0000${row.aggregate}`, row);

@@ -1,9 +1,7 @@
-// Reads of deliveries and their attempt log, and the dead-letter replay (DESIGN §3 Events and
-// deliveries). Replay is the only way out of `dead`: back to `pending`, attempts reset, with a
-// new deadline.
+// Reads of deliveries and their attempt log (DESIGN §3 Events and deliveries): no transition
+// here, only what the API, the CLI and the dashboard show.
 import { all, get, type Op } from "../db/op.ts";
 import { iso } from "../lib/time.ts";
-import { distinctQueues, type Queue, resetHeads } from "./heads.ts";
 
 export type DeliveryStatus = "pending" | "delivered" | "dead";
 
@@ -129,75 +127,4 @@ export function* listAttempts(deliveryId: string): Op<AttemptView[]> {
     { deliveryId },
   );
   return rows.map(({ startedAt, ...rest }) => ({ at: iso(startedAt), ...rest }));
-}
-
-const REPLAY_SET = `status = 'pending', attempt_count = 0, next_attempt_at = :now, available_at = :now,
-  deliver_by = :deliverBy, dead_reason = NULL, dead_at = NULL, lease_owner = NULL, lease_expires_at = NULL`;
-
-export type ReplayOutcome = "replayed" | "not_found" | "not_dead" | "endpoint_deleted";
-
-export function* replayDelivery(id: string, now: number, deliverBy: number): Op<ReplayOutcome> {
-  const row = yield* get<{ status: string; endpointExists: number }>(
-    `SELECT status, EXISTS (SELECT 1 FROM endpoints e WHERE e.id = d.endpoint_id) AS endpointExists
-     FROM deliveries d WHERE id = :id`,
-    { id },
-  );
-  if (!row) return "not_found";
-  if (row.status !== "dead") return "not_dead";
-  if (!row.endpointExists) return "endpoint_deleted";
-  const queues = yield* all<Queue>(
-    `UPDATE deliveries SET ${REPLAY_SET} WHERE id = :id AND status = 'dead'
-     RETURNING endpoint_id AS endpointId, aggregate`,
-    { id, now, deliverBy },
-  );
-  // An older event back in its queue may come before the current head: the head moves back.
-  yield* resetHeads(queues);
-  return "replayed";
-}
-
-export interface ReplayFilter {
-  endpoint?: string | undefined;
-  reason?: string | undefined;
-  /** Only deliveries that went dead at or after this time (ms). */
-  since?: number | undefined;
-}
-
-/**
- * Replays up to `limit` dead deliveries matching the filter (whose endpoint still exists) and
- * returns how many; callers loop until it returns 0, so a huge replay never holds the writer long.
- */
-export function* replayDead(filter: ReplayFilter, now: number, deliverBy: number, limit: number): Op<number> {
-  const queues = yield* all<Queue>(
-    `UPDATE deliveries SET ${REPLAY_SET}
-     WHERE id IN (SELECT d.id FROM deliveries d WHERE ${REPLAYABLE} LIMIT :limit)
-     RETURNING endpoint_id AS endpointId, aggregate`,
-    { ...replayArgs(filter, now), deliverBy, limit },
-  );
-  yield* resetHeads(distinctQueues(queues));
-  return queues.length;
-}
-
-/** How many dead deliveries replayDead would take (for progress). */
-export function* countReplayable(filter: ReplayFilter, now: number): Op<number> {
-  const row = yield* get<{ n: number }>(
-    `SELECT count(*) AS n FROM deliveries d WHERE ${REPLAYABLE}`,
-    replayArgs(filter, now),
-  );
-  return row?.n ?? 0;
-}
-
-// Dead, matching the filter, dead before this replay began (so one that dies again during a
-// long replay is not taken twice), and whose endpoint still exists.
-const REPLAYABLE = `d.status = 'dead' AND (:endpoint IS NULL OR d.endpoint_id = :endpoint)
-  AND (:reason IS NULL OR d.dead_reason = :reason) AND (:since IS NULL OR d.dead_at >= :since)
-  AND d.dead_at < :now
-  AND EXISTS (SELECT 1 FROM endpoints e WHERE e.id = d.endpoint_id)`;
-
-function replayArgs(filter: ReplayFilter, now: number) {
-  return {
-    endpoint: filter.endpoint ?? null,
-    reason: filter.reason ?? null,
-    since: filter.since ?? null,
-    now,
-  };
 }

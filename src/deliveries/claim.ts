@@ -1,0 +1,73 @@
+// Transition: pending → in flight (a pending row with a live lease; docs/delivery-lifecycle.md).
+// "In flight" is not a status, so a crash can never strand a row: its lease simply runs out and
+// the row is claimable again. Invariant used here: only queue heads are claimed (heads.ts).
+import { all, type Op } from "../db/op.ts";
+
+export interface ClaimedDelivery {
+  id: string;
+  eventId: string;
+  endpointId: string;
+  aggregate: string;
+  sequence: number;
+  attemptCount: number;
+  availableAt: number;
+  deliverBy: number;
+}
+
+export interface ClaimRequest {
+  /** The lease token of this claim: only its holder may complete these rows (complete.ts). */
+  owner: string;
+  now: number;
+  leaseMs: number;
+  limit: number;
+  /** How many more sends each endpoint may start now; endpoints not listed get `endpointLimit`. */
+  endpointRoom: Record<string, number>;
+  endpointLimit: number;
+}
+
+/** How many heads the claim looks at per delivery it may take (room is per endpoint). */
+const SCAN_FACTOR = 4;
+
+/**
+ * Claims, in one statement, up to `limit` deliveries that are due, not leased (or whose lease
+ * expired), before their deadline, at an enabled endpoint, and the head of their
+ * (endpoint, aggregate) queue: no pending delivery of a lower sequence exists there, whether
+ * due or scheduled later. Per endpoint, at most its remaining room is taken.
+ */
+export function* claimDeliveries(request: ClaimRequest): Op<ClaimedDelivery[]> {
+  return yield* all<ClaimedDelivery>(
+    `WITH heads AS (
+       SELECT d.id, d.endpoint_id, d.next_attempt_at FROM deliveries d INDEXED BY deliveries_ready
+       WHERE d.status = 'pending' AND d.is_head = 1 AND d.next_attempt_at <= :now
+         AND (d.lease_expires_at IS NULL OR d.lease_expires_at <= :now)
+         AND d.deliver_by > :now
+         AND EXISTS (SELECT 1 FROM endpoints e WHERE e.id = d.endpoint_id AND e.disabled = 0)
+         -- Before the scan limit: else the backlog of a saturated endpoint fills the whole scan
+         -- and starves every other endpoint until it drains.
+         AND coalesce(json_extract(:room, '$."' || d.endpoint_id || '"'), :endpointLimit) > 0
+       ORDER BY d.next_attempt_at
+       LIMIT :scan
+     ), ranked AS (
+       SELECT id, endpoint_id, next_attempt_at,
+         row_number() OVER (PARTITION BY endpoint_id ORDER BY next_attempt_at) AS rank
+       FROM heads
+     )
+     UPDATE deliveries
+     SET lease_owner = :owner, lease_expires_at = :now + :leaseMs, attempt_count = attempt_count + 1
+     WHERE id IN (
+       SELECT id FROM ranked
+       WHERE rank <= coalesce(json_extract(:room, '$."' || endpoint_id || '"'), :endpointLimit)
+       ORDER BY next_attempt_at LIMIT :limit)
+     RETURNING id, event_id AS eventId, endpoint_id AS endpointId, aggregate, sequence,
+       attempt_count AS attemptCount, available_at AS availableAt, deliver_by AS deliverBy`,
+    {
+      owner: request.owner,
+      now: request.now,
+      leaseMs: request.leaseMs,
+      limit: request.limit,
+      scan: request.limit * SCAN_FACTOR,
+      room: JSON.stringify(request.endpointRoom),
+      endpointLimit: request.endpointLimit,
+    },
+  );
+}

@@ -1,0 +1,49 @@
+// The counters kept beside the deliveries: per-minute delivered buckets by latency bin (stats,
+// metrics and the dashboard's history read these instead of the delivered rows), and the
+// running total of deadline dead-letters (which survives replay and retention). Written in the
+// same transaction as the transition they count (complete.ts, expire.ts).
+import { type Op, run } from "../db/op.ts";
+
+export const DEADLINE_EXCEEDED_COUNTER = "deadline_exceeded";
+
+const MINUTE_MS = 60_000;
+
+/** The bucket a time falls in (delivered_minutes.minute). */
+export function minuteOf(at: number): number {
+  return Math.floor(at / MINUTE_MS);
+}
+
+/** Latency rounded down to two significant digits (0-99 ms exactly): the histogram's bins. */
+export function latencyFloor(ms: number): number {
+  const value = Math.max(0, Math.floor(ms));
+  if (value < 100) return value;
+  const step = 10 ** (Math.floor(Math.log10(value)) - 1);
+  return Math.floor(value / step) * step;
+}
+
+/** Counts one delivery in its minute's bucket. */
+export function* recordDelivered(endpointId: string, at: number, latencyMs: number): Op<void> {
+  const latency = Math.max(0, Math.round(latencyMs));
+  const key = { minute: minuteOf(at), endpointId, floor: latencyFloor(latency), latency };
+  // Update, and insert only for a new bucket: cheaper in SQLite than an upsert every time.
+  const counted = yield* run(
+    `UPDATE delivered_minutes SET count = count + 1, max_latency_ms = max(max_latency_ms, :latency)
+     WHERE minute = :minute AND endpoint_id = :endpointId AND latency_floor = :floor`,
+    key,
+  );
+  if (counted === 0) {
+    yield* run(
+      `INSERT INTO delivered_minutes (minute, endpoint_id, latency_floor, count, max_latency_ms)
+       VALUES (:minute, :endpointId, :floor, 1, :latency)`,
+      key,
+    );
+  }
+}
+
+export function* bumpDeadlineCounter(by: number): Op<void> {
+  yield* run(
+    `INSERT INTO counters (name, value) VALUES (:name, :by)
+     ON CONFLICT (name) DO UPDATE SET value = value + excluded.value`,
+    { name: DEADLINE_EXCEEDED_COUNTER, by },
+  );
+}

@@ -1,0 +1,48 @@
+// Transition: pending → dead (`deadline_exceeded`), by the sweep: rows whose deadline passed
+// while no live lease held them. A leased row is left to its sender, whose completion decides
+// (complete.ts), or to the next sweep once the lease has run out.
+// Invariants kept here: the queues of expired rows promote their next heads (heads.ts), and the
+// deadline counter grows by exactly the rows expired (counters.ts), in the same transaction.
+import { all, type Op } from "../db/op.ts";
+import type { Writer } from "../db/writer.ts";
+import { type Chunked, inChunks } from "./chunks.ts";
+import { bumpDeadlineCounter } from "./counters.ts";
+import { DEAD_LETTER_SET, type DeadReason } from "./dead-letter.ts";
+import { distinctQueues, promoteHeads, type Queue, RETURNING_QUEUE } from "./heads.ts";
+
+const EXPIRE_CHUNK = 1_000;
+
+/** Expires up to `limit` rows; returns how many. */
+export function* expireDeadlines(now: number, limit = EXPIRE_CHUNK): Op<number> {
+  const queues = yield* all<Queue>(
+    `UPDATE deliveries SET ${DEAD_LETTER_SET}
+     WHERE id IN (
+       SELECT id FROM deliveries
+       WHERE status = 'pending' AND deliver_by <= :at AND (lease_expires_at IS NULL OR lease_expires_at <= :at)
+       LIMIT :limit)
+     ${RETURNING_QUEUE}`,
+    { at: now, reason: "deadline_exceeded" satisfies DeadReason, limit },
+  );
+  yield* promoteHeads(distinctQueues(queues));
+  if (queues.length > 0) yield* bumpDeadlineCounter(queues.length);
+  return queues.length;
+}
+
+/**
+ * Expires every row past its deadline, in chunks: a backlog past its deadline (after an outage,
+ * say) is dead-lettered in one sweep, never holding the writer long at a time.
+ */
+export async function expireAllDeadlines(
+  writer: Writer,
+  now: number,
+  options: Chunked = {},
+): Promise<number> {
+  const { expired } = await inChunks(
+    writer,
+    function* (limit) {
+      return { expired: yield* expireDeadlines(now, limit) };
+    },
+    { limit: EXPIRE_CHUNK, ...options },
+  );
+  return expired;
+}

@@ -1,0 +1,97 @@
+// Transition: dead → pending, by an operator (HTTP or CLI). The only way out of `dead`:
+// attempts reset, due now, with a new deadline (deadline.ts computes it). A delivery whose
+// endpoint was deleted stays dead: there is nowhere to send it.
+// Invariant kept here: a replayed event may be older than its queue's current head, so the
+// heads of every touched queue are recomputed (heads.ts resetHeads), in the same transaction.
+import { all, get, type Op } from "../db/op.ts";
+import type { Writer } from "../db/writer.ts";
+import { type Chunked, inChunks } from "./chunks.ts";
+import { distinctQueues, type Queue, RETURNING_QUEUE, resetHeads } from "./heads.ts";
+
+const REPLAY_SET = `status = 'pending', attempt_count = 0, next_attempt_at = :now, available_at = :now,
+  deliver_by = :deliverBy, dead_reason = NULL, dead_at = NULL, lease_owner = NULL, lease_expires_at = NULL`;
+
+const REPLAY_CHUNK = 500;
+
+export type ReplayOutcome = "replayed" | "not_found" | "not_dead" | "endpoint_deleted";
+
+export function* replayDelivery(id: string, now: number, deliverBy: number): Op<ReplayOutcome> {
+  const row = yield* get<{ status: string; endpointExists: number }>(
+    `SELECT status, EXISTS (SELECT 1 FROM endpoints e WHERE e.id = d.endpoint_id) AS endpointExists
+     FROM deliveries d WHERE id = :id`,
+    { id },
+  );
+  if (!row) return "not_found";
+  if (row.status !== "dead") return "not_dead";
+  if (!row.endpointExists) return "endpoint_deleted";
+  const queues = yield* all<Queue>(
+    `UPDATE deliveries SET ${REPLAY_SET} WHERE id = :id AND status = 'dead' ${RETURNING_QUEUE}`,
+    { id, now, deliverBy },
+  );
+  yield* resetHeads(queues);
+  return "replayed";
+}
+
+export interface ReplayFilter {
+  endpoint?: string | undefined;
+  reason?: string | undefined;
+  /** Only deliveries that went dead at or after this time (ms). */
+  since?: number | undefined;
+}
+
+// Dead, matching the filter, dead before this replay began (so one that dies again during a
+// long replay is not taken twice), and whose endpoint still exists.
+const REPLAYABLE = `d.status = 'dead' AND (:endpoint IS NULL OR d.endpoint_id = :endpoint)
+  AND (:reason IS NULL OR d.dead_reason = :reason) AND (:since IS NULL OR d.dead_at >= :since)
+  AND d.dead_at < :now
+  AND EXISTS (SELECT 1 FROM endpoints e WHERE e.id = d.endpoint_id)`;
+
+function replayArgs(filter: ReplayFilter, now: number) {
+  return {
+    endpoint: filter.endpoint ?? null,
+    reason: filter.reason ?? null,
+    since: filter.since ?? null,
+    now,
+  };
+}
+
+/** Replays up to `limit` dead deliveries matching the filter; returns how many. */
+export function* replayDead(filter: ReplayFilter, now: number, deliverBy: number, limit: number): Op<number> {
+  const queues = yield* all<Queue>(
+    `UPDATE deliveries SET ${REPLAY_SET}
+     WHERE id IN (SELECT d.id FROM deliveries d WHERE ${REPLAYABLE} LIMIT :limit)
+     ${RETURNING_QUEUE}`,
+    { ...replayArgs(filter, now), deliverBy, limit },
+  );
+  yield* resetHeads(distinctQueues(queues));
+  return queues.length;
+}
+
+/** How many dead deliveries a replay with this filter would take (for progress). */
+export function* countReplayable(filter: ReplayFilter, now: number): Op<number> {
+  const row = yield* get<{ n: number }>(
+    `SELECT count(*) AS n FROM deliveries d WHERE ${REPLAYABLE}`,
+    replayArgs(filter, now),
+  );
+  return row?.n ?? 0;
+}
+
+/**
+ * Replays every dead delivery matching the filter, in chunks, so a huge replay never holds the
+ * writer long (HTTP and CLI both). Returns how many.
+ */
+export async function replayAllDead(
+  writer: Writer,
+  request: { filter: ReplayFilter; now: number; deliverBy: number },
+  options: Chunked = {},
+): Promise<number> {
+  const { filter, now, deliverBy } = request;
+  const { replayed } = await inChunks(
+    writer,
+    function* (limit) {
+      return { replayed: yield* replayDead(filter, now, deliverBy, limit) };
+    },
+    { limit: REPLAY_CHUNK, ...options },
+  );
+  return replayed;
+}

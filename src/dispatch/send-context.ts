@@ -1,0 +1,42 @@
+// What the sender needs for a batch of claimed deliveries: their events and endpoints, read in
+// two statements (the claim itself lives in src/deliveries/claim.ts).
+import { all, type Op } from "../db/op.ts";
+
+/** What a webhook is made of: the event as committed. */
+export interface EventToSend {
+  id: string;
+  type: string;
+  aggregate: string;
+  sequence: number;
+  payload: string;
+  occurredAt: number;
+  traceparent: string | null;
+}
+
+export interface EndpointToSend {
+  id: string;
+  url: string;
+  secrets: string;
+}
+
+export interface SendContext {
+  events: Map<string, EventToSend>;
+  endpoints: Map<string, EndpointToSend>;
+}
+
+/** The events and endpoints a batch of claimed deliveries needs to be sent. */
+export function* loadSendContext(eventIds: string[], endpointIds: string[]): Op<SendContext> {
+  const events = yield* all<EventToSend>(
+    `SELECT id, type, aggregate, sequence, payload, occurred_at AS occurredAt, traceparent
+     FROM events WHERE id IN (SELECT value FROM json_each(:ids))`,
+    { ids: JSON.stringify(eventIds) },
+  );
+  const endpoints = yield* all<EndpointToSend>(
+    "SELECT id, url, secrets FROM endpoints WHERE id IN (SELECT value FROM json_each(:ids))",
+    { ids: JSON.stringify(endpointIds) },
+  );
+  return {
+    events: new Map(events.map((e) => [e.id, e])),
+    endpoints: new Map(endpoints.map((e) => [e.id, e])),
+  };
+}
