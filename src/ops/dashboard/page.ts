@@ -1,9 +1,9 @@
 // The dashboard page (DESIGN §3 `GET /`): static HTML, one inline stylesheet and one inline
-// script (client.ts), nothing from elsewhere, no build step. The page holds no data: its script
+// script (client/script.ts), nothing from elsewhere, no build step. The page holds no data: its script
 // reads the API with the token the user enters. A Content-Security-Policy pins the inline script
 // and stylesheet by hash and lets the page talk to this origin only.
 import { createHash } from "node:crypto";
-import { dashboardClient } from "./client.ts";
+import { DASHBOARD_SCRIPT } from "./client/script.ts";
 
 const STYLE = `
 :root { color-scheme: light; --fg: #1d2330; --muted: #6a7282; --line: #e3e6ec; --bg: #f5f6f8; --accent: #2f5bd3;
@@ -66,7 +66,7 @@ code { font: 12px ui-monospace, "SFMono-Regular", Menlo, "Liberation Mono", mono
 [hidden] { display: none !important; }
 `;
 
-const SCRIPT = `(${dashboardClient.toString()})();`;
+const SCRIPT = DASHBOARD_SCRIPT;
 if (SCRIPT.includes("</"))
   throw new Error("the dashboard script must not contain </ (it is inlined in HTML)");
 

@@ -1,0 +1,48 @@
+// The endpoints with their health, last success and failure, pending and dead counts.
+import type { Panel, PanelFactory } from "../panel.ts";
+import type { Endpoint, Page } from "../types.ts";
+
+export const endpointsPanel: PanelFactory = ({
+  dom: { byId, h, table },
+  format: { ago, safeUrl },
+}): Panel => {
+  function health(e: Endpoint): Node {
+    if (e.disabled)
+      return h("span", { class: "pill bad" }, `disabled: ${e.disabledReason ?? "by an operator"}`);
+    const success = e.lastSuccessAt ? Date.parse(e.lastSuccessAt) : 0;
+    const failure = e.lastFailureAt ? Date.parse(e.lastFailureAt) : 0;
+    if (failure > success) return h("span", { class: "pill warn" }, "failing");
+    if (success > 0) return h("span", { class: "pill ok" }, "healthy");
+    return h("span", { class: "pill" }, "no deliveries yet");
+  }
+
+  function render(endpoints: Page<Endpoint>): void {
+    byId("endpoint-count").textContent = String(endpoints.data.length) + (endpoints.next ? "+" : "");
+    table(
+      "endpoints",
+      ["endpoint", "url", "health", "last success", "last failure", "pending", "dead"],
+      endpoints.data.map((e) => [
+        h(
+          "span",
+          {},
+          h("code", {}, e.id),
+          e.description ? h("div", { class: "muted" }, e.description) : null,
+        ),
+        h("span", { class: "url" }, safeUrl(e.url)),
+        health(e),
+        ago(e.lastSuccessAt),
+        ago(e.lastFailureAt),
+        String(e.pending),
+        h("span", { class: e.dead > 0 ? "num bad" : "num" }, String(e.dead)),
+      ]),
+      "No endpoints yet: POST /v1/endpoints.",
+    );
+  }
+
+  return {
+    async load(get) {
+      const endpoints = await get<Page<Endpoint>>("/v1/endpoints?limit=100");
+      return () => render(endpoints);
+    },
+  };
+};

@@ -1,0 +1,16 @@
+// The dashboard's panels, in the order they render. To add one: write panels/<name>.ts exporting
+// a PanelFactory (see ../panel.ts), add its markup to ../../page.ts, and list it here.
+import type { PanelFactory } from "../panel.ts";
+import { attemptsPanel } from "./attempts.ts";
+import { chartPanel } from "./chart.ts";
+import { deadLettersPanel } from "./dead-letters.ts";
+import { endpointsPanel } from "./endpoints.ts";
+import { statsPanel } from "./stats.ts";
+
+export const PANELS: PanelFactory[] = [
+  statsPanel,
+  chartPanel,
+  deadLettersPanel,
+  endpointsPanel,
+  attemptsPanel,
+];

@@ -1,0 +1,58 @@
+// The shapes of the API answers the dashboard reads (types only: erased before the script ships).
+
+export interface Counts {
+  pending: number;
+  inFlight: number;
+  due: number;
+  oldestPendingAgeSeconds: number;
+  dead: number;
+  deadlineExceededTotal: number;
+  deliveredLastHour: number;
+}
+export interface Stats extends Counts {
+  endpoints: ({ id: string } & Counts)[];
+}
+export interface Bucket {
+  start: string;
+  delivered: number;
+  latencyP50Ms: number | null;
+  latencyMaxMs: number | null;
+}
+export interface Delivery {
+  id: string;
+  endpointId: string;
+  attemptCount: number;
+  lastStatusCode: number | null;
+  lastError: string | null;
+  deadReason: string | null;
+  type: string;
+  aggregate: string;
+  sequence: number;
+}
+export interface Endpoint {
+  id: string;
+  url: string;
+  description: string | null;
+  disabled: boolean;
+  disabledReason: string | null;
+  lastSuccessAt: string | null;
+  lastFailureAt: string | null;
+  pending: number;
+  dead: number;
+}
+export interface Attempt {
+  at: string;
+  durationMs: number;
+  statusCode: number | null;
+  error: string | null;
+  responsePrefix: string | null;
+  deliveryId: string;
+  endpointId: string | null;
+  type: string | null;
+  aggregate: string | null;
+  sequence: number | null;
+}
+export interface Page<T> {
+  data: T[];
+  next: string | null;
+}
