@@ -32,7 +32,9 @@ beforeAll(async () => {
     );
   }
   mkdirSync(RESULTS, { recursive: true });
-  server = await startServer({ OUTBOXD_RETRY_BASE: "50ms", OUTBOXD_RETRY_CAP: "500ms" });
+  // Retries capped at 3 s, not less: the failing receiver's attempts must not push the three
+  // order.placed attempts out of the 25 newest the page shows while a busy machine runs the test.
+  server = await startServer({ OUTBOXD_RETRY_BASE: "50ms", OUTBOXD_RETRY_CAP: "3s" });
   good = startReceiver();
   bad = startReceiver(fail);
 
