@@ -228,7 +228,7 @@ export function* commitOp(input: CommitInput): Op<CommitOutcome> {
       ? event.endpoints.map((endpointId, j) => {
           if (!endpoints.some((e) => e.id === endpointId)) {
             throw problems.invalid([
-              { pointer: `/events/${i}/endpoints/${j}`, detail: `unknown endpoint ${endpointId}` },
+              { pointer: `/events/${i}/endpoints/${j}`, detail: "is not the id of an endpoint" },
             ]);
           }
           return endpointId;

@@ -45,7 +45,7 @@ export function normalizeCommit(body: CommitBody, ctx: CommitContext): CommitInp
   const records: RecordWrite[] = recordsIn.map((record, i) => {
     const at = `/records/${i}`;
     const key = `${record.collection}/${record.id}`;
-    if (seen.has(key)) errors.push({ pointer: at, detail: `${key} appears more than once in this commit` });
+    if (seen.has(key)) errors.push({ pointer: at, detail: "appears more than once in this commit" });
     seen.add(key);
     let data: string | null = null;
     if (record.delete) {

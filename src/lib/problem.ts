@@ -8,6 +8,8 @@ export interface FieldError {
   detail: string;
 }
 
+const MAX_PROBLEM_DETAIL = 1000;
+
 export class Problem extends Error {
   constructor(
     readonly status: number,
@@ -26,7 +28,12 @@ export class Problem extends Error {
       type: PROBLEM_BASE + this.slug,
       title: this.title,
       status: this.status,
-      detail: this.detail,
+      // A path segment named in a detail (a 404's id) is the only request text a detail can
+      // hold; it is cut so that a megabyte of URL is not answered back whole.
+      detail:
+        this.detail.length > MAX_PROBLEM_DETAIL
+          ? `${this.detail.slice(0, MAX_PROBLEM_DETAIL - 1)}…`
+          : this.detail,
       ...this.extra,
     };
   }
@@ -41,16 +48,17 @@ export const problems = {
       "Request body too large",
       `The body exceeds the limit of ${limit} bytes.`,
     ),
-  invalid: (errors: FieldError[]) =>
-    new Problem(
+  invalid: (errors: FieldError[]) => {
+    const listed = errors.slice(0, MAX_LISTED_ERRORS).map(boundedError);
+    const more = errors.length - listed.length;
+    return new Problem(
       422,
       "validation",
       "Invalid request",
-      errors.map((e) => `${e.pointer}: ${e.detail}`).join("; "),
-      {
-        errors,
-      },
-    ),
+      listed.map((e) => `${e.pointer}: ${e.detail}`).join("; ") + (more > 0 ? `; and ${more} more` : ""),
+      more > 0 ? { errors: listed, errorsOmitted: more } : { errors: listed },
+    );
+  },
   versionConflict: (detail: string, currentVersion: number | null, pointer?: string) =>
     new Problem(409, "version-conflict", "Version conflict", detail, {
       currentVersion,
@@ -66,6 +74,31 @@ export const problems = {
   forbidden: (detail: string) => new Problem(403, "forbidden", "Forbidden", detail),
   unavailable: (detail: string) => new Problem(503, "unavailable", "Service unavailable", detail),
 };
+
+/**
+ * A 422 lists at most this many field errors, each with a pointer of at most MAX_POINTER_CHARS
+ * and a detail of at most MAX_DETAIL_CHARS, so a problem stays a few KiB whatever the input (a
+ * body of 100,000 wrong items, or a 900 KB unknown key, would otherwise come back whole).
+ */
+export const MAX_LISTED_ERRORS = 10;
+const MAX_POINTER_CHARS = 200;
+const MAX_DETAIL_CHARS = 200;
+
+/**
+ * A pointer too long to show is cut back to the longest run of whole segments that fits: it
+ * then names an ancestor of the field, which is still true, and never a made-up path.
+ */
+function boundedError(error: FieldError): FieldError {
+  let { pointer, detail } = error;
+  if (pointer.length > MAX_POINTER_CHARS) {
+    const cut = pointer.lastIndexOf("/", MAX_POINTER_CHARS);
+    pointer =
+      pointer.startsWith("header:") || pointer.startsWith("path:") || cut <= 0 ? "" : pointer.slice(0, cut);
+    detail = `${detail} (in a field below this one whose name is too long to show)`;
+  }
+  if (detail.length > MAX_DETAIL_CHARS) detail = `${detail.slice(0, MAX_DETAIL_CHARS - 1)}…`;
+  return { pointer, detail };
+}
 
 export function invalidField(pointer: string, detail: string): Problem {
   return problems.invalid([{ pointer, detail }]);
