@@ -1,5 +1,5 @@
 import type { Context } from "hono";
-import { invalidField, problems } from "../lib/problem.ts";
+import { invalidField, Problem, problems } from "../lib/problem.ts";
 import { pointer } from "./validation.ts";
 
 /**
@@ -13,10 +13,18 @@ export async function readJson(c: Context, maxBytes: number): Promise<unknown> {
   if (!body) throw problems.badJson("the request has no body");
   // With a Content-Length (already checked) the runtime reads exactly that many bytes at once;
   // only a chunked body of unknown length is counted as it streams in.
-  const bytes =
-    c.req.header("content-length") !== undefined
-      ? await c.req.raw.arrayBuffer()
-      : await readCapped(body, maxBytes);
+  let bytes: ArrayBuffer | Uint8Array;
+  try {
+    bytes =
+      c.req.header("content-length") !== undefined
+        ? await c.req.raw.arrayBuffer()
+        : await readCapped(body, maxBytes);
+  } catch (error) {
+    if (error instanceof Problem) throw error;
+    // The client closed the connection mid-body (or sent broken chunked framing): its fault,
+    // not a bug, so a 400 (which it will likely never read) and an info log line, not a 500.
+    throw problems.badJson("the body ended before it was complete");
+  }
   let text: string;
   try {
     text = DECODER.decode(bytes);
