@@ -1,9 +1,15 @@
 // The dispatcher (DESIGN §6): claims due deliveries with a lease, sends them, records each
 // outcome (fenced on the lease), and sweeps on a croner schedule for retries, deadlines and
 // work committed by other processes. A commit in this process wakes it at once.
+//
+// A send holds its slot only while the receiver is being asked: outcomes are recorded in
+// batches behind it (completions.ts), claims run a window ahead and slots are shared fairly
+// and adaptively (slots.ts), so the cost of a delivery is its HTTP exchange plus a share of
+// batched bookkeeping, and one endpoint's trouble does not hold up another.
 import { EventEmitter } from "node:events";
 import { Cron } from "croner";
 import type { Config } from "../config.ts";
+import type { Op } from "../db/op.ts";
 import type { Database } from "../db/open.ts";
 import { type ClaimedDelivery, claimDeliveries } from "../deliveries/claim.ts";
 import { type Completion, completeDelivery } from "../deliveries/complete.ts";
@@ -15,9 +21,12 @@ import type { Resolver } from "../endpoints/url-guard.ts";
 import { failpoint } from "../failpoints.ts";
 import type { Clock } from "../lib/time.ts";
 import type { Logger } from "../ops/log.ts";
+import { AttemptLog } from "./attempt-log.ts";
+import { CompletionQueue, type PendingCompletion } from "./completions.ts";
 import { decide } from "./decide.ts";
 import { type EventToSend, loadSendContext, type SendContext } from "./send-context.ts";
 import { type SendOutcome, sendWebhook, type WebhookMessage } from "./sender.ts";
+import { type ClaimRoom, isTrouble, Slots } from "./slots.ts";
 
 export type DispatcherConfig = Pick<
   Config,
@@ -68,6 +77,14 @@ export interface AttemptEvent {
  */
 const BOOKKEEPING = { durable: false };
 
+/** What a claimed delivery carries from its claim to its send. */
+interface Claim {
+  /** The claim's lease token: only its holder may complete the row. */
+  owner: string;
+  context: SendContext;
+  leaseUntil: number;
+}
+
 const PRUNE_EVERY_MS = 3_600_000;
 
 export class Dispatcher extends EventEmitter {
@@ -80,9 +97,12 @@ export class Dispatcher extends EventEmitter {
   /** The latest pump, so stop() can wait for a claim that is under way. */
   #pumped: Promise<void> = Promise.resolve();
   #again = false;
-  #inFlight = 0;
-  readonly #perEndpoint = new Map<string, number>();
+  readonly #slots: Slots;
+  readonly #completions: CompletionQueue<AttemptEvent>;
+  readonly #attemptLog: AttemptLog;
   readonly #sends = new Set<Promise<void>>();
+  /** The lease token and loaded event of each claimed delivery not started yet. */
+  readonly #claimedWith = new Map<string, Claim>();
   #heartbeatAt: number | null = null;
   #retryTimer: ReturnType<typeof setTimeout> | null = null;
   #retryAt = Number.POSITIVE_INFINITY;
@@ -91,10 +111,19 @@ export class Dispatcher extends EventEmitter {
   constructor(deps: DispatcherDeps) {
     super();
     this.#deps = deps;
+    this.#slots = new Slots(deps.config);
+    this.#attemptLog = new AttemptLog(deps.logger);
+    this.#completions = new CompletionQueue<AttemptEvent>({
+      write: (items) => deps.db.writer.write(completeAll(items), BOOKKEEPING),
+      written: (items, recorded) => this.#written(items, recorded),
+      logger: deps.logger,
+      clock: deps.clock,
+    });
   }
 
+  /** Sends under way (the receiver has not answered yet). */
   get inFlight(): number {
-    return this.#inFlight;
+    return this.#slots.inFlight;
   }
 
   heartbeatAt(): number | null {
@@ -104,6 +133,7 @@ export class Dispatcher extends EventEmitter {
   start(): void {
     if (this.#running) return;
     this.#running = true;
+    this.#attemptLog.start();
     this.#cron = new Cron(this.#deps.config.dispatchCron, { protect: true }, () => this.sweep());
     void this.sweep();
   }
@@ -120,12 +150,18 @@ export class Dispatcher extends EventEmitter {
     await this.#pumped;
     let timer: ReturnType<typeof setTimeout> | undefined;
     await Promise.race([
-      Promise.allSettled([...this.#sends]),
+      (async () => {
+        // Deliveries claimed ahead are sent too (they are leased to us); then every outcome
+        // is written before the database may close.
+        while (this.#sends.size > 0) await Promise.allSettled([...this.#sends]);
+        await this.#completions.idle();
+      })(),
       new Promise((resolve) => {
         timer = setTimeout(resolve, graceMs);
       }),
     ]);
     clearTimeout(timer);
+    this.#attemptLog.stop();
   }
 
   /** Claim and send now (after a commit, a replay, a completion). Coalesces concurrent calls. */
@@ -197,11 +233,11 @@ export class Dispatcher extends EventEmitter {
     try {
       for (;;) {
         this.#again = false;
-        const room = this.#deps.config.concurrency - this.#inFlight;
-        if (!this.#running || room <= 0) break;
-        const { owner, claimed } = await this.#claim(room);
-        if (claimed.length > 0) await this.#startSends(claimed, owner);
-        if (claimed.length < room && !this.#again) break;
+        if (!this.#running) break;
+        const room = this.#slots.claimRoom();
+        const { owner, claimed, claimedAt } = await this.#claim(room);
+        if (claimed.length > 0) await this.#addClaimed(claimed, owner, claimedAt);
+        if (claimed.length < room.limit && !this.#again) break;
       }
     } catch (error) {
       this.#deps.logger.log("error", "claim failed", { error: String(error) });
@@ -210,100 +246,118 @@ export class Dispatcher extends EventEmitter {
     }
   }
 
-  async #claim(room: number): Promise<{ owner: string; claimed: ClaimedDelivery[] }> {
+  async #claim(room: ClaimRoom): Promise<{ owner: string; claimed: ClaimedDelivery[]; claimedAt: number }> {
     const { config, db, clock } = this.#deps;
-    const endpointRoom: Record<string, number> = {};
-    for (const [id, n] of this.#perEndpoint) endpointRoom[id] = Math.max(0, config.endpointConcurrency - n);
     // A fresh lease token per claim: even this process's own stale claim cannot complete a row.
     this.#claims += 1;
+    const claimedAt = clock();
     const owner = `${this.#owner}:${this.#claims}`;
     const claimed = await db.writer.write(
       claimDeliveries({
         owner,
-        now: clock(),
+        now: claimedAt,
         leaseMs: config.leaseMs,
-        limit: room,
-        endpointRoom,
-        endpointLimit: config.endpointConcurrency,
+        ...room,
       }),
       BOOKKEEPING,
     );
     if (claimed.length > 0) failpoint("dispatch.after_claim");
-    return { owner, claimed };
+    return { owner, claimed, claimedAt };
   }
 
-  async #startSends(claimed: ClaimedDelivery[], owner: string): Promise<void> {
+  /** Claimed deliveries wait in the slots until they may start; their events are loaded now. */
+  async #addClaimed(claimed: ClaimedDelivery[], owner: string, claimedAt: number): Promise<void> {
     const context = await this.#deps.db.driver.read(
       loadSendContext(
         [...new Set(claimed.map((d) => d.eventId))],
         [...new Set(claimed.map((d) => d.endpointId))],
       ),
     );
-    for (const delivery of claimed) {
-      this.#inFlight += 1;
-      this.#perEndpoint.set(delivery.endpointId, (this.#perEndpoint.get(delivery.endpointId) ?? 0) + 1);
-      const send = this.#deliver(delivery, owner, context)
+    const { leaseMs, sendTimeoutMs } = this.#deps.config;
+    const leaseUntil = claimedAt + leaseMs;
+    for (const delivery of claimed) this.#claimedWith.set(delivery.id, { owner, context, leaseUntil });
+    // A send must be able to end (time out) well inside the lease that began at the claim: one
+    // that has not started by halfway through the spare time is left to be claimed again.
+    this.#slots.add(claimed, claimedAt + (leaseMs - sendTimeoutMs) / 2);
+    this.#startReady();
+  }
+
+  /** Starts every claimed delivery the slots allow now. */
+  #startReady(): void {
+    const dropped = (delivery: ClaimedDelivery) => this.#claimedWith.delete(delivery.id);
+    const now = this.#deps.clock();
+    for (let delivery = this.#slots.next(now, dropped); delivery; delivery = this.#slots.next(now, dropped)) {
+      const claimed = delivery;
+      const claim = this.#claimedWith.get(claimed.id) as Claim;
+      this.#claimedWith.delete(claimed.id);
+      const send: Promise<void> = this.#deliver(claimed, claim)
         .catch((error) =>
-          this.#deps.logger.log("error", "delivery failed", { id: delivery.id, error: String(error) }),
+          this.#deps.logger.log("error", "delivery failed", { id: claimed.id, error: String(error) }),
         )
-        .finally(() => {
-          this.#inFlight -= 1;
-          const left = (this.#perEndpoint.get(delivery.endpointId) ?? 1) - 1;
-          if (left > 0) this.#perEndpoint.set(delivery.endpointId, left);
-          else this.#perEndpoint.delete(delivery.endpointId);
-          this.#sends.delete(send);
-          // Claim again once this endpoint has room for a batch, not after every single send: a
-          // claim is a transaction, and one per delivery would cost more than the sends.
-          if (left <= this.#deps.config.endpointConcurrency / 2) this.wake();
-        });
+        .finally(() => this.#sends.delete(send));
       this.#sends.add(send);
     }
   }
 
-  async #deliver(delivery: ClaimedDelivery, owner: string, context: SendContext): Promise<void> {
-    const { db, clock } = this.#deps;
+  async #deliver(delivery: ClaimedDelivery, { owner, context, leaseUntil }: Claim): Promise<void> {
+    const { clock } = this.#deps;
     const startedAt = clock();
-    const outcome = await this.#send(delivery, context, startedAt);
+    let trouble = false;
+    let outcome: SendOutcome;
+    try {
+      outcome = await this.#send(delivery, context, startedAt);
+      trouble = isTrouble(outcome.statusCode);
+    } finally {
+      // The slot is free as soon as the receiver has answered; the outcome is written behind it.
+      const more = this.#slots.finished(delivery.endpointId, startedAt, trouble, clock());
+      this.#startReady();
+      if (more) this.wake();
+    }
     const ok = outcome.statusCode !== null && outcome.statusCode >= 200 && outcome.statusCode < 300;
     if (ok) failpoint("dispatch.after_send");
     const { retryBaseMs: baseMs, retryCapMs: capMs } = this.#deps.config;
     const completion = decide(delivery, outcome, clock(), { baseMs, capMs });
     if (completion.kind === "retry") this.#wakeAt(completion.nextAttemptAt);
-    const recorded = await db.writer.write(
-      completeDelivery(
-        {
-          deliveryId: delivery.id,
-          owner,
-          endpointId: delivery.endpointId,
-          aggregate: delivery.aggregate,
-          startedAt,
-          durationMs: outcome.durationMs,
-          statusCode: outcome.statusCode,
-          error: outcome.error,
-          responsePrefix: outcome.responsePrefix,
-        },
-        completion,
-      ),
-      BOOKKEEPING,
-    );
-    const attempt: AttemptEvent = {
-      deliveryId: delivery.id,
-      eventId: delivery.eventId,
-      endpointId: delivery.endpointId,
-      aggregate: delivery.aggregate,
-      sequence: delivery.sequence,
-      attempt: delivery.attemptCount,
-      outcome: completion.kind,
-      statusCode: outcome.statusCode,
-      error: outcome.error,
-      durationMs: outcome.durationMs,
-      recorded,
-      latencyMs: completion.kind === "delivered" ? completion.latencyMs : null,
-    };
-    // One line per attempt (ids, status, duration; never the payload or a secret), failures as
-    // warnings; OUTBOXD_LOG_LEVEL=warn keeps only those.
-    this.#deps.logger.log(ok ? "info" : "warn", "delivery attempt", { ...attempt });
-    this.emit("attempt", attempt);
+    this.#completions.push({
+      record: {
+        deliveryId: delivery.id,
+        owner,
+        endpointId: delivery.endpointId,
+        aggregate: delivery.aggregate,
+        startedAt,
+        durationMs: outcome.durationMs,
+        statusCode: outcome.statusCode,
+        error: outcome.error,
+        responsePrefix: outcome.responsePrefix,
+      },
+      completion,
+      leaseUntil,
+      context: {
+        deliveryId: delivery.id,
+        eventId: delivery.eventId,
+        endpointId: delivery.endpointId,
+        aggregate: delivery.aggregate,
+        sequence: delivery.sequence,
+        attempt: delivery.attemptCount,
+        outcome: completion.kind,
+        statusCode: outcome.statusCode,
+        error: outcome.error,
+        durationMs: outcome.durationMs,
+        recorded: false,
+        latencyMs: completion.kind === "delivered" ? completion.latencyMs : null,
+      },
+    });
+  }
+
+  /** A batch of outcomes was written: log and announce each attempt; successors may be due. */
+  #written(items: PendingCompletion<AttemptEvent>[], recorded: boolean[]): void {
+    items.forEach((item, i) => {
+      const attempt: AttemptEvent = { ...item.context, recorded: recorded[i] === true };
+      this.#attemptLog.record(attempt);
+      this.emit("attempt", attempt);
+    });
+    // Delivered rows made their queues' next events heads: claim them.
+    this.wake();
   }
 
   /** One send; whatever stops it before the request is made is an outcome too, never a throw. */
@@ -372,6 +426,13 @@ export class Dispatcher extends EventEmitter {
       responsePrefix: outcome.responsePrefix,
     };
   }
+}
+
+/** A batch of outcomes as one writer operation; per item, whether its fence let it through. */
+function* completeAll(items: PendingCompletion<AttemptEvent>[]): Op<boolean[]> {
+  const recorded: boolean[] = [];
+  for (const item of items) recorded.push(yield* completeDelivery(item.record, item.completion));
+  return recorded;
 }
 
 function toMessage(event: EventToSend, delivery: ClaimedDelivery): WebhookMessage {

@@ -417,13 +417,18 @@ describe("concurrency limits (OUTBOXD_CONCURRENCY=4, OUTBOXD_ENDPOINT_CONCURRENC
       );
     }
     await waitUntil("both endpoints at their limit", () => held.length === 4);
-    // A sweep with every slot taken claims nothing more.
+    // A sweep with every slot taken claims nothing more than one window ahead: per endpoint, two
+    // in flight and two claimed to follow the moment a slot frees.
+    const leased = async () =>
+      (
+        await sql<{ n: number }>(
+          rig.server,
+          "SELECT count(*) AS n FROM deliveries WHERE lease_owner IS NOT NULL",
+        )
+      )[0]?.n;
+    await waitUntil("the window ahead claimed", async () => (await leased()) === 8);
     await rig.server.outboxd.dispatcher?.sweep();
-    const [leased] = await sql<{ n: number }>(
-      rig.server,
-      "SELECT count(*) AS n FROM deliveries WHERE lease_owner IS NOT NULL",
-    );
-    expect(leased?.n).toBe(4);
+    expect(await leased()).toBe(8);
 
     holding = false;
     for (const release of held.splice(0)) release();

@@ -1,0 +1,81 @@
+// Completions in batches. A send's slot is free as soon as the receiver has answered; its
+// outcome waits here and is written with every other outcome that arrived meanwhile, in one
+// writer operation, while the next sends are already under way. Fencing is unchanged: each row
+// changes only while this claim's lease holds it. Nothing is dropped: a batch whose write fails
+// is tried again (after a pause) until it is written or its leases have run out, after which
+// the rows are claimed again anyway (at least once).
+
+import type { AttemptRecord, Completion } from "../deliveries/complete.ts";
+import type { Logger } from "../ops/log.ts";
+
+export interface PendingCompletion<T> {
+  record: AttemptRecord;
+  completion: Completion;
+  /** Until when the claim's lease holds the row: after that a retry of the write is pointless. */
+  leaseUntil: number;
+  /** What the caller wants back with the result. */
+  context: T;
+}
+
+export interface CompletionQueueDeps<T> {
+  /** Writes a batch; returns, per item, whether the fence let it change the row. */
+  write(items: PendingCompletion<T>[]): Promise<boolean[]>;
+  /** After a batch was written: each item and whether it was recorded. */
+  written(items: PendingCompletion<T>[], recorded: boolean[]): void;
+  logger: Logger;
+  clock(): number;
+}
+
+/** At most this many outcomes per write: a batch is one savepoint in a commit group. */
+const MAX_BATCH = 512;
+const RETRY_PAUSE_MS = 200;
+
+export class CompletionQueue<T> {
+  readonly #deps: CompletionQueueDeps<T>;
+  #queue: PendingCompletion<T>[] = [];
+  #flushing: Promise<void> | null = null;
+
+  constructor(deps: CompletionQueueDeps<T>) {
+    this.#deps = deps;
+  }
+
+  get size(): number {
+    return this.#queue.length;
+  }
+
+  push(item: PendingCompletion<T>): void {
+    this.#queue.push(item);
+    this.#flushing ??= this.#flush();
+  }
+
+  /** Resolves once everything queued so far has been written (or given up on). */
+  async idle(): Promise<void> {
+    while (this.#flushing) await this.#flushing;
+  }
+
+  async #flush(): Promise<void> {
+    try {
+      while (this.#queue.length > 0) {
+        const batch = this.#queue.splice(0, MAX_BATCH);
+        let recorded: boolean[];
+        try {
+          recorded = await this.#deps.write(batch);
+        } catch (error) {
+          const now = this.#deps.clock();
+          const alive = batch.filter((item) => item.leaseUntil > now);
+          this.#deps.logger.log("error", "could not record delivery outcomes; trying again", {
+            count: batch.length,
+            error: String(error),
+          });
+          // Back to the front, in order; those whose lease ran out will be claimed again.
+          this.#queue.unshift(...alive);
+          await new Promise((resolve) => setTimeout(resolve, RETRY_PAUSE_MS));
+          continue;
+        }
+        this.#deps.written(batch, recorded);
+      }
+    } finally {
+      this.#flushing = null;
+    }
+  }
+}

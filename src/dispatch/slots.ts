@@ -1,0 +1,181 @@
+// Which claimed deliveries may be sent now, and how much to claim next (DESIGN §6 limits).
+//
+// - A global pool of `concurrency` sends, shared fairly: ready deliveries start round-robin
+//   across endpoints, and an endpoint with nothing in flight may always start one send even
+//   when the pool is full. Eight receivers that never answer can fill the pool; they cannot
+//   keep a healthy endpoint waiting for one of their timeouts.
+// - Per endpoint, an adaptive limit between 1 and `endpointConcurrency` (additive increase,
+//   multiplicative decrease): a send that times out, cannot connect, or is told to slow down
+//   (429, 502, 503, 504) halves it, once per round of sends; each success adds one back. An
+//   endpoint in trouble ends up with one probe in flight and recovers as soon as it answers.
+// - A claim takes up to one window ahead (`limit` more per endpoint than it may send), kept
+//   here, so a slot freed by an answer is refilled at once instead of after a claim has waited
+//   its turn at the single writer. Claimed rows carry their lease; a crash loses nothing.
+import type { ClaimedDelivery } from "../deliveries/claim.ts";
+
+export interface SlotLimits {
+  concurrency: number;
+  endpointConcurrency: number;
+}
+
+interface Ready {
+  delivery: ClaimedDelivery;
+  /** After this a send could outlive the lease: such a delivery is left to be claimed again. */
+  startBy: number;
+}
+
+interface EndpointState {
+  limit: number;
+  inFlight: number;
+  ready: Ready[];
+  /** Sends started before this moment do not halve the limit again (one decrease per round). */
+  decreasedAt: number;
+}
+
+/** What the next claim may take: for a ClaimRequest (`endpointRoom`, `endpointLimit`, `limit`). */
+export interface ClaimRoom {
+  limit: number;
+  endpointRoom: Record<string, number>;
+  endpointLimit: number;
+}
+
+/** How many a claim may take for endpoints new to this process when the pool is full. */
+const RESERVE_CLAIM = 16;
+
+export class Slots {
+  readonly #limits: SlotLimits;
+  readonly #endpoints = new Map<string, EndpointState>();
+  #inFlight = 0;
+  #ready = 0;
+  /** Round-robin position: the endpoint that started a send last goes to the back. */
+  #order: string[] = [];
+
+  constructor(limits: SlotLimits) {
+    this.#limits = limits;
+  }
+
+  get inFlight(): number {
+    return this.#inFlight;
+  }
+
+  /** Claimed, not yet started. */
+  get ready(): number {
+    return this.#ready;
+  }
+
+  limitOf(endpointId: string): number {
+    return this.#endpoints.get(endpointId)?.limit ?? this.#limits.endpointConcurrency;
+  }
+
+  inFlightAt(endpointId: string): number {
+    return this.#endpoints.get(endpointId)?.inFlight ?? 0;
+  }
+
+  #state(endpointId: string): EndpointState {
+    let state = this.#endpoints.get(endpointId);
+    if (!state) {
+      state = { limit: this.#limits.endpointConcurrency, inFlight: 0, ready: [], decreasedAt: 0 };
+      this.#endpoints.set(endpointId, state);
+      this.#order.push(endpointId);
+    }
+    return state;
+  }
+
+  /**
+   * What the next claim may take. There is always something: endpoints this process holds
+   * nothing for may have due work it cannot see without claiming (at least their reserved send).
+   */
+  claimRoom(): ClaimRoom {
+    const { concurrency, endpointConcurrency } = this.#limits;
+    const globalRoom = 2 * concurrency - this.#inFlight - this.#ready;
+    const endpointRoom: Record<string, number> = {};
+    for (const [id, state] of this.#endpoints) {
+      const held = state.inFlight + state.ready.length;
+      // Pool full: only endpoints with nothing at all get their one reserved send.
+      endpointRoom[id] = globalRoom > 0 ? Math.max(0, 2 * state.limit - held) : held === 0 ? 1 : 0;
+    }
+    return {
+      limit: globalRoom > 0 ? globalRoom : RESERVE_CLAIM,
+      endpointRoom,
+      // Endpoints not listed hold nothing here: a full window each, or their reserved send.
+      endpointLimit: globalRoom > 0 ? 2 * endpointConcurrency : 1,
+    };
+  }
+
+  /** Takes claimed deliveries; they wait here until `next()` starts them, at the latest `startBy`. */
+  add(claimed: ClaimedDelivery[], startBy: number): void {
+    for (const delivery of claimed) {
+      this.#state(delivery.endpointId).ready.push({ delivery, startBy });
+      this.#ready += 1;
+    }
+  }
+
+  /**
+   * The next delivery that may start now, fairly across endpoints, or null. The caller must
+   * call `finished` once for each one it gets.
+   */
+  next(now: number, dropped: (delivery: ClaimedDelivery) => void): ClaimedDelivery | null {
+    const poolFull = this.#inFlight >= this.#limits.concurrency;
+    for (let i = 0; i < this.#order.length; i++) {
+      const id = this.#order[i] as string;
+      const state = this.#endpoints.get(id);
+      if (!state) continue;
+      // Waited too long behind a slow endpoint: its lease would run out mid-send.
+      while (state.ready.length > 0 && (state.ready[0] as Ready).startBy <= now) {
+        dropped((state.ready.shift() as Ready).delivery);
+        this.#ready -= 1;
+      }
+      if (state.ready.length === 0 || state.inFlight >= state.limit) continue;
+      if (poolFull && state.inFlight > 0) continue;
+      const { delivery } = state.ready.shift() as Ready;
+      this.#ready -= 1;
+      state.inFlight += 1;
+      this.#inFlight += 1;
+      // To the back of the line: the others go first next time.
+      this.#order.splice(i, 1);
+      this.#order.push(id);
+      return delivery;
+    }
+    return null;
+  }
+
+  /**
+   * A send ended (the receiver answered, or not). `trouble`: timed out, could not connect, or
+   * asked to slow down. Returns true when the endpoint has used up half of what it holds
+   * ahead, i.e. it is time to claim more for it.
+   */
+  finished(endpointId: string, startedAt: number, trouble: boolean, now: number): boolean {
+    const state = this.#endpoints.get(endpointId);
+    if (!state) return true;
+    state.inFlight -= 1;
+    this.#inFlight -= 1;
+    if (trouble) {
+      if (startedAt >= state.decreasedAt) {
+        state.limit = Math.max(1, Math.floor(state.limit / 2));
+        state.decreasedAt = now;
+      }
+    } else if (state.limit < this.#limits.endpointConcurrency) {
+      state.limit += 1;
+    }
+    const held = state.inFlight + state.ready.length;
+    if (held === 0 && state.limit === this.#limits.endpointConcurrency) this.#forget(endpointId);
+    return held <= state.limit;
+  }
+
+  #forget(endpointId: string): void {
+    this.#endpoints.delete(endpointId);
+    const i = this.#order.indexOf(endpointId);
+    if (i >= 0) this.#order.splice(i, 1);
+  }
+}
+
+/** Whether an attempt's outcome says the endpoint is in trouble (fewer slots for it). */
+export function isTrouble(statusCode: number | null): boolean {
+  return (
+    statusCode === null ||
+    statusCode === 429 ||
+    statusCode === 502 ||
+    statusCode === 503 ||
+    statusCode === 504
+  );
+}
