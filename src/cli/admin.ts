@@ -1,12 +1,13 @@
 // Operator commands that work on the database directly (the server may be running too: SQLite
 // serialises the writes). Each prints what a script can rely on: results on stdout, progress
 // and messages on stderr.
-import { existsSync } from "node:fs";
+import { existsSync, rmSync } from "node:fs";
 import { resolve } from "node:path";
 import { createToken, listTokens, revokeToken, SCOPES, type Scope } from "../auth/tokens.ts";
 import { loadConfig } from "../config.ts";
 import { migrate } from "../db/migrate.ts";
 import { type Database, openDatabase } from "../db/open.ts";
+import { createPrivateFile } from "../db/private-files.ts";
 import { deadlineWithin } from "../deliveries/deadline.ts";
 import { countReplayable, replayAllDead } from "../deliveries/replay.ts";
 import { pruneAll } from "../deliveries/retention.ts";
@@ -135,7 +136,16 @@ export async function backupCommand(args: string[]): Promise<void> {
   if (!target) throw new UsageError("usage: outboxd backup FILE");
   const path = resolve(target);
   if (existsSync(path)) throw new UsageError(`${path} exists; choose a new file`);
-  await withDatabase((db) => db.driver.executeAlone("VACUUM INTO :path", { path }));
+  await withDatabase(async (db) => {
+    // VACUUM INTO fills an empty file as it is: created first, it keeps mode 0600.
+    createPrivateFile(path);
+    try {
+      await db.driver.executeAlone("VACUUM INTO :path", { path });
+    } catch (error) {
+      rmSync(path, { force: true });
+      throw error;
+    }
+  });
   console.log(`backup written to ${path}`);
 }
 

@@ -4,6 +4,7 @@ import type { Config } from "../config.ts";
 import { openClientDriver } from "./client-driver.ts";
 import type { Driver } from "./driver.ts";
 import { openEngineDriver } from "./engine-driver.ts";
+import { makeDatabaseFilesPrivate } from "./private-files.ts";
 import { Writer } from "./writer.ts";
 
 export interface Database {
@@ -32,7 +33,10 @@ export function localPath(url: string): string | null {
 
 export async function openDatabase(config: DatabaseConfig): Promise<Database> {
   const file = localPath(config.databaseUrl);
-  if (file) mkdirSync(dirname(file), { recursive: true });
+  if (file) {
+    mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
+    makeDatabaseFilesPrivate(file);
+  }
   const options = { synchronous: config.synchronous, busyTimeoutMs: config.busyTimeoutMs };
   const driver =
     config.driver === "engine" && file
