@@ -35,6 +35,10 @@ export interface Config {
   secretGraceMs: number;
   retentionMs: number;
   failpoints: string[];
+  /** DESIGN §9: `strict` refuses events of unregistered types; `open` accepts them. */
+  eventTypes: "strict" | "open";
+  /** DESIGN §10: how long a proposal waits for a decision unless it names its own expiresIn. */
+  proposalTtlMs: number;
   logLevel: "debug" | "info" | "warn" | "error";
 }
 
@@ -163,6 +167,8 @@ export function loadConfig(env: Env = process.env): Config {
     secretGraceMs: duration("OUTBOXD_SECRET_GRACE", "24h"),
     retentionMs: duration("OUTBOXD_RETENTION", "7d"),
     failpoints,
+    eventTypes: oneOf("OUTBOXD_EVENT_TYPES", ["strict", "open"] as const, "open"),
+    proposalTtlMs: duration("OUTBOXD_PROPOSAL_TTL", "24h"),
     logLevel: oneOf("OUTBOXD_LOG_LEVEL", ["debug", "info", "warn", "error"] as const, "info"),
   };
   if (config.leaseMs <= config.sendTimeoutMs) {
@@ -170,6 +176,9 @@ export function loadConfig(env: Env = process.env): Config {
       `OUTBOXD_LEASE (${config.leaseMs} ms) must be longer than OUTBOXD_SEND_TIMEOUT (${config.sendTimeoutMs} ms): ` +
         "a lease that expires mid-send lets another dispatcher send the same event again",
     );
+  }
+  if (config.proposalTtlMs < 1000 || config.proposalTtlMs > 30 * 86_400_000) {
+    problems.push("OUTBOXD_PROPOSAL_TTL must be from 1s to 30d (DESIGN §10)");
   }
   if (problems.length > 0) throw new ConfigError(problems);
   return config;

@@ -86,5 +86,17 @@ export const migrations: EmbeddedMigration[] = [
     "statements": [
       "DROP TABLE `aggregates`;"
     ]
+  },
+  {
+    "tag": "0007_agents_catalog_proposals",
+    "when": 1796094086213,
+    "hash": "d15e899f07045d60ba0965f244966c220c118718a8eee9db9ce1de660e0e1ab9",
+    "statements": [
+      "CREATE TABLE `event_types` (\n\t`type` text PRIMARY KEY NOT NULL,\n\t`description` text,\n\t`schema` text,\n\t`deprecated_at` integer,\n\t`created_at` integer NOT NULL,\n\t`updated_at` integer NOT NULL\n);",
+      "CREATE TABLE `proposals` (\n\t`id` text PRIMARY KEY NOT NULL,\n\t`status` text NOT NULL,\n\t`summary` text NOT NULL,\n\t`commit` text NOT NULL,\n\t`proposed_by_token_id` text NOT NULL,\n\t`proposed_by_token_name` text NOT NULL,\n\t`idempotency_key` text,\n\t`request_hash` text,\n\t`created_at` integer NOT NULL,\n\t`expires_at` integer NOT NULL,\n\t`decided_at` integer,\n\t`decided_by_token_id` text,\n\t`decided_by_token_name` text,\n\t`reason` text,\n\t`result` text,\n\t`commit_id` text\n);",
+      "CREATE INDEX `proposals_status` ON `proposals` (`status`,`id`);",
+      "CREATE INDEX `proposals_pending_expiry` ON `proposals` (`expires_at`) WHERE status = 'pending';",
+      "CREATE UNIQUE INDEX `proposals_idempotency` ON `proposals` (`proposed_by_token_id`,`idempotency_key`) WHERE idempotency_key IS NOT NULL;"
+    ]
   }
 ];

@@ -170,3 +170,52 @@ export const counters = sqliteTable("counters", {
   name: text("name").primaryKey(),
   value: integer("value").notNull(),
 });
+
+/**
+ * The event-type catalog (DESIGN §9). `schema` is the JSON Schema text for the payload, null
+ * for none. Every change bumps the `event_types_version` counter, which is how other
+ * processes learn that their cached catalog is stale.
+ */
+export const eventTypes = sqliteTable("event_types", {
+  type: text("type").primaryKey(),
+  description: text("description"),
+  schema: text("schema"),
+  // When the type became deprecated (ms), null while it is not: the Deprecation header's date.
+  deprecatedAt: integer("deprecated_at"),
+  createdAt: integer("created_at").notNull(),
+  updatedAt: integer("updated_at").notNull(),
+});
+
+/**
+ * Proposals (DESIGN §10): a commit held until a person with `approve` decides. `commit` is the
+ * proposed POST /v1/commits body as JSON text; `result` the commit response once approved, or
+ * the problem document that stopped it (conflicted).
+ */
+export const proposals = sqliteTable(
+  "proposals",
+  {
+    id: text("id").primaryKey(),
+    status: text("status", { enum: ["pending", "approved", "rejected", "conflicted", "expired"] }).notNull(),
+    summary: text("summary").notNull(),
+    commit: text("commit").notNull(),
+    proposedByTokenId: text("proposed_by_token_id").notNull(),
+    proposedByTokenName: text("proposed_by_token_name").notNull(),
+    idempotencyKey: text("idempotency_key"),
+    requestHash: text("request_hash"),
+    createdAt: integer("created_at").notNull(),
+    expiresAt: integer("expires_at").notNull(),
+    decidedAt: integer("decided_at"),
+    decidedByTokenId: text("decided_by_token_id"),
+    decidedByTokenName: text("decided_by_token_name"),
+    reason: text("reason"),
+    result: text("result"),
+    commitId: text("commit_id"),
+  },
+  (t) => [
+    index("proposals_status").on(t.status, t.id),
+    index("proposals_pending_expiry").on(t.expiresAt).where(sql`status = 'pending'`),
+    uniqueIndex("proposals_idempotency")
+      .on(t.proposedByTokenId, t.idempotencyKey)
+      .where(sql`idempotency_key IS NOT NULL`),
+  ],
+);

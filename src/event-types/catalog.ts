@@ -1,0 +1,158 @@
+// The event-type catalog in memory (DESIGN §9): what a commit checks its events against,
+// without a statement of its own. This process's own changes update the cache as they are
+// written; changes made by other processes (several outboxd machines on one database) are
+// noticed through the catalog's version counter, read at most once per `refreshMs` off the
+// commit path. An empty catalog in `open` mode costs a commit one map lookup per event.
+import type { Database } from "../db/open.ts";
+import { type FieldError, problems } from "../lib/problem.ts";
+import type { Clock } from "../lib/time.ts";
+import { compilePayloadSchema, type PayloadValidator, payloadErrors } from "./payload-schema.ts";
+import {
+  catalogVersion,
+  deleteEventType,
+  type EventTypeRow,
+  type EventTypeWrite,
+  loadCatalog,
+  putEventType,
+} from "./store.ts";
+
+export type EventTypesMode = "strict" | "open";
+
+/** The one type strict mode always accepts: the dispatcher's own test event. */
+export const PING_TYPE = "outboxd.ping";
+
+interface Entry {
+  row: EventTypeRow;
+  validate: PayloadValidator | null;
+}
+
+export interface EventCheck {
+  type: string;
+  payload: unknown;
+}
+
+export interface CatalogDeps {
+  db: Database;
+  clock: Clock;
+  mode: EventTypesMode;
+  /** How stale another process's change may be seen here, at most (ms). */
+  refreshMs?: number;
+  onRefreshError?: (error: unknown) => void;
+}
+
+export class EventTypeCatalog {
+  readonly #deps: CatalogDeps;
+  #entries = new Map<string, Entry>();
+  /** Compiled validators by schema text: a reload recompiles only what changed. */
+  #compiled = new Map<string, PayloadValidator>();
+  #version = -1;
+  #checkedAt = Number.NEGATIVE_INFINITY;
+  #refreshing: Promise<void> | null = null;
+
+  constructor(deps: CatalogDeps) {
+    this.#deps = deps;
+  }
+
+  get mode(): EventTypesMode {
+    return this.#deps.mode;
+  }
+
+  /** Reads the whole catalog from the database (at start, and when the version moved). */
+  async load(): Promise<void> {
+    const { version, rows } = await this.#deps.db.driver.read(loadCatalog());
+    const entries = new Map<string, Entry>();
+    const compiled = new Map<string, PayloadValidator>();
+    for (const row of rows) {
+      const validate = row.schema === null ? null : this.#compile(row.schema, compiled);
+      entries.set(row.type, { row, validate });
+    }
+    this.#entries = entries;
+    this.#compiled = compiled;
+    this.#version = version;
+    this.#checkedAt = this.#deps.clock();
+  }
+
+  /** Re-reads the catalog if another process changed it (one read of the version counter). */
+  async refresh(): Promise<void> {
+    const version = await this.#deps.db.driver.read(catalogVersion());
+    if (version !== this.#version) await this.load();
+    else this.#checkedAt = this.#deps.clock();
+  }
+
+  /** The registered types as cached now, ordered by type. */
+  rows(): EventTypeRow[] {
+    return [...this.#entries.values()].map((e) => e.row);
+  }
+
+  /**
+   * Checks events against the catalog: payload schemas, and in strict mode that the type is
+   * registered. Throws a 422 naming every violation (pointers under `at`, e.g. `/events`);
+   * returns the deprecation time (ms) of the most recently deprecated type used, or null.
+   */
+  check(events: readonly EventCheck[], at: string): number | null {
+    this.#maybeRefresh();
+    if (this.#entries.size === 0 && this.#deps.mode === "open") return null;
+    const errors: FieldError[] = [];
+    let deprecatedAt: number | null = null;
+    events.forEach((event, i) => {
+      const entry = this.#entries.get(event.type);
+      if (!entry) {
+        if (this.#deps.mode === "strict" && event.type !== PING_TYPE) {
+          errors.push({
+            pointer: `${at}/${i}/type`,
+            detail: `${event.type} is not a registered event type (OUTBOXD_EVENT_TYPES=strict)`,
+          });
+        }
+        return;
+      }
+      if (entry.validate) errors.push(...payloadErrors(entry.validate, event.payload ?? {}, `${at}/${i}/payload`));
+      const since = entry.row.deprecatedAt;
+      if (since !== null && (deprecatedAt === null || since > deprecatedAt)) deprecatedAt = since;
+    });
+    if (errors.length > 0) throw problems.invalid(errors);
+    return deprecatedAt;
+  }
+
+  /** Registers or replaces a type (a schema that does not compile is a 422, nothing written). */
+  async put(write: EventTypeWrite): Promise<{ row: EventTypeRow; created: boolean }> {
+    const validate = write.schema === null ? null : this.#compile(write.schema, this.#compiled);
+    const result = await this.#deps.db.writer.write(putEventType(write, this.#deps.clock()));
+    await this.#applied(result.version, () => this.#entries.set(write.type, { row: result.row, validate }));
+    return result;
+  }
+
+  /** Removes a type; false when it was not registered. */
+  async delete(type: string): Promise<boolean> {
+    const version = await this.#deps.db.writer.write(deleteEventType(type));
+    if (version === undefined) return false;
+    await this.#applied(version, () => this.#entries.delete(type));
+    return true;
+  }
+
+  /** Applies this process's own change, or reloads when another process changed the catalog too. */
+  async #applied(version: number, change: () => void): Promise<void> {
+    if (version === this.#version + 1) {
+      change();
+      this.#version = version;
+    } else {
+      await this.load();
+    }
+  }
+
+  #compile(schemaText: string, cache: Map<string, PayloadValidator>): PayloadValidator {
+    const known = this.#compiled.get(schemaText) ?? cache.get(schemaText);
+    const validate = known ?? compilePayloadSchema(JSON.parse(schemaText));
+    cache.set(schemaText, validate);
+    return validate;
+  }
+
+  #maybeRefresh(): void {
+    const { clock, refreshMs = 1000 } = this.#deps;
+    if (this.#refreshing || clock() - this.#checkedAt < refreshMs) return;
+    this.#refreshing = this.refresh()
+      .catch((error) => this.#deps.onRefreshError?.(error))
+      .finally(() => {
+        this.#refreshing = null;
+      });
+  }
+}
