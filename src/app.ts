@@ -10,6 +10,7 @@ import { type Database, openDatabase } from "./db/open.ts";
 import { type AttemptEvent, Dispatcher } from "./dispatch/dispatcher.ts";
 import { SecretBox } from "./endpoints/secrets.ts";
 import type { Resolver } from "./endpoints/url-guard.ts";
+import { EventTypeCatalog } from "./event-types/catalog.ts";
 import { enableFailpoints } from "./failpoints.ts";
 import { createHttpApp } from "./http/app.ts";
 import type { HttpDeps } from "./http/context.ts";
@@ -71,7 +72,16 @@ export async function createOutboxd(config: Config, options: OutboxdOptions = {}
         });
   const metrics = new Metrics();
   dispatcher?.on("attempt", (attempt: AttemptEvent) => metrics.recordAttempt(attempt));
+  const catalog = new EventTypeCatalog({
+    db,
+    clock,
+    mode: config.eventTypes,
+    onRefreshError: (error) =>
+      logger.log("warn", "event-type catalog refresh failed", { error: String(error) }),
+  });
+  await catalog.load();
   const commits = new CommitService({
+    catalog,
     db,
     limits: config,
     clock,
@@ -84,6 +94,7 @@ export async function createOutboxd(config: Config, options: OutboxdOptions = {}
     clock,
     auth: new Authenticator(db, config.adminToken, clock),
     commits,
+    catalog,
     secretBox,
     metrics,
     logger,

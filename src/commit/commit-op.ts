@@ -42,6 +42,8 @@ export interface Committer {
 
 export interface CommitInput {
   by: Committer;
+  /** The proposal this commit applies (DESIGN §10), for the ledger; undefined for a direct commit. */
+  proposalId?: string | undefined;
   records: RecordWrite[];
   events: EventWrite[];
   idempotency: { key: string; requestHash: string } | undefined;

@@ -1,11 +1,20 @@
 // The write side's entry point: validates and normalises a commit, guards its idempotency key,
 // queues it on the Writer, and tells the dispatcher when new deliveries exist.
+
+import type { Op } from "../db/op.ts";
 import type { Database } from "../db/open.ts";
+import type { EventTypeCatalog } from "../event-types/catalog.ts";
 import { failpoint } from "../failpoints.ts";
 import { canonicalJson, sha256Hex } from "../lib/canonical-json.ts";
 import { invalidField, problems } from "../lib/problem.ts";
 import type { Clock } from "../lib/time.ts";
-import { type CommitOutcome, type Committer, commitOp, idempotentReplay } from "./commit-op.ts";
+import {
+  type CommitOutcome,
+  type CommitResult,
+  type Committer,
+  commitOp,
+  idempotentReplay,
+} from "./commit-op.ts";
 import { type CommitBody, type Limits, normalizeCommit } from "./normalize.ts";
 
 export interface CommitRequest {
@@ -17,6 +26,13 @@ export interface CommitRequest {
   idempotencyKey: string | undefined;
   traceparent: string | undefined;
   conflictStatus?: 409 | 412;
+  /** The proposal this commit applies (DESIGN §10): its approval is the commit, by the approver. */
+  proposalId?: string;
+  /**
+   * More work for the same transaction, after the commit's own (a proposal marked approved):
+   * if it throws, the commit is rolled back with it.
+   */
+  alsoWrite?: (result: CommitResult) => Op<void>;
 }
 
 export interface CommitServiceDeps {
@@ -27,6 +43,14 @@ export interface CommitServiceDeps {
   onDeliveries?: (count: number) => void;
   /** Called once the commit is durable, before the response is sent (metrics). */
   afterCommit?: (durationMs: number) => void;
+  /** The event-type catalog (DESIGN §9); absent = every type accepted unchecked. */
+  catalog?: EventTypeCatalog;
+}
+
+/** A commit's answer, plus what the response's headers need. */
+export interface CommitAnswer extends CommitOutcome {
+  /** When the most recently deprecated event type this commit used was deprecated (ms), or null. */
+  deprecatedAt: number | null;
 }
 
 export class CommitService {
@@ -38,7 +62,7 @@ export class CommitService {
     this.#deps = deps;
   }
 
-  async commit(request: CommitRequest): Promise<CommitOutcome> {
+  async commit(request: CommitRequest): Promise<CommitAnswer> {
     const { db, limits, clock } = this.#deps;
     const started = performance.now();
     const now = clock();
@@ -48,7 +72,7 @@ export class CommitService {
       // that depend on the time (a deliverBy now in the past) must not turn a replay into a 422.
       // commitOp checks again inside the write transaction, which is what decides.
       const replay = await db.driver.read(idempotentReplay(request.by.tokenId, idempotency, now));
-      if (replay) return replay;
+      if (replay) return { ...replay, deprecatedAt: null };
     }
     const input = normalizeCommit(request.body, {
       by: request.by,
@@ -58,6 +82,8 @@ export class CommitService {
       traceparent: request.traceparent,
       conflictStatus: request.conflictStatus ?? 409,
     });
+    if (request.proposalId !== undefined) input.proposalId = request.proposalId;
+    const deprecatedAt = this.#deps.catalog?.check(request.body.events ?? [], "/events") ?? null;
     const guard = idempotency ? `${request.by.tokenId}\u0000${idempotency.key}` : undefined;
     if (guard !== undefined) {
       if (this.#inProgress.has(guard)) {
@@ -70,16 +96,25 @@ export class CommitService {
     }
     let outcome: CommitOutcome;
     try {
-      outcome = await db.writer.write(commitOp(input));
+      outcome = await db.writer.write(withAlso(commitOp(input), request.alsoWrite));
     } finally {
       if (guard !== undefined) this.#inProgress.delete(guard);
     }
-    if (outcome.replayed) return outcome;
+    if (outcome.replayed) return { ...outcome, deprecatedAt: null };
     failpoint("commit.after_commit");
     this.#deps.afterCommit?.(performance.now() - started);
     if (outcome.deliveries > 0) this.#deps.onDeliveries?.(outcome.deliveries);
-    return outcome;
+    return { ...outcome, deprecatedAt };
   }
+}
+
+function* withAlso(
+  commit: Op<CommitOutcome>,
+  also: ((result: CommitResult) => Op<void>) | undefined,
+): Op<CommitOutcome> {
+  const outcome = yield* commit;
+  if (also && !outcome.replayed) yield* also(outcome.result);
+  return outcome;
 }
 
 function checkKey(request: CommitRequest): { key: string; requestHash: string } {

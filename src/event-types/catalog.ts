@@ -28,7 +28,7 @@ interface Entry {
 
 export interface EventCheck {
   type: string;
-  payload: unknown;
+  payload?: unknown;
 }
 
 export interface CatalogDeps {
@@ -105,7 +105,8 @@ export class EventTypeCatalog {
         }
         return;
       }
-      if (entry.validate) errors.push(...payloadErrors(entry.validate, event.payload ?? {}, `${at}/${i}/payload`));
+      if (entry.validate)
+        errors.push(...payloadErrors(entry.validate, event.payload ?? {}, `${at}/${i}/payload`));
       const since = entry.row.deprecatedAt;
       if (since !== null && (deprecatedAt === null || since > deprecatedAt)) deprecatedAt = since;
     });

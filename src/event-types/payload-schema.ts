@@ -35,7 +35,8 @@ const ajv = newAjv();
 export function compilePayloadSchema(schema: unknown, at = "/schema"): PayloadValidator {
   const errors: FieldError[] = [];
   if (typeof schema !== "object" || schema === null || Array.isArray(schema)) {
-    if (typeof schema !== "boolean") throw problems.invalid([{ pointer: at, detail: "must be a JSON Schema (an object or a boolean)" }]);
+    if (typeof schema !== "boolean")
+      throw problems.invalid([{ pointer: at, detail: "must be a JSON Schema (an object or a boolean)" }]);
   }
   const bytes = Buffer.byteLength(JSON.stringify(schema));
   if (bytes > MAX_SCHEMA_BYTES) {
@@ -59,7 +60,7 @@ export function compilePayloadSchema(schema: unknown, at = "/schema"): PayloadVa
 /** Every `$ref` / `$dynamicRef` must point into the schema itself (`#…`). */
 function findRemoteRefs(node: unknown, at: string, errors: FieldError[], namesMap = false): void {
   if (Array.isArray(node)) {
-    node.forEach((item, i) => findRemoteRefs(item, `${at}/${i}`, errors));
+    for (const [i, item] of node.entries()) findRemoteRefs(item, `${at}/${i}`, errors);
     return;
   }
   if (typeof node !== "object" || node === null) return;
@@ -71,7 +72,10 @@ function findRemoteRefs(node: unknown, at: string, errors: FieldError[], namesMa
       continue;
     }
     if ((key === "$ref" || key === "$dynamicRef") && typeof value === "string" && !value.startsWith("#")) {
-      errors.push({ pointer: here, detail: "only references within the schema (#…) are allowed, not remote ones" });
+      errors.push({
+        pointer: here,
+        detail: "only references within the schema (#…) are allowed, not remote ones",
+      });
     }
     // Instance values, not subschemas: a "$ref" key inside them is data.
     if (INSTANCE_KEYWORDS.has(key)) continue;
@@ -90,16 +94,22 @@ export function payloadErrors(validate: PayloadValidator, payload: unknown, at: 
 
 function fieldError(error: ErrorObject, at: string): FieldError {
   const params = error.params as Record<string, unknown>;
-  const escape = (key: string) => key.replaceAll("~", "~0").replaceAll("/", "~1");
+  const token = (key: string) => key.replaceAll("~", "~0").replaceAll("/", "~1");
   // Point at the offending member itself where ajv names it, not at its parent object.
   if (error.keyword === "required" && typeof params.missingProperty === "string") {
-    return { pointer: `${at}${error.instancePath}/${escape(params.missingProperty)}`, detail: "is required by the event type's schema" };
+    return {
+      pointer: `${at}${error.instancePath}/${token(params.missingProperty)}`,
+      detail: "is required by the event type's schema",
+    };
   }
   if (error.keyword === "additionalProperties" && typeof params.additionalProperty === "string") {
     return {
-      pointer: `${at}${error.instancePath}/${escape(params.additionalProperty)}`,
+      pointer: `${at}${error.instancePath}/${token(params.additionalProperty)}`,
       detail: "is not allowed by the event type's schema",
     };
   }
-  return { pointer: `${at}${error.instancePath}`, detail: `${error.message ?? "is invalid"} (event type schema)` };
+  return {
+    pointer: `${at}${error.instancePath}`,
+    detail: `${error.message ?? "is invalid"} (event type schema)`,
+  };
 }

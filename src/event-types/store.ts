@@ -58,8 +58,11 @@ function* bumpVersion(): Op<number> {
 
 /** The catalog's version: 0 before the first change, +1 per change. */
 export function* catalogVersion(): Op<number> {
-  return (yield* get<{ value: number }>("SELECT value FROM counters WHERE name = :name", { name: VERSION_COUNTER }))
-    ?.value ?? 0;
+  return (
+    (yield* get<{ value: number }>("SELECT value FROM counters WHERE name = :name", {
+      name: VERSION_COUNTER,
+    }))?.value ?? 0
+  );
 }
 
 /** Replaces the whole entry (omitted fields reset); a type that stays deprecated keeps its date. */
@@ -99,4 +102,16 @@ export function* loadCatalog(): Op<{ version: number; rows: EventTypeRow[] }> {
   const version = yield* catalogVersion();
   const rows = yield* all<EventTypeRow>(`SELECT ${COLUMNS} FROM event_types ORDER BY type`);
   return { version, rows };
+}
+
+export function* getEventType(type: string): Op<EventTypeRow | undefined> {
+  return yield* get<EventTypeRow>(`SELECT ${COLUMNS} FROM event_types WHERE type = :type`, { type });
+}
+
+/** Ordered by type; `after` = the last type seen. */
+export function* listEventTypes(limit: number, after: string | undefined): Op<EventTypeRow[]> {
+  return yield* all<EventTypeRow>(
+    `SELECT ${COLUMNS} FROM event_types WHERE (:after IS NULL OR type > :after) ORDER BY type LIMIT :limit`,
+    { after: after ?? null, limit },
+  );
 }

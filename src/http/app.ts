@@ -1,5 +1,6 @@
 // The Hono application: one fetch handler for Bun and Deno alike.
 import { Hono } from "hono";
+import { catalogWebhooks } from "../event-types/webhooks-doc.ts";
 import { dashboardRoutes } from "../ops/dashboard/routes.ts";
 import type { AppEnv, HttpDeps } from "./context.ts";
 import { errorHandler, onNotFound } from "./errors.ts";
@@ -8,6 +9,7 @@ import { rateLimiterFor } from "./rate-limit.ts";
 import { requestLog } from "./request-log.ts";
 import { commitRoutes } from "./routes/commits.ts";
 import { endpointRoutes } from "./routes/endpoints.ts";
+import { eventTypeRoutes } from "./routes/event-types.ts";
 import { eventRoutes } from "./routes/events.ts";
 import { historyRoutes } from "./routes/history.ts";
 import { operationRoutes } from "./routes/operations.ts";
@@ -27,10 +29,11 @@ export function createHttpApp(given: HttpDeps): Hono<AppEnv> {
   commitRoutes(app, deps);
   endpointRoutes(app, deps);
   eventRoutes(app, deps);
+  eventTypeRoutes(app, deps);
   tokenRoutes(app, deps);
   snippetRoutes(app);
   historyRoutes(app, deps);
-  openApiRoutes(app);
+  openApiRoutes(app, () => catalogWebhooks(deps.catalog));
   dashboardRoutes(app);
   return app;
 }

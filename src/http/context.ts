@@ -6,6 +6,7 @@ import type { Config } from "../config.ts";
 import type { Database } from "../db/open.ts";
 import type { SecretBox } from "../endpoints/secrets.ts";
 import type { Resolver } from "../endpoints/url-guard.ts";
+import type { EventTypeCatalog } from "../event-types/catalog.ts";
 import type { Clock } from "../lib/time.ts";
 import type { Logger } from "../ops/log.ts";
 import type { Metrics } from "../ops/metrics.ts";
@@ -32,6 +33,7 @@ export interface HttpDeps {
   clock: Clock;
   auth: Authenticator;
   commits: CommitService;
+  catalog: EventTypeCatalog;
   secretBox: SecretBox;
   resolver?: Resolver;
   dispatch?: DispatchControl;

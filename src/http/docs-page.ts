@@ -142,6 +142,19 @@ function operation(method: string, path: string, op: Operation): Fragment {
   </section>`;
 }
 
+/** One registered event type: what its webhook's body looks like. */
+function webhook(type: string, op: Operation): Fragment {
+  const body = op.requestBody?.content["application/json"];
+  return html`<section class="op" id="webhook-${type}">
+    <h3>
+      <span class="m post">POST</span> <code class="path">${type}</code>
+      ${(op as { deprecated?: boolean }).deprecated ? html`<span class="badge">deprecated</span>` : null}
+    </h3>
+    <p class="summary">${op.summary}</p>
+    <details><summary>Body schema</summary><pre>${JSON.stringify(body?.schema, null, 2)}</pre></details>
+  </section>`;
+}
+
 const STYLE = `
 :root { color-scheme: light; --fg: #1d2330; --muted: #5b6474; --line: #e3e6ec; --accent: #2f5bd3; }
 * { box-sizing: border-box; }
@@ -186,6 +199,7 @@ export function docsPage(document: Json): string {
   const operations = Object.entries(paths).flatMap(([path, item]) =>
     Object.entries(item).map(([method, op]) => ({ path, method, op })),
   );
+  const webhooks = (document.webhooks ?? {}) as Record<string, { post: Operation }>;
   const tagOf = (op: Operation) => op.tags[0] ?? "Other";
   const tags = [...new Set(operations.map((o) => tagOf(o.op)))];
   const inTag = (tag: string) => operations.filter((o) => tagOf(o.op) === tag);
@@ -210,6 +224,8 @@ export function docsPage(document: Json): string {
           html`<a href="#${op.operationId}" title="${op.summary}"><code>${method.toUpperCase()}</code> ${path}</a>`,
       )}`,
   )}
+  <h2>Webhooks</h2>
+  ${Object.keys(webhooks).map((type) => html`<a href="#webhook-${type}"><code>POST</code> ${type}</a>`)}
   <h2>Schemas</h2>
   ${Object.keys(schemas).map((name) => html`<a href="#schema-${name}">${name}</a>`)}
 </nav>
@@ -221,6 +237,10 @@ export function docsPage(document: Json): string {
     (tag) => html`<h2 class="tag">${tag}</h2>
       ${inTag(tag).map(({ path, method, op }) => operation(method, path, op))}`,
   )}
+  <h2 class="tag">Webhooks</h2>
+  <p>The registered event types (<code>PUT /v1/event-types/{type}</code>): what outboxd sends to your
+  endpoints, signed as Standard Webhooks. <code>data</code> is the type's payload schema.</p>
+  ${Object.entries(webhooks).map(([type, item]) => webhook(type, item.post))}
   <h2 class="tag">Schemas</h2>
   <p>Request bodies, converted from the valibot schemas that validate them.</p>
   ${Object.entries(schemas).map(

@@ -17,6 +17,7 @@ import {
   EndpointPatchSchema,
   EventSchema,
   EventsQuerySchema,
+  EventTypePutSchema,
   Name,
   PageQuerySchema,
   PutRecordSchema,
@@ -41,6 +42,7 @@ const REQUEST_SCHEMAS = {
   EndpointCreateRequest: EndpointCreateSchema,
   EndpointPatchRequest: EndpointPatchSchema,
   TokenCreateRequest: TokenCreateSchema,
+  EventTypePutRequest: EventTypePutSchema,
   ReplayRequest: ReplayOneSchema,
   ReplayManyRequest: ReplayManySchema,
   Timestamp,
@@ -92,6 +94,22 @@ const RECORD_EXAMPLE = {
   id: "r-123",
   version: 4,
   data: { status: "approved" },
+  createdAt: T,
+  updatedAt: T,
+};
+const EVENT_TYPE_PUT_EXAMPLE = {
+  description: "A refund was issued for an approved return.",
+  schema: {
+    type: "object",
+    properties: { returnId: { type: "string" }, amount: { type: "integer", minimum: 0 } },
+    required: ["returnId", "amount"],
+  },
+  deprecated: false,
+};
+const EVENT_TYPE_EXAMPLE = {
+  type: "refund.issued",
+  ...EVENT_TYPE_PUT_EXAMPLE,
+  deprecatedAt: null,
   createdAt: T,
   updatedAt: T,
 };
@@ -255,6 +273,60 @@ export const ROUTES: readonly RouteDoc[] = [
     query: PageQuerySchema,
     ok: { status: 200, description: "A page of records." },
     problems: [422],
+  },
+  // Event types (DESIGN §9)
+  {
+    method: "put",
+    path: "/v1/event-types/{type}",
+    tag: "Event types",
+    summary: "Register or replace an event type",
+    description:
+      "Replaces the whole entry (omitted fields reset). `schema` is a JSON Schema (draft 2020-12) for the " +
+      "event payload, at most 64 KiB, references only within itself; one that does not compile is 422. " +
+      "Commits and proposals with events of this type are validated against it.",
+    access: ["admin"],
+    body: {
+      schema: "EventTypePutRequest",
+      required: true,
+      example: EVENT_TYPE_PUT_EXAMPLE,
+    },
+    ok: {
+      status: 200,
+      description: "Replaced.",
+      example: EVENT_TYPE_EXAMPLE,
+      also: { status: 201, description: "Registered." },
+    },
+    problems: [400, 413, 422],
+  },
+  {
+    method: "get",
+    path: "/v1/event-types",
+    tag: "Event types",
+    summary: "List event types",
+    description: `Ordered by type. ${PAGED}`,
+    access: ["read"],
+    query: PageQuerySchema,
+    ok: { status: 200, description: "A page of event types.", example: list(EVENT_TYPE_EXAMPLE) },
+    problems: [422],
+  },
+  {
+    method: "get",
+    path: "/v1/event-types/{type}",
+    tag: "Event types",
+    summary: "Read an event type",
+    access: ["read"],
+    ok: { status: 200, description: "The event type.", example: EVENT_TYPE_EXAMPLE },
+    problems: [404, 422],
+  },
+  {
+    method: "delete",
+    path: "/v1/event-types/{type}",
+    tag: "Event types",
+    summary: "Remove an event type",
+    description: "Its events are no longer checked (and in strict mode no longer accepted).",
+    access: ["admin"],
+    ok: { status: 204, description: "Removed." },
+    problems: [404, 422],
   },
   // Endpoints
   {
@@ -972,14 +1044,13 @@ export function buildOpenApi(): Json {
   };
 }
 
-/** Registers GET /openapi.json and GET /docs, both public. The document is built once. */
-export function openApiRoutes(app: App): void {
+/**
+ * Registers GET /openapi.json and GET /docs, both public. The routes' document is built once;
+ * the `webhooks` map (the registered event types, DESIGN §9) is added as it is at each request.
+ */
+export function openApiRoutes(app: App, webhooks: () => Promise<Json> = async () => ({})): void {
   let document: Json | undefined;
-  let page: string | undefined;
-  const get = () => (document ??= buildOpenApi());
-  app.get("/openapi.json", (c) => c.json(get()));
-  app.get("/docs", (c) => {
-    page ??= docsPage(get());
-    return c.html(page);
-  });
+  const get = async () => ({ ...(document ??= buildOpenApi()), webhooks: await webhooks() });
+  app.get("/openapi.json", async (c) => c.json(await get()));
+  app.get("/docs", async (c) => c.html(docsPage(await get())));
 }

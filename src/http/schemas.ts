@@ -118,6 +118,14 @@ export const TokenCreateSchema = v.strictObject({
   ),
 });
 
+/** PUT /v1/event-types/{type} (DESIGN §9): the whole entry; omitted fields reset. */
+export const EventTypePutSchema = v.strictObject({
+  description: absent(v.pipe(v.string(), v.maxLength(2000, "must be at most 2000 characters"))),
+  // A JSON Schema (draft 2020-12) for the payload; compiled (and refused with 422) by src/event-types.
+  schema: absent(v.union([JsonObject, v.boolean()], "must be a JSON Schema: an object (or true/false)")),
+  deprecated: absent(v.boolean()),
+});
+
 export const ReplayOneSchema = v.strictObject({ deliverWithin: absent(Duration) });
 export const ReplayManySchema = v.strictObject({
   status: v.literal("dead", "only dead deliveries can be replayed"),

@@ -118,6 +118,10 @@ describe("scopes", () => {
     ["GET", "/metrics", undefined, ["read"]],
     ["POST", "/v1/endpoints/:endpoint/test", undefined, []],
     ["DELETE", "/v1/endpoints/:victim", undefined, []],
+    ["PUT", "/v1/event-types/auth.typed", {}, []],
+    ["GET", "/v1/event-types", undefined, ["read"]],
+    ["GET", "/v1/event-types/auth.typed", undefined, ["read"]],
+    ["DELETE", "/v1/event-types/auth.none", undefined, []],
   ];
   const fill = (path: string) =>
     path
@@ -157,7 +161,8 @@ describe("scopes", () => {
         .replace(/\/(tok_nonexistent|:x)$/, "/:x")
         .replace("/v1/records/auth/fixture", "/v1/records/:collection/:x")
         .replace("/v1/records/auth/put", "/v1/records/:collection/:x")
-        .replace("/v1/records/auth", "/v1/records/:collection");
+        .replace("/v1/records/auth", "/v1/records/:collection")
+        .replace(/\/v1\/event-types\/auth\.\w+$/, "/v1/event-types/:type");
     const covered = new Set([...tabled].map(normal));
     const publicRoutes = ["GET /healthz", "GET /readyz", "GET /snippet/verify.ts", "GET /snippet/verify.js"];
     publicRoutes.push("GET /openapi.json", "GET /docs", "GET /");

@@ -1,7 +1,8 @@
 // POST /v1/commits and the records routes (DESIGN §3 Commits and records).
 import type { Context } from "hono";
-import type { CommitOutcome, Committer } from "../../commit/commit-op.ts";
+import type { Committer } from "../../commit/commit-op.ts";
 import { getRecord, listRecords } from "../../commit/records.ts";
+import type { CommitAnswer } from "../../commit/service.ts";
 import { problems } from "../../lib/problem.ts";
 import { iso } from "../../lib/time.ts";
 import { requireScope } from "../auth.ts";
@@ -10,6 +11,7 @@ import type { App, AppEnv, HttpDeps } from "../context.ts";
 import { DEFAULT_LIMIT, page } from "../pagination.ts";
 import { CommitSchema, Name, PageQuerySchema, PutRecordSchema } from "../schemas.ts";
 import { validate } from "../validation.ts";
+import { deprecationHeader } from "./event-types.ts";
 
 /** Who may read records (DESIGN Part II scopes): readers, writers, proposers and approvers. */
 export const RECORD_READERS = ["read", "commit", "propose", "approve"] as const;
@@ -124,7 +126,8 @@ function traceparent(c: Context<AppEnv>): string | undefined {
   return value && /^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$/.test(value) ? value : undefined;
 }
 
-function respond(c: Context<AppEnv>, outcome: CommitOutcome, status: 200 | 201, body: unknown): Response {
+function respond(c: Context<AppEnv>, outcome: CommitAnswer, status: 200 | 201, body: unknown): Response {
   if (outcome.replayed) c.header("Idempotent-Replayed", "true");
+  deprecationHeader(c, outcome.deprecatedAt);
   return c.json(body, status);
 }
