@@ -1050,7 +1050,10 @@ export function buildOpenApi(): Json {
  */
 export function openApiRoutes(app: App, webhooks: () => Promise<Json> = async () => ({})): void {
   let document: Json | undefined;
-  const get = async () => ({ ...(document ??= buildOpenApi()), webhooks: await webhooks() });
+  const get = async () => {
+    document ??= buildOpenApi();
+    return { ...document, webhooks: await webhooks() };
+  };
   app.get("/openapi.json", async (c) => c.json(await get()));
   app.get("/docs", async (c) => c.html(docsPage(await get())));
 }
