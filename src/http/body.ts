@@ -1,10 +1,12 @@
 import type { Context } from "hono";
+import { faultsInJsonText } from "../lib/faithful-json.ts";
 import { invalidField, Problem, problems } from "../lib/problem.ts";
 import { pointer } from "./validation.ts";
 
 /**
  * Reads the body as JSON within `maxBytes`: 413 beyond it (whatever Content-Length claims),
- * 400 for anything that is not JSON, 422 for JSON nested deeper than MAX_JSON_DEPTH.
+ * 400 for anything that is not JSON, 422 for JSON nested deeper than MAX_JSON_DEPTH and for
+ * numbers or strings that would not come back as sent (src/lib/faithful-json.ts).
  */
 export async function readJson(c: Context, maxBytes: number): Promise<unknown> {
   const declared = Number(c.req.header("content-length") ?? "0");
@@ -38,6 +40,9 @@ export async function readJson(c: Context, maxBytes: number): Promise<unknown> {
     throw problems.badJson(`the body is not valid JSON: ${parserHint(error)}`);
   }
   if (nestingDepth(text) >= MAX_JSON_DEPTH) checkDepth(value);
+  const faults = faultsInJsonText(text);
+  if (faults.length > 0)
+    throw problems.invalid(faults.map((f) => ({ pointer: pointer(f.path), detail: f.detail })));
   return value;
 }
 
