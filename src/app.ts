@@ -18,6 +18,7 @@ import { metricsResponse } from "./http/routes/operations.ts";
 import { type Clock, systemClock } from "./lib/time.ts";
 import { createLogger, type Logger } from "./ops/log.ts";
 import { Metrics } from "./ops/metrics.ts";
+import { startTracing } from "./ops/tracing.ts";
 
 export interface OutboxdOptions {
   clock?: Clock;
@@ -41,6 +42,10 @@ export interface Outboxd {
 export async function createOutboxd(config: Config, options: OutboxdOptions = {}): Promise<Outboxd> {
   const logger = options.logger ?? createLogger(config.logLevel);
   enableFailpoints(config.failpoints);
+  // Off unless an OTLP endpoint is configured; then the OpenTelemetry SDK is loaded here.
+  const tracing = await startTracing(config.tracing, (message, fields) =>
+    logger.log("warn", message, fields),
+  );
 
   const db = await openDatabase(config);
   // Local file: one machine, one clock. Remote database: the database's clock for everyone.
@@ -68,6 +73,7 @@ export async function createOutboxd(config: Config, options: OutboxdOptions = {}
           secretBox,
           logger,
           resolver: options.resolver,
+          tracing,
           ...(shared ? { beforeSweep: () => shared.sync() } : {}),
         });
   const metrics = new Metrics();
@@ -85,6 +91,7 @@ export async function createOutboxd(config: Config, options: OutboxdOptions = {}
     db,
     limits: config,
     clock,
+    tracing,
     onDeliveries: () => dispatcher?.wake(),
     afterCommit: (ms) => metrics.recordCommit(ms),
   });
@@ -98,6 +105,7 @@ export async function createOutboxd(config: Config, options: OutboxdOptions = {}
     secretBox,
     metrics,
     logger,
+    tracing,
     ...(options.resolver ? { resolver: options.resolver } : {}),
     ...(dispatcher
       ? {
@@ -125,6 +133,7 @@ export async function createOutboxd(config: Config, options: OutboxdOptions = {}
       stopped ??= (async () => {
         await dispatcher?.stop();
         await db.close();
+        await tracing.shutdown();
       })();
       return stopped;
     },

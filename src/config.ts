@@ -1,6 +1,7 @@
 // Configuration comes from environment variables, read and validated once at start. Every
 // setting, its default and its meaning are listed here and in docs/configuration.md.
 import { parseDuration } from "./lib/duration.ts";
+import { type TracingSettings, tracingSettings } from "./ops/tracing.ts";
 
 export interface Config {
   databaseUrl: string;
@@ -40,6 +41,8 @@ export interface Config {
   /** DESIGN §10: how long a proposal waits for a decision unless it names its own expiresIn. */
   proposalTtlMs: number;
   logLevel: "debug" | "info" | "warn" | "error";
+  /** OpenTelemetry tracing from the standard OTEL_* variables; null = off (src/ops/tracing.ts). */
+  tracing: TracingSettings | null;
 }
 
 export class ConfigError extends Error {
@@ -170,6 +173,7 @@ export function loadConfig(env: Env = process.env): Config {
     eventTypes: oneOf("OUTBOXD_EVENT_TYPES", ["strict", "open"] as const, "open"),
     proposalTtlMs: duration("OUTBOXD_PROPOSAL_TTL", "24h"),
     logLevel: oneOf("OUTBOXD_LOG_LEVEL", ["debug", "info", "warn", "error"] as const, "info"),
+    tracing: tracingSettings(read, problems),
   };
   if (config.leaseMs <= config.sendTimeoutMs) {
     problems.push(

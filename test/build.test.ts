@@ -8,6 +8,7 @@ import { copyFileSync, readdirSync, readFileSync, rmSync, statSync } from "node:
 import { join } from "node:path";
 import { apiClient } from "./helpers/api.ts";
 import { expectStatus } from "./helpers/assertions.ts";
+import { type OtlpReceiver, startOtlpReceiver } from "./helpers/otlp-receiver.ts";
 import { type Child, REPO, startChild } from "./helpers/process.ts";
 import { startReceiver, type TestReceiver, waitFor } from "./helpers/receiver.ts";
 import { tempDir } from "./helpers/server.ts";
@@ -18,6 +19,8 @@ const binary = join(runDir, "outboxd");
 const token = `build-admin-${crypto.randomUUID()}`;
 let hideRepo: string[] = [];
 let receiver: TestReceiver | undefined;
+let otlp: OtlpReceiver | undefined;
+const TRACE_ID = "4bf92f3577b34da6a3ce929d0e0e4736";
 let child: Child | undefined;
 
 /** A command prefix that runs what follows with REPO hidden, or [] where that is not possible. */
@@ -75,6 +78,7 @@ afterAll(async () => {
   child?.kill("SIGKILL");
   await child?.exited;
   await receiver?.stop();
+  await otlp?.stop();
   rmSync(runDir, { recursive: true, force: true });
 });
 
@@ -99,6 +103,8 @@ describe("the built executable, alone in an empty directory", () => {
 
   test("serve answers /healthz and /readyz, delivers a commit to a receiver, and exits 0 on SIGTERM", async () => {
     receiver = startReceiver();
+    // Tracing on (the OpenTelemetry SDK is loaded on demand): it must be inside the executable too.
+    otlp = startOtlpReceiver();
     const spawned = performance.now();
     child = startChild(
       [...hideRepo, binary, "serve"],
@@ -110,6 +116,7 @@ describe("the built executable, alone in an empty directory", () => {
           OUTBOXD_ADMIN_TOKEN: token,
           OUTBOXD_ALLOW_PRIVATE_ENDPOINTS: "1",
           OUTBOXD_MASTER_KEY: Buffer.alloc(32, 3).toString("base64"),
+          OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url,
         }),
       },
       runDir,
@@ -132,10 +139,15 @@ describe("the built executable, alone in an empty directory", () => {
     const request = apiClient(url, token);
     expectStatus(await request("POST", "/v1/endpoints", { url: receiver.url, eventTypes: ["build.*"] }), 201);
     const committed = expectStatus(
-      await request("POST", "/v1/commits", {
-        records: [{ collection: "builds", id: "b-1", expectedVersion: 0, data: { ok: true } }],
-        events: [{ type: "build.checked", payload: { binary: "outboxd" } }],
-      }),
+      await request(
+        "POST",
+        "/v1/commits",
+        {
+          records: [{ collection: "builds", id: "b-1", expectedVersion: 0, data: { ok: true } }],
+          events: [{ type: "build.checked", payload: { binary: "outboxd" } }],
+        },
+        { traceparent: `00-${TRACE_ID}-00f067aa0ba902b7-01` },
+      ),
       201,
     );
     const [event] = committed.events;
@@ -160,5 +172,9 @@ describe("the built executable, alone in an empty directory", () => {
     child.kill("SIGTERM");
     expect(await child.exited).toBe(0);
     expect(child.stderr()).toContain('"msg":"shutting down"');
+    // Shutting down exported the queued spans: the request, the commit and the delivery.
+    const names = otlp.spans.filter((s) => s.traceId === TRACE_ID).map((s) => s.name);
+    expect(names).toEqual(expect.arrayContaining(["POST /v1/commits", "outboxd.commit", "outboxd.deliver"]));
+    expect(received?.headers.get("traceparent")).toStartWith(`00-${TRACE_ID}-`);
   }, 60_000);
 });

@@ -8,14 +8,16 @@ import { existsSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { apiClient } from "./helpers/api.ts";
 import { expectStatus } from "./helpers/assertions.ts";
+import { startOtlpReceiver } from "./helpers/otlp-receiver.ts";
 import { type Child, REPO, startChild } from "./helpers/process.ts";
-import { startReceiver, type TestReceiver, waitFor } from "./helpers/receiver.ts";
+import { startReceiver, waitFor } from "./helpers/receiver.ts";
 import { tempDir } from "./helpers/server.ts";
 
 const DENO = join(REPO, "node_modules/.bin/deno");
 const dirs: string[] = [];
 const children: Child[] = [];
-const receivers: TestReceiver[] = [];
+const receivers: { stop(): Promise<void> }[] = [];
+const TRACE_ID = "4bf92f3577b34da6a3ce929d0e0e4736";
 
 afterAll(async () => {
   for (const child of children) {
@@ -26,7 +28,10 @@ afterAll(async () => {
   for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
 });
 
-function startDeno(driver: "engine" | "client"): { child: Child; token: string; denoDir: string } {
+function startDeno(
+  driver: "engine" | "client",
+  extra: Record<string, string> = {},
+): { child: Child; token: string; denoDir: string } {
   const dir = tempDir("outboxd-deno-");
   dirs.push(dir);
   const token = `deno-admin-${crypto.randomUUID()}`;
@@ -41,6 +46,7 @@ function startDeno(driver: "engine" | "client"): { child: Child; token: string; 
     OUTBOXD_ADMIN_TOKEN: token,
     OUTBOXD_ALLOW_PRIVATE_ENDPOINTS: "1",
     OUTBOXD_MASTER_KEY: Buffer.alloc(32, 5).toString("base64"),
+    ...extra,
   });
   children.push(child);
   return { child, token, denoDir };
@@ -52,8 +58,11 @@ describe("src/deno.ts under Deno", () => {
     async (driver) => {
       const receiver = startReceiver();
       receivers.push(receiver);
+      // Tracing on: the OpenTelemetry SDK, loaded on demand, must work under Deno too.
+      const otlp = startOtlpReceiver();
+      receivers.push(otlp);
       const started = performance.now();
-      const { child, token, denoDir } = startDeno(driver);
+      const { child, token, denoDir } = startDeno(driver, { OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url });
       const url = await child.listening(60_000);
       console.log(`deno (${driver} driver): listening after ${Math.round(performance.now() - started)} ms`);
       expect(child.stderr()).toContain('"runtime":"deno"');
@@ -72,10 +81,15 @@ describe("src/deno.ts under Deno", () => {
         201,
       );
       const committed = expectStatus(
-        await request("POST", "/v1/commits", {
-          records: [{ collection: "orders", id: "o-1", expectedVersion: 0, data: { total: 42 } }],
-          events: [{ type: "order.placed", payload: { orderId: "o-1" } }],
-        }),
+        await request(
+          "POST",
+          "/v1/commits",
+          {
+            records: [{ collection: "orders", id: "o-1", expectedVersion: 0, data: { total: 42 } }],
+            events: [{ type: "order.placed", payload: { orderId: "o-1" } }],
+          },
+          { traceparent: `00-${TRACE_ID}-00f067aa0ba902b7-01` },
+        ),
         201,
       );
       expect(committed.records).toEqual([{ collection: "orders", id: "o-1", version: 1, deleted: false }]);
@@ -99,6 +113,12 @@ describe("src/deno.ts under Deno", () => {
       child.kill("SIGTERM");
       expect(await child.exited).toBe(0);
       expect(child.stderr()).toContain('"msg":"shutting down"');
+      // Shutting down exported the queued spans: the request, the commit and the delivery.
+      const names = otlp.spans.filter((s) => s.traceId === TRACE_ID).map((s) => s.name);
+      expect(names).toEqual(
+        expect.arrayContaining(["POST /v1/commits", "outboxd.commit", "outboxd.deliver"]),
+      );
+      expect(receiver.received[0]?.headers.get("traceparent")).toStartWith(`00-${TRACE_ID}-`);
       // Nothing was fetched: Deno's npm cache stayed empty (the packages came from node_modules).
       const npmCache = join(denoDir, "npm");
       expect(existsSync(npmCache) ? readdirSync(npmCache) : []).toEqual([]);

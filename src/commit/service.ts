@@ -8,6 +8,7 @@ import { failpoint } from "../failpoints.ts";
 import { canonicalJson, sha256Hex } from "../lib/canonical-json.ts";
 import { invalidField, problems } from "../lib/problem.ts";
 import type { Clock } from "../lib/time.ts";
+import { NO_TRACING, type Tracing } from "../ops/tracing.ts";
 import {
   type CommitOutcome,
   type CommitResult,
@@ -45,6 +46,8 @@ export interface CommitServiceDeps {
   afterCommit?: (durationMs: number) => void;
   /** The event-type catalog (DESIGN §9); absent = every type accepted unchecked. */
   catalog?: EventTypeCatalog;
+  /** Each commit runs in an `outboxd.commit` span whose context its events store. */
+  tracing?: Tracing;
 }
 
 /** A commit's answer, plus what the response's headers need. */
@@ -62,7 +65,17 @@ export class CommitService {
     this.#deps = deps;
   }
 
-  async commit(request: CommitRequest): Promise<CommitAnswer> {
+  commit(request: CommitRequest): Promise<CommitAnswer> {
+    // With tracing on, the events store the commit span's context (their deliveries become its
+    // children); with it off, the caller's traceparent as it came.
+    return (this.#deps.tracing ?? NO_TRACING).commit(
+      request.traceparent,
+      (traceparent) => this.#commit(request, traceparent),
+      describeCommit,
+    );
+  }
+
+  async #commit(request: CommitRequest, traceparent: string | undefined): Promise<CommitAnswer> {
     const { db, limits, clock } = this.#deps;
     const started = performance.now();
     const now = clock();
@@ -79,7 +92,7 @@ export class CommitService {
       now,
       limits,
       idempotency,
-      traceparent: request.traceparent,
+      traceparent,
       conflictStatus: request.conflictStatus ?? 409,
     });
     if (request.proposalId !== undefined) input.proposalId = request.proposalId;
@@ -115,6 +128,15 @@ function* withAlso(
   const outcome = yield* commit;
   if (also && !outcome.replayed) yield* also(outcome.result);
   return outcome;
+}
+
+function describeCommit(outcome: CommitAnswer): Record<string, string | number | boolean> {
+  return {
+    "outboxd.commit_id": outcome.result.commitId,
+    "outboxd.events": outcome.result.events.length,
+    "outboxd.deliveries": outcome.deliveries,
+    "outboxd.replayed": outcome.replayed,
+  };
 }
 
 function checkKey(request: CommitRequest): { key: string; requestHash: string } {

@@ -21,6 +21,7 @@ import type { Resolver } from "../endpoints/url-guard.ts";
 import { failpoint } from "../failpoints.ts";
 import type { Clock } from "../lib/time.ts";
 import type { Logger } from "../ops/log.ts";
+import { NO_TRACING, type Tracing } from "../ops/tracing.ts";
 import { AttemptLog } from "./attempt-log.ts";
 import { CompletionQueue, type PendingCompletion } from "./completions.ts";
 import { decide } from "./decide.ts";
@@ -50,6 +51,8 @@ export interface DispatcherDeps {
   resolver?: Resolver | undefined;
   /** Runs at the start of every sweep (the shared database clock re-measures its offset). */
   beforeSweep?: () => Promise<void>;
+  /** One `outboxd.deliver` span per attempt (src/ops/tracing.ts); NO_TRACING when absent. */
+  tracing?: Tracing | undefined;
 }
 
 /** What happened to one attempt; emitted as "attempt" for metrics, logs and tests. */
@@ -305,7 +308,11 @@ export class Dispatcher extends EventEmitter {
     let trouble = false;
     let outcome: SendOutcome;
     try {
-      outcome = await this.#send(delivery, context, startedAt);
+      outcome = await (this.#deps.tracing ?? NO_TRACING).deliver(
+        { ...delivery, attempt: delivery.attemptCount },
+        context.events.get(delivery.eventId)?.traceparent ?? null,
+        (traceparent) => this.#send(delivery, context, startedAt, traceparent),
+      );
       trouble = isTrouble(outcome.statusCode);
     } finally {
       // The slot is free as soon as the receiver has answered; the outcome is written behind it.
@@ -361,7 +368,12 @@ export class Dispatcher extends EventEmitter {
   }
 
   /** One send; whatever stops it before the request is made is an outcome too, never a throw. */
-  async #send(delivery: ClaimedDelivery, context: SendContext, startedAt: number): Promise<SendOutcome> {
+  async #send(
+    delivery: ClaimedDelivery,
+    context: SendContext,
+    startedAt: number,
+    traceparent: string | null,
+  ): Promise<SendOutcome> {
     const { config, secretBox } = this.#deps;
     const failed = (error: string): SendOutcome => ({
       statusCode: null,
@@ -382,14 +394,17 @@ export class Dispatcher extends EventEmitter {
       // each time the lease ran out, with nothing in last_error or the attempt log.
       return failed(`cannot open the endpoint's signing secrets: ${String(error)}`);
     }
-    return sendWebhook(toMessage(event, delivery), {
-      url: endpoint.url,
-      secrets,
-      timeoutMs: config.sendTimeoutMs,
-      allowPrivate: config.allowPrivateEndpoints,
-      resolver: this.#deps.resolver,
-      now: startedAt,
-    });
+    return sendWebhook(
+      { ...toMessage(event, delivery), traceparent },
+      {
+        url: endpoint.url,
+        secrets,
+        timeoutMs: config.sendTimeoutMs,
+        allowPrivate: config.allowPrivateEndpoints,
+        resolver: this.#deps.resolver,
+        now: startedAt,
+      },
+    );
   }
 
   /** POST /v1/endpoints/{id}/test: a signed outboxd.ping, sent now, not stored. */

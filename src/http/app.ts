@@ -2,6 +2,7 @@
 import { Hono } from "hono";
 import { catalogWebhooks } from "../event-types/webhooks-doc.ts";
 import { dashboardRoutes } from "../ops/dashboard/routes.ts";
+import { NO_TRACING } from "../ops/tracing.ts";
 import type { AppEnv, HttpDeps } from "./context.ts";
 import { errorHandler, onNotFound } from "./errors.ts";
 import { openApiRoutes } from "./openapi.ts";
@@ -20,8 +21,12 @@ export function createHttpApp(given: HttpDeps): Hono<AppEnv> {
   const deps = {
     ...given,
     limiter: given.limiter !== undefined ? given.limiter : rateLimiterFor(given.config, given.clock),
+    tracing: given.tracing ?? NO_TRACING,
   };
   const app = new Hono<AppEnv>();
+  // First, so the server span covers everything else (absent when tracing is off).
+  const serverSpans = deps.tracing.middleware();
+  if (serverSpans) app.use(serverSpans);
   app.use(requestLog(deps.logger));
   app.onError(errorHandler(deps.logger));
   app.notFound(onNotFound);

@@ -10,6 +10,7 @@ import type { EventTypeCatalog } from "../event-types/catalog.ts";
 import type { Clock } from "../lib/time.ts";
 import type { Logger } from "../ops/log.ts";
 import type { Metrics } from "../ops/metrics.ts";
+import type { Tracing } from "../ops/tracing.ts";
 import type { RateLimiter } from "./rate-limit.ts";
 
 /** What the HTTP layer may call on the dispatch side (absent in a process without one). */
@@ -39,6 +40,8 @@ export interface HttpDeps {
   dispatch?: DispatchControl;
   metrics: Metrics;
   logger: Logger;
+  /** Server spans and the trace context of commits; NO_TRACING when absent. */
+  tracing?: Tracing;
   /** Per-token rate limit; built from the config by createHttpApp when not given, null = off. */
   limiter?: RateLimiter | null;
 }

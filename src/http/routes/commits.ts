@@ -5,6 +5,7 @@ import { getRecord, listRecords } from "../../commit/records.ts";
 import type { CommitAnswer } from "../../commit/service.ts";
 import { problems } from "../../lib/problem.ts";
 import { iso } from "../../lib/time.ts";
+import { NO_TRACING } from "../../ops/tracing.ts";
 import { requireScope } from "../auth.ts";
 import { readJson } from "../body.ts";
 import type { App, AppEnv, HttpDeps } from "../context.ts";
@@ -25,7 +26,7 @@ export function commitRoutes(app: App, deps: HttpDeps): void {
       body,
       rawBody: raw,
       idempotencyKey: c.req.header("idempotency-key"),
-      traceparent: traceparent(c),
+      traceparent: (deps.tracing ?? NO_TRACING).requestTraceparent(c.req.raw),
     });
     return respond(c, outcome, 201, outcome.result);
   });
@@ -48,7 +49,7 @@ export function commitRoutes(app: App, deps: HttpDeps): void {
         body: raw,
       },
       idempotencyKey: c.req.header("idempotency-key"),
-      traceparent: traceparent(c),
+      traceparent: (deps.tracing ?? NO_TRACING).requestTraceparent(c.req.raw),
       conflictStatus: 412,
     });
     const record = outcome.result.records[0];
@@ -119,11 +120,6 @@ function expectedVersion(c: Context<AppEnv>): number | null {
 function committer(c: Context<AppEnv>): Committer {
   const identity = c.get("identity");
   return { tokenId: identity.id, tokenName: identity.name };
-}
-
-function traceparent(c: Context<AppEnv>): string | undefined {
-  const value = c.req.header("traceparent");
-  return value && /^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$/.test(value) ? value : undefined;
 }
 
 function respond(c: Context<AppEnv>, outcome: CommitAnswer, status: 200 | 201, body: unknown): Response {

@@ -1,0 +1,267 @@
+// OpenTelemetry tracing (DESIGN §14) against a real OTLP/HTTP receiver on 127.0.0.1: what the
+// exporter sends is decoded, and the spans must form one trace from the caller's traceparent
+// through the server span and outboxd.commit to one outboxd.deliver per webhook attempt, whose
+// context is the webhook's traceparent header.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { rmSync } from "node:fs";
+import { join } from "node:path";
+import { ConfigError, loadConfig } from "../../src/config.ts";
+import { NO_TRACING, startTracing, validTraceparent } from "../../src/ops/tracing.ts";
+import { expectStatus } from "../helpers/assertions.ts";
+import { type OtlpReceiver, type ReceivedSpan, startOtlpReceiver } from "../helpers/otlp-receiver.ts";
+import { startReceiver, type TestReceiver, waitFor } from "../helpers/receiver.ts";
+import { startServer, type TestServer, tempDir } from "../helpers/server.ts";
+
+const SERVER = 2;
+const CLIENT = 3;
+const ERROR = 2;
+
+describe("tracing on (OTEL_EXPORTER_OTLP_ENDPOINT set)", () => {
+  let otlp: OtlpReceiver;
+  let hooks: TestReceiver;
+  let server: TestServer;
+  let endpointId: string;
+
+  beforeAll(async () => {
+    otlp = startOtlpReceiver();
+    // The first attempt of every event fails with 500, the second succeeds.
+    const seen = new Set<string>();
+    hooks = startReceiver((request) => {
+      const id = request.headers.get("webhook-id") ?? "";
+      if (seen.has(id)) return new Response('{"result":"applied"}', { status: 200 });
+      seen.add(id);
+      return new Response("try again", { status: 500 });
+    });
+    // The batch processor reads its delay from the process environment when it is built
+    // (default 5 s); a short one keeps the test quick. Restored at once: other tests share it.
+    process.env.OTEL_BSP_SCHEDULE_DELAY = "100";
+    try {
+      server = await startServer({
+        OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url,
+        OTEL_SERVICE_NAME: "outboxd-under-test",
+        OUTBOXD_RETRY_BASE: "20ms",
+        OUTBOXD_RETRY_CAP: "100ms",
+      });
+    } finally {
+      delete process.env.OTEL_BSP_SCHEDULE_DELAY;
+    }
+    const created = expectStatus(await server.request("POST", "/v1/endpoints", { url: hooks.url }), 201);
+    endpointId = created.id;
+  });
+  afterAll(async () => {
+    await server.stop();
+    await hooks.stop();
+    await otlp.stop();
+  });
+
+  /** Commits one event, waits for both attempts, and returns the event id and sequence. */
+  async function commitAndDeliver(headers: Record<string, string>) {
+    const committed = expectStatus(
+      await server.request(
+        "POST",
+        "/v1/commits",
+        {
+          records: [{ collection: "returns", id: `r-${crypto.randomUUID()}`, data: { status: "approved" } }],
+          events: [{ type: "return.approved", payload: { ok: true } }],
+        },
+        headers,
+      ),
+      201,
+    );
+    const event = committed.events[0] as { id: string; sequence: number; aggregate: string };
+    const webhooks = await waitFor("two attempts, the second answered 200", () => {
+      const got = hooks.received.filter((r) => r.headers.get("webhook-id") === event.id);
+      return got.length >= 2 && got;
+    });
+    return { event, commitId: committed.commitId as string, webhooks };
+  }
+
+  /** Waits for the spans of one trace: the exporter sends in batches, on its own schedule. */
+  function spansOf(traceId: string, count: number): Promise<ReceivedSpan[]> {
+    return waitFor(
+      `${count} spans of trace ${traceId}`,
+      () => {
+        const spans = otlp.spans.filter((s) => s.traceId === traceId);
+        return spans.length >= count && spans;
+      },
+      30_000,
+    );
+  }
+
+  test("a commit with a traceparent: server span, outboxd.commit and one outboxd.deliver per attempt in that trace", async () => {
+    const traceId = "4bf92f3577b34da6a3ce929d0e0e4736";
+    const callerSpan = "00f067aa0ba902b7";
+    const { event, commitId, webhooks } = await commitAndDeliver({
+      traceparent: `00-${traceId}-${callerSpan}-01`,
+    });
+    const spans = await spansOf(traceId, 4);
+    expect(otlp.contentTypes.every((t) => t.startsWith("application/json"))).toBe(true);
+    expect(spans[0]?.resource["service.name"]).toBe("outboxd-under-test");
+
+    const serverSpan = spans.find((s) => s.kind === SERVER && s.attributes["http.route"] === "/v1/commits");
+    expect(serverSpan).toMatchObject({
+      name: "POST /v1/commits",
+      parentSpanId: callerSpan,
+      attributes: { "http.request.method": "POST", "http.response.status_code": 201 },
+    });
+    const commitSpan = spans.find((s) => s.name === "outboxd.commit");
+    expect(commitSpan).toMatchObject({
+      parentSpanId: serverSpan?.spanId,
+      attributes: { "outboxd.commit_id": commitId, "outboxd.events": 1, "outboxd.replayed": false },
+    });
+
+    const delivers = spans
+      .filter((s) => s.name === "outboxd.deliver")
+      .sort((a, b) => Number(a.attributes["outboxd.attempt"]) - Number(b.attributes["outboxd.attempt"]));
+    expect(delivers).toHaveLength(2);
+    const expected = {
+      "outboxd.event_id": event.id,
+      "outboxd.endpoint_id": endpointId,
+      "outboxd.aggregate": event.aggregate,
+      "outboxd.sequence": event.sequence,
+    };
+    expect(delivers[0]).toMatchObject({
+      kind: CLIENT,
+      parentSpanId: commitSpan?.spanId,
+      status: ERROR,
+      attributes: { ...expected, "outboxd.attempt": 1, "http.response.status_code": 500 },
+    });
+    expect(delivers[1]).toMatchObject({
+      kind: CLIENT,
+      parentSpanId: commitSpan?.spanId,
+      attributes: { ...expected, "outboxd.attempt": 2, "http.response.status_code": 200 },
+    });
+    expect(delivers[1]?.status).not.toBe(ERROR);
+
+    // Each webhook's traceparent names the deliver span of its own attempt.
+    for (const webhook of webhooks) {
+      const attempt = Number(webhook.headers.get("outbox-attempt"));
+      const span = delivers[attempt - 1];
+      expect(webhook.headers.get("traceparent")).toBe(`00-${traceId}-${span?.spanId}-01`);
+    }
+  });
+
+  test("a malformed traceparent is ignored: a new trace starts and the webhook carries it", async () => {
+    const { event, webhooks } = await commitAndDeliver({
+      traceparent: `00-${"0".repeat(32)}-00f067aa0ba902b7-01`,
+    });
+    const header = webhooks[0]?.headers.get("traceparent") ?? "";
+    const traceId = header.split("-")[1] ?? "";
+    expect(traceId).toMatch(/^[0-9a-f]{32}$/);
+    expect(traceId).not.toBe("0".repeat(32));
+    const spans = await spansOf(traceId, 4);
+    const serverSpan = spans.find((s) => s.kind === SERVER);
+    expect(serverSpan?.parentSpanId).toBe("");
+    const commitSpan = spans.find((s) => s.name === "outboxd.commit");
+    expect(commitSpan?.parentSpanId).toBe(serverSpan?.spanId);
+    const delivers = spans.filter((s) => s.name === "outboxd.deliver");
+    expect(delivers.map((s) => s.attributes["outboxd.event_id"])).toEqual([event.id, event.id]);
+  });
+
+  test("without a traceparent the server span is a root and the delivery still joins its trace", async () => {
+    const { webhooks } = await commitAndDeliver({});
+    const traceId = (webhooks[0]?.headers.get("traceparent") ?? "").split("-")[1] ?? "";
+    const spans = await spansOf(traceId, 4);
+    expect(spans.find((s) => s.kind === SERVER)?.parentSpanId).toBe("");
+    expect(spans.filter((s) => s.name === "outboxd.deliver")).toHaveLength(2);
+  });
+});
+
+const attempt = { eventId: "e", endpointId: "ep_1", aggregate: "a", sequence: 1, attempt: 1 };
+
+describe("tracing off and its settings", () => {
+  const base = { OUTBOXD_DATABASE_URL: "file:/tmp/outboxd-tracing-config.db" };
+
+  test("off by default: no settings, and the hooks are the no-op that passes the caller's context on", async () => {
+    expect(loadConfig(base).tracing).toBeNull();
+    expect(await startTracing(null, () => {})).toBe(NO_TRACING);
+    expect(await NO_TRACING.commit("00-aa-bb-01", async (t) => t)).toBe("00-aa-bb-01");
+    expect(
+      await NO_TRACING.deliver(attempt, "00-aa-bb-01", async (t) => ({ statusCode: 200, error: t })),
+    ).toEqual({ statusCode: 200, error: "00-aa-bb-01" });
+  });
+
+  test("off, a whole outboxd serving a commit loads no OpenTelemetry module at all", async () => {
+    const dir = tempDir("outboxd-tracing-off-");
+    try {
+      const child = Bun.spawn({
+        cmd: [process.execPath, join(import.meta.dir, "tracing-off-probe.ts")],
+        env: {
+          PATH: process.env.PATH ?? "",
+          OUTBOXD_DATABASE_URL: `file:${join(dir, "outboxd.db")}`,
+          OUTBOXD_ADMIN_TOKEN: `probe-admin-${crypto.randomUUID()}`,
+          OUTBOXD_LOG_LEVEL: "error",
+        },
+        stdout: "pipe",
+        stderr: "pipe",
+      });
+      const [code, out, err] = await Promise.all([
+        child.exited,
+        new Response(child.stdout).text(),
+        new Response(child.stderr).text(),
+      ]);
+      expect(err).toBe("");
+      expect(code).toBe(0);
+      expect(JSON.parse(out)).toEqual({ status: 201, loaded: 0 });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  test("the standard variables: endpoint, traces endpoint, service name, disabled, none", () => {
+    expect(loadConfig({ ...base, OTEL_EXPORTER_OTLP_ENDPOINT: "http://collector:4318/" }).tracing).toEqual({
+      tracesUrl: "http://collector:4318/v1/traces",
+      serviceName: "outboxd",
+    });
+    expect(
+      loadConfig({
+        ...base,
+        OTEL_EXPORTER_OTLP_ENDPOINT: "http://collector:4318",
+        OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: "https://tempo.example/otlp/v1/traces",
+        OTEL_SERVICE_NAME: "orders-outbox",
+      }).tracing,
+    ).toEqual({ tracesUrl: "https://tempo.example/otlp/v1/traces", serviceName: "orders-outbox" });
+    const on = { ...base, OTEL_EXPORTER_OTLP_ENDPOINT: "http://collector:4318" };
+    expect(loadConfig({ ...on, OTEL_SDK_DISABLED: "true" }).tracing).toBeNull();
+    expect(loadConfig({ ...on, OTEL_TRACES_EXPORTER: "none" }).tracing).toBeNull();
+    expect(loadConfig({ ...on, OTEL_EXPORTER_OTLP_PROTOCOL: "http/json" }).tracing).not.toBeNull();
+  });
+
+  test("what outboxd cannot do is refused at start with the variable named", () => {
+    const on = { ...base, OTEL_EXPORTER_OTLP_ENDPOINT: "http://collector:4318" };
+    const refused = (env: Record<string, string>) => {
+      try {
+        loadConfig(env);
+      } catch (error) {
+        expect(error).toBeInstanceOf(ConfigError);
+        return (error as ConfigError).problems.join("\n");
+      }
+      throw new Error("accepted");
+    };
+    expect(refused({ ...on, OTEL_EXPORTER_OTLP_PROTOCOL: "grpc" })).toContain(
+      "OTEL_EXPORTER_OTLP_PROTOCOL=grpc",
+    );
+    expect(refused({ ...on, OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: "http/protobuf" })).toContain(
+      "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL=http/protobuf",
+    );
+    expect(refused({ ...on, OTEL_TRACES_EXPORTER: "zipkin" })).toContain("OTEL_TRACES_EXPORTER=zipkin");
+    expect(refused({ ...base, OTEL_EXPORTER_OTLP_ENDPOINT: "collector:4318" })).toContain(
+      "OTEL_EXPORTER_OTLP_ENDPOINT=collector:4318",
+    );
+  });
+
+  test("the W3C traceparent rule", () => {
+    const ok = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+    expect(validTraceparent(ok)).toBe(ok);
+    for (const bad of [
+      "",
+      "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7",
+      `ff-${ok.slice(3)}`,
+      `00-${"0".repeat(32)}-00f067aa0ba902b7-01`,
+      `00-4bf92f3577b34da6a3ce929d0e0e4736-${"0".repeat(16)}-01`,
+      ok.toUpperCase(),
+    ]) {
+      expect(validTraceparent(bad)).toBeUndefined();
+    }
+  });
+});
