@@ -21,6 +21,13 @@ export interface Config {
   maxRecordsPerCommit: number;
   maxEventsPerCommit: number;
   maxDocumentBytes: number;
+  /** DESIGN Part II Limits: an event-type pattern's length and how many an endpoint may have. */
+  maxPatternLength: number;
+  maxPatternsPerEndpoint: number;
+  /** How many deliveries one commit may create (its fan-out); more is 422. */
+  maxDeliveriesPerCommit: number;
+  /** How far ahead a deliverAfter may be; further is 422 (it would hold its aggregate back). */
+  maxDeliverAfterMs: number;
   /** Requests per second per token (token bucket); 0 turns rate limiting off. */
   rateLimit: number;
   /** Bucket size: how many requests a token may send at once after being idle. */
@@ -156,6 +163,10 @@ export function loadConfig(env: Env = process.env): Config {
     maxRecordsPerCommit: integer("OUTBOXD_MAX_RECORDS_PER_COMMIT", 100, 1, 10_000),
     maxEventsPerCommit: integer("OUTBOXD_MAX_EVENTS_PER_COMMIT", 100, 1, 10_000),
     maxDocumentBytes: integer("OUTBOXD_MAX_DOCUMENT_BYTES", 64 * 1024, 16, 16 * 1024 * 1024),
+    maxPatternLength: integer("OUTBOXD_MAX_PATTERN_LENGTH", 256, 1, 4096),
+    maxPatternsPerEndpoint: integer("OUTBOXD_MAX_PATTERNS_PER_ENDPOINT", 100, 1, 10_000),
+    maxDeliveriesPerCommit: integer("OUTBOXD_MAX_DELIVERIES_PER_COMMIT", 10_000, 1, 1_000_000),
+    maxDeliverAfterMs: duration("OUTBOXD_MAX_DELIVER_AFTER", "30d"),
     rateLimit,
     rateBurst: integer("OUTBOXD_RATE_BURST", Math.max(1, 2 * rateLimit), 1, 100_000_000),
     metricsPort:

@@ -50,6 +50,8 @@ export interface CommitInput {
   traceparent: string | undefined;
   /** How a failed expectation is reported: a commit says 409, a PUT with If-Match says 412. */
   conflictStatus: 409 | 412;
+  /** The most deliveries this commit may create (OUTBOXD_MAX_DELIVERIES_PER_COMMIT). */
+  maxDeliveries: number;
   now: number;
 }
 
@@ -185,6 +187,19 @@ export function* commitOp(input: CommitInput): Op<CommitOutcome> {
   const endpointRows =
     input.events.length > 0 ? yield* allBatchShared<{ id: string; eventTypes: string }>(SQL.endpoints) : [];
   const endpoints = endpointRows.map((e) => ({ id: e.id, patterns: JSON.parse(e.eventTypes) as string[] }));
+  const targetsOf = (event: EventWrite, i: number): string[] =>
+    event.endpoints
+      ? event.endpoints.map((endpointId, j) => {
+          if (!endpoints.some((e) => e.id === endpointId)) {
+            throw problems.invalid([
+              { pointer: `/events/${i}/endpoints/${j}`, detail: "is not the id of an endpoint" },
+            ]);
+          }
+          return endpointId;
+        })
+      : endpoints.filter((e) => matchesEventType(e.patterns, event.type)).map((e) => e.id);
+  const fanOut = input.events.map(targetsOf);
+  checkFanOut(fanOut, input.maxDeliveries);
   const events: CommitResult["events"] = [];
   let deliveryCount = 0;
   for (const [i, event] of input.events.entries()) {
@@ -226,16 +241,7 @@ export function* commitOp(input: CommitInput): Op<CommitOutcome> {
       commitId,
       traceparent: input.traceparent ?? null,
     });
-    const targets = event.endpoints
-      ? event.endpoints.map((endpointId, j) => {
-          if (!endpoints.some((e) => e.id === endpointId)) {
-            throw problems.invalid([
-              { pointer: `/events/${i}/endpoints/${j}`, detail: "is not the id of an endpoint" },
-            ]);
-          }
-          return endpointId;
-        })
-      : endpoints.filter((e) => matchesEventType(e.patterns, event.type)).map((e) => e.id);
+    const targets = fanOut[i] ?? [];
     const deliveries: { id: string; endpointId: string }[] = [];
     const availableAt = Math.max(now, event.deliverAfter ?? now);
     for (const endpointId of targets) {
@@ -265,6 +271,23 @@ export function* commitOp(input: CommitInput): Op<CommitOutcome> {
     now,
   });
   return { replayed: false, result, written, deliveries: deliveryCount };
+}
+
+/**
+ * The whole fan-out is counted before anything is inserted: one commit that would write more
+ * than `max` deliveries is refused (422), so no single transaction holds the writer long
+ * enough to stall everyone else's commits (DESIGN Part II Limits).
+ */
+function checkFanOut(targets: string[][], max: number): void {
+  const total = targets.reduce((sum, list) => sum + list.length, 0);
+  if (total > max) {
+    throw problems.invalid([
+      {
+        pointer: "/events",
+        detail: `would create ${total} deliveries; the limit is ${max} (OUTBOXD_MAX_DELIVERIES_PER_COMMIT)`,
+      },
+    ]);
+  }
 }
 
 function checkExpectation(

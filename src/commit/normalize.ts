@@ -13,7 +13,12 @@ type EventBody = v.InferOutput<typeof EventSchema>;
 
 export type Limits = Pick<
   Config,
-  "maxRecordsPerCommit" | "maxEventsPerCommit" | "maxDocumentBytes" | "defaultDeliverWithinMs"
+  | "maxRecordsPerCommit"
+  | "maxEventsPerCommit"
+  | "maxDocumentBytes"
+  | "defaultDeliverWithinMs"
+  | "maxDeliveriesPerCommit"
+  | "maxDeliverAfterMs"
 >;
 
 export interface CommitContext {
@@ -105,6 +110,7 @@ export function normalizeCommit(body: CommitBody, ctx: CommitContext): CommitInp
     idempotency: ctx.idempotency,
     traceparent: ctx.traceparent,
     conflictStatus: ctx.conflictStatus,
+    maxDeliveries: limits.maxDeliveriesPerCommit,
     now: ctx.now,
   };
 }
@@ -112,6 +118,13 @@ export function normalizeCommit(body: CommitBody, ctx: CommitContext): CommitInp
 /** deliverAfter and the deadline: the window starts at the later of the commit and deliverAfter. */
 function schedule(event: EventBody, at: string, now: number, limits: Limits, errors: FieldError[]) {
   const deliverAfter = event.deliverAfter != null ? Date.parse(event.deliverAfter) : null;
+  if (deliverAfter !== null && deliverAfter > now + limits.maxDeliverAfterMs) {
+    // A far-off deliverAfter holds back every later event of its aggregate until then.
+    errors.push({
+      pointer: `${at}/deliverAfter`,
+      detail: "is further ahead than OUTBOXD_MAX_DELIVER_AFTER allows",
+    });
+  }
   const start = Math.max(now, deliverAfter ?? now);
   let deadline: Deadline = storableDeadline(start + limits.defaultDeliverWithinMs);
   let pointer = `${at}/deliverBy`;

@@ -12,3 +12,25 @@ export function matchesEventType(patterns: readonly string[], type: string): boo
     return pattern === type;
   });
 }
+
+/**
+ * Where a list of patterns breaks the limits (DESIGN Part II): every commit matches its events
+ * against every endpoint's patterns, so their size is bounded (a megabyte of patterns once
+ * made every commit 5-10 times slower).
+ */
+export function patternLimitErrors(
+  patterns: readonly string[],
+  limits: { maxPatternLength: number; maxPatternsPerEndpoint: number },
+  at: string,
+): { pointer: string; detail: string }[] {
+  const errors: { pointer: string; detail: string }[] = [];
+  if (patterns.length > limits.maxPatternsPerEndpoint) {
+    errors.push({ pointer: at, detail: `must list at most ${limits.maxPatternsPerEndpoint} patterns` });
+  }
+  patterns.forEach((pattern, i) => {
+    if (pattern.length > limits.maxPatternLength) {
+      errors.push({ pointer: `${at}/${i}`, detail: `must be at most ${limits.maxPatternLength} characters` });
+    }
+  });
+  return errors;
+}

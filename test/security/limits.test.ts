@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { RESPONSE_PREFIX_BYTES } from "../../src/dispatch/sender.ts";
 import { MAX_ENDPOINTS } from "../../src/http/routes/endpoints.ts";
-import { expectProblem, expectStatus } from "../helpers/assertions.ts";
+import { createEndpoint, expectProblem, expectStatus } from "../helpers/assertions.ts";
 import { startReceiver, type TestReceiver, waitFor } from "../helpers/receiver.ts";
 import { startServer, type TestServer } from "../helpers/server.ts";
 
@@ -53,12 +53,20 @@ describe("field limits", () => {
       "/description",
     ],
     [
-      "50 event-type patterns",
+      "100 event-type patterns",
       "POST",
       "/v1/endpoints",
-      { url: "http://127.0.0.1:9/p", eventTypes: Array.from({ length: 50 }, (_, i) => `t${i}.*`) },
-      { url: "http://127.0.0.1:9/p", eventTypes: Array.from({ length: 51 }, (_, i) => `t${i}.*`) },
+      { url: "http://127.0.0.1:9/p", eventTypes: Array.from({ length: 100 }, (_, i) => `t${i}.*`) },
+      { url: "http://127.0.0.1:9/p", eventTypes: Array.from({ length: 101 }, (_, i) => `t${i}.*`) },
       "/eventTypes",
+    ],
+    [
+      "an event-type pattern of 256 characters",
+      "POST",
+      "/v1/endpoints",
+      { url: "http://127.0.0.1:9/p", eventTypes: ["a.b", `${at(254)}.*`] },
+      { url: "http://127.0.0.1:9/p", eventTypes: ["a.b", `${at(255)}.*`] },
+      "/eventTypes/1",
     ],
     [
       "token name of 200 characters",
@@ -85,6 +93,35 @@ describe("field limits", () => {
     );
   });
 
+  test("a 900 KB pattern, on create or on a change, is 422 (it once slowed every commit down)", async () => {
+    const big = `${at(900_000)}.*`;
+    expectProblem(
+      await server.request("POST", "/v1/endpoints", { url: "http://127.0.0.1:9/b", eventTypes: [big] }),
+      422,
+      "/eventTypes/0",
+    );
+    const id = expectStatus(
+      await server.request("POST", "/v1/endpoints", { url: "http://127.0.0.1:9/b" }),
+      201,
+    ).id;
+    expectProblem(
+      await server.request("PATCH", `/v1/endpoints/${id}`, { eventTypes: [big] }),
+      422,
+      "/eventTypes/0",
+    );
+  });
+
+  test("a deliverAfter more than 30 days ahead (OUTBOXD_MAX_DELIVER_AFTER) is 422; 29 days is fine", async () => {
+    const inDays = (days: number) => new Date(Date.now() + days * 86_400_000).toISOString();
+    const event = (deliverAfter: string) => ({
+      events: [{ type: "l.later", aggregate: "l/later", deliverAfter }],
+    });
+    expectStatus(await server.request("POST", "/v1/commits", event(inDays(29))), 201);
+    for (const far of [inDays(31), "9999-12-31T00:00:00Z"]) {
+      expectProblem(await server.request("POST", "/v1/commits", event(far)), 422, "/events/0/deliverAfter");
+    }
+  });
+
   test("an Authorization header of 64 KiB is refused without a 500", async () => {
     const response = await fetch(`${server.url}/v1/events`, {
       headers: { authorization: `Bearer ${"a".repeat(64 * 1024)}` },
@@ -92,6 +129,29 @@ describe("field limits", () => {
     expect(response.status).toBeGreaterThanOrEqual(400);
     expect(response.status).toBeLessThan(500);
   });
+});
+
+test("a commit creating more than OUTBOXD_MAX_DELIVERIES_PER_COMMIT deliveries is 422 and writes nothing", async () => {
+  const server = await startServer({ OUTBOXD_MAX_DELIVERIES_PER_COMMIT: "6" }, { dispatch: false });
+  try {
+    for (let i = 0; i < 3; i++) await createEndpoint(server, ["fan.*"]);
+    const events = (n: number) => Array.from({ length: n }, () => ({ type: "fan.out", aggregate: "fan/1" }));
+    // 2 events x 3 endpoints = 6: at the limit.
+    expectStatus(await server.request("POST", "/v1/commits", { events: events(2) }), 201);
+    const over = expectProblem(
+      await server.request("POST", "/v1/commits", {
+        records: [{ collection: "fan", id: "r", data: {} }],
+        events: events(3),
+      }),
+      422,
+      "/events",
+    );
+    expect(over.detail).toContain("9 deliveries");
+    expectProblem(await server.request("GET", "/v1/records/fan/r"), 404);
+    expect(expectStatus(await server.request("GET", "/v1/events?aggregate=fan/1"), 200).data).toHaveLength(2);
+  } finally {
+    await server.stop();
+  }
 });
 
 test(`at most MAX_ENDPOINTS (${MAX_ENDPOINTS}) endpoints, even when the last ones are created at once`, async () => {

@@ -10,6 +10,7 @@ import {
   setEndpointSecrets,
   updateEndpoint,
 } from "../../endpoints/endpoints.ts";
+import { patternLimitErrors } from "../../endpoints/patterns.ts";
 import { activeSecrets, generateSecret, rotate } from "../../endpoints/secrets.ts";
 import { endpointUrlProblem } from "../../endpoints/url-guard.ts";
 import { invalidField, Problem, problems } from "../../lib/problem.ts";
@@ -31,6 +32,10 @@ export function endpointRoutes(app: App, deps: HttpDeps): void {
     const problem = await endpointUrlProblem(url, deps.config.allowPrivateEndpoints, deps.resolver);
     if (problem) throw invalidField("/url", problem);
   };
+  const checkPatterns = (patterns: readonly string[] | null | undefined) => {
+    const errors = patternLimitErrors(patterns ?? [], deps.config, "/eventTypes");
+    if (errors.length > 0) throw problems.invalid(errors);
+  };
   const mustExist = <T>(value: T | undefined, id: string): T => {
     if (value === undefined) throw problems.notFound(`endpoint ${id} does not exist`);
     return value;
@@ -38,6 +43,7 @@ export function endpointRoutes(app: App, deps: HttpDeps): void {
 
   app.post("/v1/endpoints", admin, async (c) => {
     const body = validate(EndpointCreateSchema, await readJson(c, deps.config.maxBodyBytes));
+    checkPatterns(body.eventTypes);
     await checkUrl(body.url);
     const secret = body.secret ?? generateSecret();
     const input = {
@@ -78,6 +84,7 @@ export function endpointRoutes(app: App, deps: HttpDeps): void {
   app.patch("/v1/endpoints/:id", admin, async (c) => {
     const id = c.req.param("id");
     const body = validate(EndpointPatchSchema, await readJson(c, deps.config.maxBodyBytes));
+    checkPatterns(body.eventTypes);
     if (body.url != null) await checkUrl(body.url);
     const updated = await db.writer.write(
       updateEndpoint(
