@@ -19,6 +19,7 @@ import { type Clock, systemClock } from "./lib/time.ts";
 import { createLogger, type Logger } from "./ops/log.ts";
 import { Metrics } from "./ops/metrics.ts";
 import { startTracing } from "./ops/tracing.ts";
+import { ProposalService } from "./proposals/service.ts";
 
 export interface OutboxdOptions {
   clock?: Clock;
@@ -95,6 +96,18 @@ export async function createOutboxd(config: Config, options: OutboxdOptions = {}
     onDeliveries: () => dispatcher?.wake(),
     afterCommit: (ms) => metrics.recordCommit(ms),
   });
+  const proposals = new ProposalService({
+    db,
+    clock,
+    commits,
+    catalog,
+    limits: config,
+    ttlMs: config.proposalTtlMs,
+    retentionMs: config.retentionMs,
+    cron: config.dispatchCron,
+    onDecision: (decision, count) => metrics.recordProposalDecision(decision, count),
+    onSweepError: (error) => logger.log("warn", "proposal sweep failed", { error: String(error) }),
+  });
   const deps: HttpDeps = {
     config,
     db,
@@ -102,6 +115,7 @@ export async function createOutboxd(config: Config, options: OutboxdOptions = {}
     auth: new Authenticator(db, config.adminToken, clock),
     commits,
     catalog,
+    proposals,
     secretBox,
     metrics,
     logger,
@@ -120,6 +134,8 @@ export async function createOutboxd(config: Config, options: OutboxdOptions = {}
   const http = createHttpApp(deps);
 
   dispatcher?.start();
+  // Proposals expire with the deadlines: in the processes that sweep them.
+  if (dispatcher) proposals.start();
 
   let stopped: Promise<void> | null = null;
   return {
@@ -131,6 +147,7 @@ export async function createOutboxd(config: Config, options: OutboxdOptions = {}
     dispatcher,
     stop() {
       stopped ??= (async () => {
+        proposals.stop();
         await dispatcher?.stop();
         await db.close();
         await tracing.shutdown();

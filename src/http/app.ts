@@ -14,6 +14,7 @@ import { eventTypeRoutes } from "./routes/event-types.ts";
 import { eventRoutes } from "./routes/events.ts";
 import { historyRoutes } from "./routes/history.ts";
 import { operationRoutes } from "./routes/operations.ts";
+import { proposalRoutes } from "./routes/proposals.ts";
 import { snippetRoutes } from "./routes/snippet.ts";
 import { tokenRoutes } from "./routes/tokens.ts";
 
@@ -35,6 +36,7 @@ export function createHttpApp(given: HttpDeps): Hono<AppEnv> {
   endpointRoutes(app, deps);
   eventRoutes(app, deps);
   eventTypeRoutes(app, deps);
+  proposalRoutes(app, deps);
   tokenRoutes(app, deps);
   snippetRoutes(app);
   historyRoutes(app, deps);

@@ -118,3 +118,8 @@ function checkDepth(root: unknown): void {
       stack.push({ value: child, depth: node.depth + 1, parent: node, key });
   }
 }
+
+/** Whether the request carries a body at all (an optional body may simply be left out). */
+export function hasBody(c: Context): boolean {
+  return (c.req.header("content-length") ?? "0") !== "0" || c.req.header("transfer-encoding") !== undefined;
+}

@@ -11,6 +11,7 @@ import type { Clock } from "../lib/time.ts";
 import type { Logger } from "../ops/log.ts";
 import type { Metrics } from "../ops/metrics.ts";
 import type { Tracing } from "../ops/tracing.ts";
+import type { ProposalService } from "../proposals/service.ts";
 import type { RateLimiter } from "./rate-limit.ts";
 
 /** What the HTTP layer may call on the dispatch side (absent in a process without one). */
@@ -35,6 +36,7 @@ export interface HttpDeps {
   auth: Authenticator;
   commits: CommitService;
   catalog: EventTypeCatalog;
+  proposals: ProposalService;
   secretBox: SecretBox;
   resolver?: Resolver;
   dispatch?: DispatchControl;

@@ -20,6 +20,9 @@ import {
   EventTypePutSchema,
   Name,
   PageQuerySchema,
+  ProposalCreateSchema,
+  ProposalDecisionSchema,
+  ProposalsQuerySchema,
   PutRecordSchema,
   RecordWriteSchema,
   ReplayManySchema,
@@ -43,6 +46,8 @@ const REQUEST_SCHEMAS = {
   EndpointPatchRequest: EndpointPatchSchema,
   TokenCreateRequest: TokenCreateSchema,
   EventTypePutRequest: EventTypePutSchema,
+  ProposalCreateRequest: ProposalCreateSchema,
+  ProposalDecisionRequest: ProposalDecisionSchema,
   ReplayRequest: ReplayOneSchema,
   ReplayManyRequest: ReplayManySchema,
   Timestamp,
@@ -112,6 +117,48 @@ const EVENT_TYPE_EXAMPLE = {
   deprecatedAt: null,
   createdAt: T,
   updatedAt: T,
+};
+const PROPOSAL_CREATE_EXAMPLE = {
+  summary: "Approve return r-123: item arrived unused, within 30 days.",
+  commit: {
+    records: [{ collection: "returns", id: "r-123", expectedVersion: 3, data: { status: "approved" } }],
+    events: [{ type: "return.approved", payload: { returnId: "r-123", amount: 1999 } }],
+  },
+  expiresIn: "24h",
+};
+const PROPOSAL_EXAMPLE = {
+  id: "prp_01JDZ8V7M2Q4",
+  status: "pending",
+  summary: PROPOSAL_CREATE_EXAMPLE.summary,
+  commit: PROPOSAL_CREATE_EXAMPLE.commit,
+  proposedBy: { tokenId: "tok_01JDZ8V7M2Q4", tokenName: "returns-agent" },
+  createdAt: T,
+  expiresAt: "2026-11-30T10:00:00.000Z",
+  decidedAt: null as string | null,
+  decidedBy: null as { tokenId: string; tokenName: string } | null,
+  reason: null as string | null,
+  result: null as unknown,
+};
+const PROPOSAL_APPROVED_EXAMPLE = {
+  ...PROPOSAL_EXAMPLE,
+  status: "approved",
+  decidedAt: T,
+  decidedBy: { tokenId: "tok_01JDZ8W1A9B2", tokenName: "alice" },
+  reason: "photos checked",
+  result: {
+    commitId: "cmt_01JDZ8V7M2Q4",
+    records: [{ collection: "returns", id: "r-123", version: 4, deleted: false }],
+    events: [
+      {
+        id: "0b7e4a0c-6a8e-4d9b-9c1e-5f0e1d2c3b4a",
+        type: "return.approved",
+        aggregate: "returns/r-123",
+        sequence: 7,
+        deliverBy: "2026-11-30T10:00:00.000Z",
+        deliveries: [{ id: "dlv_01JDZ8V7M2Q4", endpointId: "ep_01JDZ8V7M2Q4" }],
+      },
+    ],
+  },
 };
 const ENDPOINT_EXAMPLE = {
   id: "ep_01JDZ8V7M2Q4",
@@ -327,6 +374,113 @@ export const ROUTES: readonly RouteDoc[] = [
     access: ["admin"],
     ok: { status: 204, description: "Removed." },
     problems: [404, 422],
+  },
+  // Proposals (DESIGN §10)
+  {
+    method: "post",
+    path: "/v1/proposals",
+    tag: "Proposals",
+    summary: "Propose a commit for a person's approval",
+    description:
+      "The commit is validated now as a commit would be (event-type schemas included; pointers under " +
+      "`/commit`), and every record write must carry `expectedVersion`. Nothing is written until a token with " +
+      "`approve` (not this one) approves it. `Idempotency-Key` has its own namespace, apart from commits.",
+    access: ["propose"],
+    headers: [
+      {
+        name: "Idempotency-Key",
+        description: "1-255 characters; a retry with the same body gets the same proposal.",
+      },
+    ],
+    body: { schema: "ProposalCreateRequest", required: true, example: PROPOSAL_CREATE_EXAMPLE },
+    ok: {
+      status: 201,
+      description: "The pending proposal.",
+      example: PROPOSAL_EXAMPLE,
+      headers: [
+        { name: "Idempotent-Replayed", description: "`true` on a retry answered from the first request." },
+      ],
+    },
+    problems: [400, 409, 413, 422],
+  },
+  {
+    method: "get",
+    path: "/v1/proposals",
+    tag: "Proposals",
+    summary: "List proposals",
+    description: `Newest first; items leave out \`commit\`. ${PAGED}`,
+    access: ["propose", "approve", "read"],
+    query: ProposalsQuerySchema,
+    ok: {
+      status: 200,
+      description: "A page of proposals.",
+      example: list((({ commit: _commit, ...item }) => item)(PROPOSAL_EXAMPLE)),
+    },
+    problems: [422],
+  },
+  {
+    method: "get",
+    path: "/v1/proposals/{id}",
+    tag: "Proposals",
+    summary: "Read a proposal, with each record's current state",
+    description:
+      "`current` holds each record of the commit as it is now (`version: 0`, `data: null` if it never existed): the diff's left side.",
+    access: ["propose", "approve", "read"],
+    ok: {
+      status: 200,
+      description: "The proposal.",
+      example: {
+        ...PROPOSAL_EXAMPLE,
+        current: [
+          { collection: "returns", id: "r-123", version: 3, data: { status: "requested" }, deleted: false },
+        ],
+      },
+    },
+    problems: [404],
+  },
+  {
+    method: "post",
+    path: "/v1/proposals/{id}/approve",
+    tag: "Proposals",
+    summary: "Approve a proposal: apply its commit",
+    description:
+      "Validates the commit again and applies it in one transaction, re-checking every `expectedVersion`; " +
+      "deadlines and fan-out count from now; the commit is the approver's. A changed record is 409 with " +
+      "`currentVersion`, another failed check its 4xx: the proposal then becomes `conflicted` with the problem " +
+      "in `result`, and nothing is written. The proposing token cannot approve (403, admin included). Approving " +
+      "again with the same token answers 200; any other decision on a decided or expired proposal is 409.",
+    access: ["approve"],
+    body: { schema: "ProposalDecisionRequest", required: false, example: { reason: "photos checked" } },
+    ok: {
+      status: 200,
+      description: "Approved, with the commit response in `result`.",
+      example: PROPOSAL_APPROVED_EXAMPLE,
+    },
+    problems: [400, 404, 409, 413, 422],
+  },
+  {
+    method: "post",
+    path: "/v1/proposals/{id}/reject",
+    tag: "Proposals",
+    summary: "Reject a proposal",
+    access: ["approve"],
+    body: {
+      schema: "ProposalDecisionRequest",
+      required: false,
+      example: { reason: "outside the return window" },
+    },
+    ok: {
+      status: 200,
+      description: "Rejected.",
+      example: {
+        ...PROPOSAL_EXAMPLE,
+        status: "rejected",
+        decidedAt: T,
+        decidedBy: PROPOSAL_APPROVED_EXAMPLE.decidedBy,
+        reason: "outside the return window",
+      },
+    },
+    problems: [400, 404, 409, 413, 422],
   },
   // Endpoints
   {

@@ -124,6 +124,22 @@ export const EventTypePutSchema = v.strictObject({
   deprecated: absent(v.boolean()),
 });
 
+/** POST /v1/proposals (DESIGN §10): a commit held for a person's approval. */
+export const ProposalCreateSchema = v.strictObject({
+  commit: CommitSchema,
+  summary: v.pipe(
+    v.string(),
+    v.minLength(1, "must not be empty"),
+    v.maxLength(2000, "must be at most 2000 characters"),
+  ),
+  expiresIn: absent(Duration),
+});
+
+/** POST /v1/proposals/{id}/approve and /reject. */
+export const ProposalDecisionSchema = v.strictObject({
+  reason: absent(v.pipe(v.string(), v.maxLength(2000, "must be at most 2000 characters"))),
+});
+
 export const ReplayOneSchema = v.strictObject({ deliverWithin: absent(Duration) });
 export const ReplayManySchema = v.strictObject({
   status: v.literal("dead", "only dead deliveries can be replayed"),
@@ -153,3 +169,12 @@ export const DeliveriesQuerySchema = v.strictObject({
   reason: v.optional(v.string()),
 });
 export const PageQuerySchema = v.strictObject(ListQuery);
+export const ProposalsQuerySchema = v.strictObject({
+  ...ListQuery,
+  status: v.optional(
+    v.picklist(
+      ["pending", "approved", "rejected", "conflicted", "expired"],
+      "must be pending, approved, rejected, conflicted or expired",
+    ),
+  ),
+});

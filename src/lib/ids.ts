@@ -6,7 +6,7 @@ export function newId(prefix: IdPrefix, now = Date.now()): string {
   return `${idBefore(prefix, now)}${randomHex(10)}`;
 }
 
-type IdPrefix = "ep" | "dlv" | "cmt" | "tok";
+type IdPrefix = "ep" | "dlv" | "cmt" | "tok" | "prp";
 
 /** A string that sorts before every id made at or after `time`, and after those made before. */
 export function idBefore(prefix: IdPrefix, time: number): string {

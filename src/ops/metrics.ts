@@ -86,6 +86,15 @@ export class Metrics {
     LATENCY_BUCKETS,
   );
 
+  readonly proposalDecisions = new Counter(
+    "outboxd_proposal_decisions_total",
+    "Proposal decisions seen by this process (approved, rejected, conflicted, expired).",
+  );
+
+  recordProposalDecision(decision: string, count = 1): void {
+    this.proposalDecisions.inc({ decision }, count);
+  }
+
   recordCommit(durationMs: number): void {
     this.commits.inc();
     this.commitDuration.observe(durationMs / 1000);
@@ -100,7 +109,7 @@ export class Metrics {
   }
 
   /** The exposition text: this process's counters plus the database's gauges. */
-  render(stats: Stats): string {
+  render(stats: Stats, proposals: Record<string, number> = {}): string {
     const lines: string[] = [];
     // Totals only: per-endpoint figures are in GET /v1/stats; mixing both in one family would
     // make sum() count everything twice.
@@ -133,7 +142,11 @@ export class Metrics {
       "counter",
       (s) => s.deadlineExceededTotal,
     );
+    lines.push("# HELP outboxd_proposals Proposals by status.", "# TYPE outboxd_proposals gauge");
+    for (const [status, n] of Object.entries(proposals))
+      lines.push(`outboxd_proposals{status="${status}"} ${n}`);
     lines.push(
+      ...this.proposalDecisions.render(),
       ...this.commits.render(),
       ...this.commitDuration.render(),
       ...this.attempts.render(),

@@ -119,6 +119,16 @@ describe("scopes", () => {
     ["POST", "/v1/endpoints/:endpoint/test", undefined, []],
     ["DELETE", "/v1/endpoints/:victim", undefined, []],
     ["PUT", "/v1/event-types/auth.typed", {}, []],
+    [
+      "POST",
+      "/v1/proposals",
+      { summary: "s", commit: { events: [{ type: "a.b", aggregate: "a/1" }] } },
+      ["propose", "commit"],
+    ],
+    ["GET", "/v1/proposals", undefined, ["propose", "approve", "read", "commit"]],
+    ["GET", "/v1/proposals/prp_none", undefined, ["propose", "approve", "read", "commit"]],
+    ["POST", "/v1/proposals/prp_none/approve", undefined, ["approve"]],
+    ["POST", "/v1/proposals/prp_none/reject", undefined, ["approve"]],
     ["GET", "/v1/event-types", undefined, ["read"]],
     ["GET", "/v1/event-types/auth.typed", undefined, ["read"]],
     ["DELETE", "/v1/event-types/auth.none", undefined, []],
@@ -162,7 +172,8 @@ describe("scopes", () => {
         .replace("/v1/records/auth/fixture", "/v1/records/:collection/:x")
         .replace("/v1/records/auth/put", "/v1/records/:collection/:x")
         .replace("/v1/records/auth", "/v1/records/:collection")
-        .replace(/\/v1\/event-types\/auth\.\w+$/, "/v1/event-types/:type");
+        .replace(/\/v1\/event-types\/auth\.\w+$/, "/v1/event-types/:type")
+        .replace(/\/v1\/proposals\/prp_none/, "/v1/proposals/:x");
     const covered = new Set([...tabled].map(normal));
     const publicRoutes = ["GET /healthz", "GET /readyz", "GET /snippet/verify.ts", "GET /snippet/verify.js"];
     publicRoutes.push("GET /openapi.json", "GET /docs", "GET /");

@@ -5,7 +5,7 @@ import { getDelivery, listAttempts, listDeliveries } from "../../deliveries/read
 import { replayAllDead, replayDelivery } from "../../deliveries/replay.ts";
 import { invalidField, problems } from "../../lib/problem.ts";
 import { requireScope } from "../auth.ts";
-import { readJson } from "../body.ts";
+import { hasBody, readJson } from "../body.ts";
 import type { App, HttpDeps } from "../context.ts";
 import { DEFAULT_LIMIT, page } from "../pagination.ts";
 import { DeliveriesQuerySchema, EventsQuerySchema, ReplayManySchema, ReplayOneSchema } from "../schemas.ts";
@@ -82,9 +82,7 @@ export function eventRoutes(app: App, deps: HttpDeps): void {
 
   app.post("/v1/deliveries/:id/replay", admin, async (c) => {
     const id = c.req.param("id");
-    const hasBody =
-      (c.req.header("content-length") ?? "0") !== "0" || c.req.header("transfer-encoding") !== undefined;
-    const body = hasBody ? validate(ReplayOneSchema, await readJson(c, deps.config.maxBodyBytes)) : {};
+    const body = hasBody(c) ? validate(ReplayOneSchema, await readJson(c, deps.config.maxBodyBytes)) : {};
     const now = clock();
     const outcome = await db.writer.write(replayDelivery(id, now, deadline(body.deliverWithin, now)));
     if (outcome === "not_found") throw problems.notFound(`delivery ${id} does not exist`);

@@ -1,6 +1,7 @@
 // Health, readiness and stats (DESIGN §3 Tokens and operations).
 import { pendingMigrations } from "../../db/migrate.ts";
 import { stats } from "../../ops/stats.ts";
+import { countByStatus } from "../../proposals/store.ts";
 import { requireScope } from "../auth.ts";
 import type { App, HttpDeps } from "../context.ts";
 
@@ -39,7 +40,8 @@ export function operationRoutes(app: App, deps: HttpDeps): void {
 /** GET /metrics; also served alone, without a token, on OUTBOXD_METRICS_PORT. */
 export async function metricsResponse(deps: Pick<HttpDeps, "db" | "clock" | "metrics">): Promise<Response> {
   const current = await deps.db.driver.read(stats(deps.clock()));
-  return new Response(deps.metrics.render(current), {
+  const proposals = await deps.db.driver.read(countByStatus());
+  return new Response(deps.metrics.render(current, proposals), {
     headers: { "content-type": "text/plain; version=0.0.4; charset=utf-8" },
   });
 }
