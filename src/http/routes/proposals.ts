@@ -1,12 +1,12 @@
 // Proposals (DESIGN §10): an agent proposes, a person approves (or rejects).
 import type { Context } from "hono";
+import { NO_TRACING } from "../../ops/tracing.ts";
 import { requireScope } from "../auth.ts";
 import { hasBody, readJson } from "../body.ts";
 import type { App, AppEnv, HttpDeps } from "../context.ts";
 import { DEFAULT_LIMIT, page } from "../pagination.ts";
 import { ProposalCreateSchema, ProposalDecisionSchema, ProposalsQuerySchema } from "../schemas.ts";
 import { validate } from "../validation.ts";
-import { NO_TRACING } from "../../ops/tracing.ts";
 import { deprecationHeader } from "./event-types.ts";
 
 export function proposalRoutes(app: App, deps: HttpDeps): void {
