@@ -68,6 +68,39 @@ export const FAILPOINTS = [
 
 type Env = Record<string, string | undefined>;
 
+/** Every on/off setting; all of them read by parseBoolean, and documented so. */
+export const BOOLEAN_SETTINGS = [
+  "OUTBOXD_ALLOW_PRIVATE_ENDPOINTS",
+  "OUTBOXD_METRICS_PUBLIC",
+  "OUTBOXD_ALLOW_FAILPOINTS",
+] as const;
+type BooleanSetting = (typeof BOOLEAN_SETTINGS)[number];
+
+/** The one reading of an on/off setting: exactly `1` or `true` is on, `0` or `false` off. */
+export function parseBoolean(text: string): boolean | undefined {
+  if (text === "1" || text === "true") return true;
+  if (text === "0" || text === "false") return false;
+  return undefined;
+}
+
+/** What is wrong with a database URL, in words that never repeat it; null if nothing. */
+function databaseUrlProblem(url: string): string | null {
+  if (url.startsWith("file:")) return null;
+  if (!/^(libsql|https?|wss?):\/\//.test(url))
+    return "must start with file:, libsql://, http(s):// or ws(s)://";
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return "is not a valid URL";
+  }
+  // @libsql/client understands these two query parameters and refuses any other.
+  for (const key of parsed.searchParams.keys()) {
+    if (key !== "authToken" && key !== "tls") return "has a query parameter other than authToken and tls";
+  }
+  return null;
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const problems: string[] = [];
   const read = (name: string): string | undefined => {
@@ -90,12 +123,11 @@ export function loadConfig(env: Env = process.env): Config {
     }
     return value;
   };
-  const flag = (name: string): boolean => {
-    const text = read(name)?.toLowerCase();
-    if (text === undefined || text === "0" || text === "false") return false;
-    if (text === "1" || text === "true") return true;
-    problems.push(`${name}=${text} must be 1, true, 0 or false`);
-    return false;
+  const flag = (name: BooleanSetting): boolean => {
+    const text = read(name);
+    const value = text === undefined ? false : parseBoolean(text);
+    if (value === undefined) problems.push(`${name} must be 1 or true (on), 0 or false (off)`);
+    return value ?? false;
   };
   const oneOf = <T extends string>(name: string, allowed: readonly T[], fallback: T): T => {
     const text = read(name);
@@ -107,11 +139,10 @@ export function loadConfig(env: Env = process.env): Config {
 
   const databaseUrl = read("OUTBOXD_DATABASE_URL") ?? "file:./data/outboxd.db";
   const local = databaseUrl.startsWith("file:");
-  if (!/^(file:|libsql:\/\/|https?:\/\/|wss?:\/\/)/.test(databaseUrl)) {
-    problems.push(
-      `OUTBOXD_DATABASE_URL=${databaseUrl} must start with file:, libsql://, http(s):// or ws(s)://`,
-    );
-  }
+  const urlProblem = databaseUrlProblem(databaseUrl);
+  // Never the value itself: a URL may carry a password or an authToken.
+  if (urlProblem)
+    problems.push(`OUTBOXD_DATABASE_URL ${urlProblem} (its value is not shown: it may hold credentials)`);
   const driver = oneOf("OUTBOXD_DRIVER", ["engine", "client"] as const, local ? "engine" : "client");
   if (driver === "engine" && !local)
     problems.push("OUTBOXD_DRIVER=engine works only with a file: database URL");
@@ -127,7 +158,8 @@ export function loadConfig(env: Env = process.env): Config {
       );
     }
   }
-  if (failpoints.length > 0 && !flag("OUTBOXD_ALLOW_FAILPOINTS")) {
+  const allowFailpoints = flag("OUTBOXD_ALLOW_FAILPOINTS");
+  if (failpoints.length > 0 && !allowFailpoints) {
     problems.push(
       "OUTBOXD_FAILPOINTS is set but OUTBOXD_ALLOW_FAILPOINTS is not 1: failpoints kill the process",
     );
