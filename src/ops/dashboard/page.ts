@@ -63,6 +63,14 @@ code { font: 12px ui-monospace, "SFMono-Regular", Menlo, "Liberation Mono", mono
 .prefix { color: var(--muted); }
 .toast { position: fixed; right: 20px; bottom: 20px; padding: 10px 14px; border-radius: 8px; color: #fff; box-shadow: 0 4px 14px rgba(0,0,0,.15); }
 .toast.ok { background: var(--ok); } .toast.bad { background: var(--bad); }
+.proposal { border: 1px solid var(--line); border-radius: 8px; padding: 10px 14px; margin-top: 10px; }
+.proposal h3 { margin: 0 0 2px; font-size: 15px; white-space: normal; }
+.proposal h4 { margin: 10px 0 4px; font-size: 13px; }
+table.diff td.was code { background: #fbe7e7; } table.diff td.will code { background: #e1f3e8; }
+table.diff tr.record td { background: #f7f8fa; }
+.events { margin: 0; padding-left: 18px; } .events li { margin: 2px 0; }
+.decide { display: flex; gap: 8px; margin-top: 10px; }
+.decide input { flex: 1; font: inherit; padding: 4px 10px; border: 1px solid #c9ced8; border-radius: 6px; }
 [hidden] { display: none !important; }
 `;
 
@@ -117,6 +125,10 @@ const HTML = `<!doctype html>
         <span class="legend"><span><i class="key bars"></i>delivered per minute</span>
         <span><i class="key p50"></i>latency p50</span><span><i class="key max"></i>latency max</span></span></h2>
       <div id="chart"></div>
+    </section>
+    <section class="panel" id="proposals-panel">
+      <h2>Proposals waiting for approval <span class="count" id="proposal-count"></span></h2>
+      <div id="proposals"></div>
     </section>
     <section class="panel">
       <h2>Dead letters <span class="count" id="dead-count"></span></h2>

@@ -16,10 +16,15 @@ export function apiKit() {
   const forgetToken = () => sessionStorage.removeItem(TOKEN_KEY);
 
   /** The JSON answer; a non-2xx answer throws an ApiError carrying the problem's detail. */
-  async function request<T>(method: string, path: string): Promise<T> {
+  async function request<T>(method: string, path: string, send?: unknown): Promise<T> {
     const response = await fetch(path, {
       method,
-      headers: { authorization: `Bearer ${token() ?? ""}`, accept: "application/json" },
+      headers: {
+        authorization: `Bearer ${token() ?? ""}`,
+        accept: "application/json",
+        ...(send === undefined ? {} : { "content-type": "application/json" }),
+      },
+      ...(send === undefined ? {} : { body: JSON.stringify(send) }),
       cache: "no-store",
     });
     const text = await response.text();

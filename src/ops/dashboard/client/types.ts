@@ -56,3 +56,31 @@ export interface Page<T> {
   data: T[];
   next: string | null;
 }
+export interface ProposalRecordWrite {
+  collection: string;
+  id: string;
+  expectedVersion?: number | null;
+  data?: Record<string, unknown> | null;
+  delete?: boolean | null;
+}
+export interface ProposalEvent {
+  type: string;
+  aggregate?: string | null;
+  payload?: unknown;
+}
+export interface Proposal {
+  id: string;
+  status: string;
+  summary: string;
+  proposedBy: { tokenId: string; tokenName: string };
+  createdAt: string;
+  expiresAt: string;
+  commit: { records?: ProposalRecordWrite[] | null; events?: ProposalEvent[] | null };
+  current: {
+    collection: string;
+    id: string;
+    version: number;
+    data: Record<string, unknown> | null;
+    deleted: boolean;
+  }[];
+}

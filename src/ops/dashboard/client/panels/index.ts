@@ -5,11 +5,13 @@ import { attemptsPanel } from "./attempts.ts";
 import { chartPanel } from "./chart.ts";
 import { deadLettersPanel } from "./dead-letters.ts";
 import { endpointsPanel } from "./endpoints.ts";
+import { proposalsPanel } from "./proposals.ts";
 import { statsPanel } from "./stats.ts";
 
 export const PANELS: PanelFactory[] = [
   statsPanel,
   chartPanel,
+  proposalsPanel,
   deadLettersPanel,
   endpointsPanel,
   attemptsPanel,

@@ -1,0 +1,162 @@
+// The proposals panel of the dashboard (DESIGN §10), in a real browser (Debian's chromium driven
+// by playwright-core): an agent proposes over HTTP, a person sees the summary, the proposer, the
+// diff and the events, approves in the page with a reason, and the webhook arrives at a real
+// receiver. A screenshot goes to test-results/.
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { existsSync, mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { type Browser, chromium, type Page } from "playwright-core";
+import { apiClient, type Request } from "./helpers/api.ts";
+import { expectStatus } from "./helpers/assertions.ts";
+import { startReceiver, type TestReceiver, waitFor } from "./helpers/receiver.ts";
+import { startServer, type TestServer } from "./helpers/server.ts";
+
+const CHROMIUM = process.env.OUTBOXD_CHROMIUM ?? "/usr/bin/chromium";
+const RESULTS = join(import.meta.dir, "..", "test-results");
+
+let server: TestServer;
+let receiver: TestReceiver;
+let browser: Browser;
+let page: Page;
+let agent: Request;
+let personToken = "";
+const pageErrors: string[] = [];
+
+beforeAll(async () => {
+  if (!existsSync(CHROMIUM)) {
+    throw new Error(
+      `the dashboard test needs Chromium at ${CHROMIUM}: install Debian's package with ` +
+        "`apt-get update && apt-get install -y chromium` (or set OUTBOXD_CHROMIUM to another binary)",
+    );
+  }
+  mkdirSync(RESULTS, { recursive: true });
+  server = await startServer();
+  receiver = startReceiver();
+  expectStatus(
+    await server.request("POST", "/v1/endpoints", { url: receiver.url, eventTypes: ["return.*"] }),
+    201,
+  );
+  const token = async (name: string, scopes: string[]) =>
+    expectStatus(await server.request("POST", "/v1/tokens", { name, scopes }), 201).token as string;
+  agent = apiClient(server.url, await token("returns-agent", ["propose"]));
+  personToken = await token("alice", ["approve", "read"]);
+  expectStatus(
+    await server.request("PUT", "/v1/records/returns/r-123", {
+      data: { status: "requested", customer: "c-9", reason: "wrong size" },
+    }),
+    201,
+  );
+
+  browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    args: [
+      "--no-sandbox",
+      "--disable-gpu",
+      "--no-first-run",
+      "--disable-background-networking",
+      "--disable-sync",
+    ],
+  });
+  page = await browser.newPage({ viewport: { width: 1360, height: 1000 } });
+  page.on("pageerror", (error) => pageErrors.push(error.message));
+  page.on("console", (message) => {
+    if (message.type() === "error") pageErrors.push(message.text());
+  });
+});
+
+afterAll(async () => {
+  await browser?.close();
+  await server?.stop();
+  await receiver?.stop();
+});
+
+test("propose over HTTP, approve in the page, the webhook arrives", async () => {
+  const proposal = expectStatus(
+    await agent("POST", "/v1/proposals", {
+      summary: "Approve return r-123: item arrived unused, within 30 days.",
+      commit: {
+        records: [
+          {
+            collection: "returns",
+            id: "r-123",
+            expectedVersion: 1,
+            data: { status: "approved", customer: "c-9", refund: 1999 },
+          },
+        ],
+        events: [{ type: "return.approved", payload: { returnId: "r-123", refund: 1999 } }],
+      },
+    }),
+    201,
+  );
+
+  await page.goto(`${server.url}/`);
+  await page.fill("#token", personToken);
+  await page.click("#connect");
+  const card = page.locator(`article.proposal[data-proposal="${proposal.id}"]`);
+  await card.waitFor();
+
+  // What the person decides on: summary, proposer, diff field by field, the events.
+  expect(await card.locator("h3").textContent()).toBe(proposal.summary);
+  expect(await card.textContent()).toContain("returns-agent");
+  const field = (name: string) => card.locator(`tr[data-field="returns/r-123.${name}"]`);
+  expect(await field("status").getAttribute("class")).toBe("changed");
+  expect(await field("status").locator("td.was").textContent()).toBe('"requested"');
+  expect(await field("status").locator("td.will").textContent()).toBe('"approved"');
+  expect(await field("customer").getAttribute("class")).toBe("same");
+  expect(await field("reason").locator("td.will").textContent()).toBe("–");
+  expect(await field("refund").locator("td.was").textContent()).toBe("–");
+  expect(await field("refund").locator("td.will").textContent()).toBe("1999");
+  const events = await card.locator("ul.events").textContent();
+  expect(events).toContain("return.approved");
+  expect(events).toContain('"refund":1999');
+  expect(receiver.received).toHaveLength(0);
+  await page.screenshot({ path: join(RESULTS, "dashboard-proposals.png"), fullPage: true });
+
+  await card.locator("input.reason").fill("photos checked, refund ok");
+  await card.locator("button.approve").click();
+  await page.waitForSelector(`article.proposal[data-proposal="${proposal.id}"]`, { state: "detached" });
+
+  const webhook = await waitFor("the webhook at the receiver", () => receiver.received[0]);
+  const body = JSON.parse(webhook.body);
+  expect(body).toMatchObject({
+    type: "return.approved",
+    aggregate: "returns/r-123",
+    sequence: 1,
+    data: { returnId: "r-123", refund: 1999 },
+  });
+  expect(webhook.headers.get("webhook-signature")).toStartWith("v1,");
+
+  const decided = expectStatus(await agent("GET", `/v1/proposals/${proposal.id}`), 200);
+  expect(decided).toMatchObject({
+    status: "approved",
+    decidedBy: { tokenName: "alice" },
+    reason: "photos checked, refund ok",
+  });
+  const record = expectStatus(await server.request("GET", "/v1/records/returns/r-123"), 200);
+  expect(record).toMatchObject({ version: 2, data: { status: "approved", customer: "c-9", refund: 1999 } });
+  expect(pageErrors).toEqual([]);
+});
+
+test("the proposer's own token is refused in the page, and the proposal stays pending", async () => {
+  const proposal = expectStatus(
+    await server.request("POST", "/v1/proposals", {
+      summary: "Admin proposes, admin may not approve",
+      commit: { events: [{ type: "return.noted", aggregate: "returns/r-9" }] },
+    }),
+    201,
+  );
+  await page.evaluate(() => sessionStorage.clear());
+  await page.goto(`${server.url}/`);
+  await page.fill("#token", server.token);
+  await page.click("#connect");
+  const card = page.locator(`article.proposal[data-proposal="${proposal.id}"]`);
+  await card.waitFor();
+  await card.locator("button.approve").click();
+  await page.waitForFunction(() => document.getElementById("toast")?.textContent?.includes("another token"));
+  expect(expectStatus(await server.request("GET", `/v1/proposals/${proposal.id}`), 200).status).toBe(
+    "pending",
+  );
+  // The browser logs the refused request itself ("Failed to load resource: … 403").
+  expect(pageErrors.every((e) => e.includes("403"))).toBe(true);
+});
