@@ -2,7 +2,7 @@
 // transaction the Writer gives this operation (DESIGN §1.1). Any throw rolls back everything
 // this operation wrote, and only that (its savepoint).
 
-import { all, allBatchShared, get, type Op, run } from "../db/op.ts";
+import { all, allBatchShared, exec, get, type Op, prefetch, run, type Statement } from "../db/op.ts";
 import { enqueueDelivery } from "../deliveries/enqueue.ts";
 import { matchesEventType } from "../endpoints/patterns.ts";
 import { failpoint } from "../failpoints.ts";
@@ -148,11 +148,12 @@ export function* idempotentReplay(
 
 export function* commitOp(input: CommitInput): Op<CommitOutcome> {
   const { now } = input;
+  yield* prefetch(commitReads(input));
   if (input.idempotency) {
     const replay = yield* idempotentReplay(input.by.tokenId, input.idempotency, now);
     if (replay) return replay;
     // Any row still holding the key is older than the TTL: the key is free for this request.
-    yield* run(SQL.releaseExpiredKey, { tokenId: input.by.tokenId, key: input.idempotency.key });
+    yield* exec(SQL.releaseExpiredKey, { tokenId: input.by.tokenId, key: input.idempotency.key });
   }
 
   const commitId = newId("cmt", now);
@@ -201,6 +202,9 @@ export function* commitOp(input: CommitInput): Op<CommitOutcome> {
   const fanOut = input.events.map(targetsOf);
   checkFanOut(fanOut, input.maxDeliveries);
   const events: CommitResult["events"] = [];
+  // The last sequence given per aggregate in this commit: the next event of the same aggregate
+  // follows it without reading again (the remote write path cannot see its own pending writes).
+  const lastSequence = new Map<string, number>();
   let deliveryCount = 0;
   for (const [i, event] of input.events.entries()) {
     if (event.id !== undefined) {
@@ -227,8 +231,12 @@ export function* commitOp(input: CommitInput): Op<CommitOutcome> {
       }
     }
     const id = event.id ?? uuidv7(now);
-    const sequenceRow = yield* get<{ sequence: number }>(SQL.nextSequence, { key: event.aggregate });
-    const sequence = sequenceRow?.sequence ?? 1;
+    const previous = lastSequence.get(event.aggregate);
+    const sequence =
+      previous !== undefined
+        ? previous + 1
+        : ((yield* get<{ sequence: number }>(SQL.nextSequence, { key: event.aggregate }))?.sequence ?? 1);
+    lastSequence.set(event.aggregate, sequence);
     yield* run(SQL.insertEvent, {
       id,
       type: event.type,
@@ -288,6 +296,29 @@ function checkFanOut(targets: string[][], max: number): void {
       },
     ]);
   }
+}
+
+/** The reads commitOp will make, announced together (op.ts `prefetch`). */
+function commitReads(input: CommitInput): Statement[] {
+  const reads: Statement[] = [];
+  if (input.idempotency) {
+    reads.push({
+      sql: SQL.findIdempotent,
+      args: { tokenId: input.by.tokenId, key: input.idempotency.key, since: input.now - IDEMPOTENCY_TTL_MS },
+      kind: "get",
+    });
+  }
+  for (const write of input.records) {
+    reads.push({ sql: SQL.getRecord, args: { collection: write.collection, id: write.id }, kind: "get" });
+  }
+  if (input.events.length > 0) reads.push({ sql: SQL.endpoints, args: {}, kind: "all", batchShared: true });
+  for (const event of input.events) {
+    if (event.id !== undefined) reads.push({ sql: SQL.findEvent, args: { id: event.id }, kind: "get" });
+  }
+  for (const aggregate of new Set(input.events.map((event) => event.aggregate))) {
+    reads.push({ sql: SQL.nextSequence, args: { key: aggregate }, kind: "get" });
+  }
+  return reads;
 }
 
 function checkExpectation(

@@ -109,7 +109,8 @@ export class CommitService {
     }
     let outcome: CommitOutcome;
     try {
-      outcome = await db.writer.write(withAlso(commitOp(input), request.alsoWrite));
+      // A function, not an operation: the remote write path may have to run it again.
+      outcome = await db.writer.write(() => withAlso(commitOp(input), request.alsoWrite));
     } finally {
       if (guard !== undefined) this.#inProgress.delete(guard);
     }

@@ -1,9 +1,17 @@
 // @libsql/client: serves remote libSQL servers (`libsql://`, `http(s)://`: sqld, Turso) and,
 // when selected, local `file:` URLs. Every execute prepares its statement anew, which is why
-// local files default to the engine driver.
+// local files default to the engine driver. Re-runnable operations (commits, claims,
+// completions) go through the remote write path, a few round trips per group (remote-writer.ts).
 import { type Client, createClient, type InArgs, type Transaction } from "@libsql/client";
 import { type Driver, type DriverOptions, localPragmas } from "./driver.ts";
 import { type Execute, type Op, runOp, type Statement } from "./op.ts";
+import { RemoteWriter } from "./remote-writer.ts";
+
+/**
+ * Test and benchmark seam: wraps every client this driver opens (test/helpers/network.ts counts
+ * round trips and simulates a network's delay and failures with it). outboxd never sets it.
+ */
+export const clientSeam: { wrap: ((client: Client) => Client) | null } = { wrap: null };
 
 export interface ClientDriverTarget {
   url: string;
@@ -15,50 +23,60 @@ export async function openClientDriver(target: ClientDriverTarget, options: Driv
   // One connection each: a PRAGMA applies to the connection it ran on, and the client's pool
   // would otherwise open fresh connections without them.
   const open = async () => {
-    const client = createClient({
+    const created = createClient({
       url: target.url,
       authToken: target.authToken,
       concurrency: 1,
       intMode: "number",
       ...(local ? { timeout: options.busyTimeoutMs } : {}),
     });
+    const client = clientSeam.wrap ? clientSeam.wrap(created) : created;
     if (local) for (const pragma of localPragmas(options)) await client.execute(pragma);
     return client;
   };
   let writer = await open();
   const reader = await open();
   const executeOnReader = executor(reader);
+  const reconnect = async () => {
+    writer.close();
+    writer = await open();
+  };
+
+  const transaction = async <T>(op: Op<T>): Promise<T> => {
+    // transaction("write") is what issues BEGIN IMMEDIATE (drizzle's session would ignore the mode).
+    let tx: Transaction;
+    try {
+      tx = await writer.transaction("write");
+    } catch (error) {
+      // A BEGIN that failed (SQLITE_BUSY) leaves @libsql/client's local connection unable to
+      // commit ever after ("SQL statements in progress"): start over on a fresh connection.
+      if (local) await reconnect();
+      throw error;
+    }
+    try {
+      const value = await runOp(op, executor(tx));
+      await tx.commit();
+      return value;
+    } catch (error) {
+      if (!tx.closed) await tx.rollback();
+      throw error;
+    } finally {
+      tx.close();
+    }
+  };
+  const remote = new RemoteWriter({
+    batch: (statements, mode) => writer.batch(statements, mode),
+    transaction,
+    reconnect,
+  });
 
   return {
     name: "client",
     read<T>(op: Op<T>): Promise<T> {
       return runOp(op, executeOnReader);
     },
-    async transaction<T>(op: Op<T>): Promise<T> {
-      // transaction("write") is what issues BEGIN IMMEDIATE (drizzle's session would ignore the mode).
-      let tx: Transaction;
-      try {
-        tx = await writer.transaction("write");
-      } catch (error) {
-        // A BEGIN that failed (SQLITE_BUSY) leaves @libsql/client's local connection unable to
-        // commit ever after ("SQL statements in progress"): start over on a fresh connection.
-        if (local) {
-          writer.close();
-          writer = await open();
-        }
-        throw error;
-      }
-      try {
-        const value = await runOp(op, executor(tx));
-        await tx.commit();
-        return value;
-      } catch (error) {
-        if (!tx.closed) await tx.rollback();
-        throw error;
-      } finally {
-        tx.close();
-      }
-    },
+    transaction,
+    writeGroup: (ops) => remote.writeGroup(ops),
     async executeAlone(sql, args = {}) {
       await reader.execute({ sql, args });
     },

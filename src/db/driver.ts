@@ -1,4 +1,4 @@
-import type { Op } from "./op.ts";
+import type { Op, Outcome } from "./op.ts";
 
 /**
  * What the rest of outboxd needs from a database. Two implementations exist:
@@ -16,11 +16,23 @@ export interface Driver {
    */
   transaction<T>(op: Op<T>, options?: TransactionOptions): Promise<T>;
   /**
+   * Optional: commits a group of re-runnable operations in a few round trips whatever the
+   * group's size (the client driver's remote write path, remote-writer.ts). Never throws: one
+   * outcome per operation, in order. Only the Writer calls this, one group at a time.
+   */
+  writeGroup?(ops: GroupedOp[]): Promise<Outcome[]>;
+  /**
    * Runs one statement outside any transaction, on a connection of its own use; for the few
    * statements SQLite refuses inside one (VACUUM INTO for backups).
    */
   executeAlone(sql: string, args?: Record<string, string | number | null>): Promise<void>;
   close(): Promise<void>;
+}
+
+export interface GroupedOp {
+  op: Op<unknown>;
+  /** Makes the operation anew (the first run is `op`). */
+  again: () => Op<unknown>;
 }
 
 export type DriverName = "engine" | "client";

@@ -17,9 +17,29 @@ export interface Statement {
    * runs it once per batch): for reads of small, rarely written tables such as endpoints.
    */
   batchShared?: boolean;
+  /**
+   * A write whose row count the operation never looks at (`exec`): the remote write path then
+   * need not check the count it answered (remote-writer.ts).
+   */
+  blind?: boolean;
 }
 
-export type Op<T> = Generator<Statement, T, unknown>;
+/**
+ * The reads an operation is about to make, announced before its first statement. Local drivers
+ * ignore it (answered with undefined, nothing executed); the remote write path
+ * (remote-writer.ts) runs the reads of a whole group in one request and answers the operation's
+ * later identical reads from it, so a group commit costs the same few round trips whatever its size.
+ */
+export interface Prefetch {
+  kind: "prefetch";
+  statements: Statement[];
+}
+
+export type Step = Statement | Prefetch;
+
+export type Op<T> = Generator<Step, T, unknown>;
+
+export type Outcome<T = unknown> = { ok: true; value: T } | { ok: false; error: unknown };
 
 export function* all<R = Row>(sql: string, args: Args = {}): Op<R[]> {
   return (yield { sql, args, kind: "all" }) as R[];
@@ -38,12 +58,20 @@ export function* run(sql: string, args: Args = {}): Op<number> {
   return (yield { sql, args, kind: "run" }) as number;
 }
 
+/** `run` for a write whose row count does not matter to the operation (see Statement.blind). */
+export function* exec(sql: string, args: Args = {}): Op<void> {
+  yield { sql, args, kind: "run", blind: true };
+}
+
+/** Announces reads (see Prefetch); a no-op on local files. */
+export function* prefetch(statements: Statement[]): Op<void> {
+  if (statements.length > 0) yield { kind: "prefetch", statements };
+}
+
 /** Something that executes one statement, synchronously (engine) or not (client). */
 export type Execute = (statement: Statement) => unknown;
 
-type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
-
-function resume<T>(op: Op<T>, outcome: Outcome): IteratorResult<Statement, T> {
+function resume<T>(op: Op<T>, outcome: Outcome): IteratorResult<Step, T> {
   return outcome.ok ? op.next(outcome.value) : op.throw(outcome.error);
 }
 
@@ -53,7 +81,8 @@ export async function runOp<T>(op: Op<T>, execute: Execute): Promise<T> {
   while (!step.done) {
     let outcome: Outcome;
     try {
-      outcome = { ok: true, value: await execute(step.value) };
+      const statement = step.value;
+      outcome = { ok: true, value: statement.kind === "prefetch" ? undefined : await execute(statement) };
     } catch (error) {
       outcome = { ok: false, error };
     }
@@ -68,7 +97,8 @@ export function runOpSync<T>(op: Op<T>, execute: Execute): T {
   while (!step.done) {
     let outcome: Outcome;
     try {
-      outcome = { ok: true, value: execute(step.value) };
+      const statement = step.value;
+      outcome = { ok: true, value: statement.kind === "prefetch" ? undefined : execute(statement) };
     } catch (error) {
       outcome = { ok: false, error };
     }

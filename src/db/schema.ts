@@ -2,7 +2,7 @@
 // `migrations/` (drizzle-kit generates them from it); runtime SQL lives in `src/db/sql.ts`.
 // Times are integer milliseconds since the epoch (UTC); JSON columns hold text.
 import { sql } from "drizzle-orm";
-import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import { check, index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 
 export const records = sqliteTable(
   "records",
@@ -219,3 +219,11 @@ export const proposals = sqliteTable(
       .where(sql`idempotency_key IS NOT NULL`),
   ],
 );
+ * Always empty. The remote write path (src/db/remote-writer.ts) ends each group's batch with
+ * guard statements that insert a 0 here when something the group read has changed since; the
+ * CHECK refuses it, which aborts and rolls back the whole batch (SQLite raises no error from
+ * plain SQL otherwise).
+ */
+export const writeGuards = sqliteTable("write_guards", { held: integer("held").notNull() }, (t) => [
+  check("write_guard_failed", sql`${t.held} = 1`),
+]);

@@ -4,16 +4,16 @@
 // operation's failure rolls back only its own work. A caller's promise settles only after
 // the COMMIT that made its work durable (or failed).
 import type { Driver } from "./driver.ts";
-import { type Op, run } from "./op.ts";
+import { type Op, type Outcome, run } from "./op.ts";
 
 interface Queued {
   op: Op<unknown>;
+  /** Makes the operation anew, for a driver that may have to run it again (remote-writer.ts). */
+  again: (() => Op<unknown>) | undefined;
   durable: boolean;
   resolve: (value: unknown) => void;
   reject: (error: unknown) => void;
 }
-
-type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
 
 export class Writer {
   readonly #driver: Driver;
@@ -31,11 +31,17 @@ export class Writer {
    * (the dispatcher's claims and completions: a lost one means a redelivery, which
    * at-least-once allows): a batch of only such operations commits without an fsync of its
    * own. The WAL keeps order, so the next durable commit makes them durable too.
+   *
+   * Given a function that makes the operation, the driver may run it more than once (only one
+   * run ever commits): the client driver then batches the whole group in a few round trips
+   * (remote-writer.ts says what such an operation may and may not do).
    */
-  write<T>(op: Op<T>, options: { durable?: boolean } = {}): Promise<T> {
+  write<T>(op: Op<T> | (() => Op<T>), options: { durable?: boolean } = {}): Promise<T> {
+    const again = typeof op === "function" ? op : undefined;
     return new Promise<T>((resolve, reject) => {
       this.#queue.push({
-        op,
+        op: again ? again() : (op as Op<T>),
+        again,
         durable: options.durable ?? true,
         resolve: resolve as (value: unknown) => void,
         reject,
@@ -55,26 +61,45 @@ export class Writer {
         // Let the event loop run the requests that arrived meanwhile, so they join this batch.
         await new Promise((resolve) => setImmediate(resolve));
         const batch = this.#queue.splice(0, this.#maxBatch);
-        let outcomes: Outcome[];
-        try {
-          outcomes = await this.#driver.transaction(batchOp(batch), {
-            durable: batch.some((item) => item.durable),
-          });
-        } catch (error) {
-          // BEGIN or COMMIT failed: nothing of this batch is durable, so every caller hears it.
-          for (const item of batch) item.reject(error);
-          continue;
+        const writeGroup = this.#driver.writeGroup?.bind(this.#driver);
+        const grouped = writeGroup ? batch.filter((item) => item.again) : [];
+        const rest = grouped.length > 0 ? batch.filter((item) => !item.again) : batch;
+        if (rest.length > 0) await this.#transaction(rest);
+        if (writeGroup && grouped.length > 0) {
+          settle(
+            grouped,
+            await writeGroup(
+              grouped.map((item) => ({ op: item.op, again: item.again as () => Op<unknown> })),
+            ),
+          );
         }
-        batch.forEach((item, i) => {
-          const outcome = outcomes[i] as Outcome;
-          if (outcome.ok) item.resolve(outcome.value);
-          else item.reject(outcome.error);
-        });
       }
     } finally {
       this.#draining = null;
     }
   }
+
+  async #transaction(batch: Queued[]): Promise<void> {
+    let outcomes: Outcome[];
+    try {
+      outcomes = await this.#driver.transaction(batchOp(batch), {
+        durable: batch.some((item) => item.durable),
+      });
+    } catch (error) {
+      // BEGIN or COMMIT failed: nothing of this batch is durable, so every caller hears it.
+      for (const item of batch) item.reject(error);
+      return;
+    }
+    settle(batch, outcomes);
+  }
+}
+
+function settle(batch: Queued[], outcomes: Outcome[]): void {
+  batch.forEach((item, i) => {
+    const outcome = outcomes[i] as Outcome;
+    if (outcome.ok) item.resolve(outcome.value);
+    else item.reject(outcome.error);
+  });
 }
 
 /**
@@ -96,6 +121,11 @@ function* batchOp(batch: Queued[]): Op<Outcome[]> {
       let step = item.op.next();
       while (!step.done) {
         const statement = step.value;
+        if (statement.kind === "prefetch") {
+          // Only the remote write path uses the announcement; here each read runs when asked.
+          step = item.op.next();
+          continue;
+        }
         if (!savepoint) {
           yield* run("SAVEPOINT op");
           savepoint = true;

@@ -7,7 +7,7 @@
 //   - a row that leaves pending promotes its queue's next head (heads.ts);
 //   - every delivered row is counted in its minute bucket, every deadline death in the
 //     counter (counters.ts), in the same transaction.
-import { type Op, run } from "../db/op.ts";
+import { exec, type Op, run } from "../db/op.ts";
 import { bumpDeadlineCounter, recordDelivered } from "./counters.ts";
 import { DEAD_LETTER_SET } from "./dead-letter.ts";
 import { promoteHeads } from "./heads.ts";
@@ -126,7 +126,7 @@ function* touchEndpointHealth(endpointId: string, completion: Completion): Op<vo
   // To the second: at thousands of deliveries a second, writing this one hot row every time
   // would cost more than it tells.
   const column = completion.kind === "delivered" ? "last_success_at" : "last_failure_at";
-  yield* run(
+  yield* exec(
     `UPDATE endpoints SET ${column} = :at
      WHERE id = :endpointId AND (${column} IS NULL OR ${column} <= :at - :resolution)`,
     { endpointId, at: completion.at, resolution: HEALTH_RESOLUTION_MS },

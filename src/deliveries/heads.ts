@@ -13,7 +13,7 @@
 //   - dead-letter.ts deadLetterEndpoint: every pending row of the endpoint leaves, so none of
 //     its queues has a pending row left and there is no head to keep.
 // Every one of them runs in the same transaction as the change that needs it.
-import { type Op, run } from "../db/op.ts";
+import { exec, type Op, run } from "../db/op.ts";
 
 export interface Queue {
   endpointId: string;
@@ -30,7 +30,7 @@ export const IS_FIRST_IN_QUEUE = `NOT EXISTS (SELECT 1 FROM deliveries q
  */
 export function* promoteHeads(queues: Iterable<Queue>): Op<void> {
   for (const queue of queues) {
-    yield* run(
+    yield* exec(
       `UPDATE deliveries SET is_head = 1
        WHERE id = (SELECT id FROM deliveries
                    WHERE status = 'pending' AND endpoint_id = :endpointId AND aggregate = :aggregate

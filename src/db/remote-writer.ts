@@ -1,0 +1,478 @@
+// The remote write path: a group of operations in a few round trips, whatever the group's size.
+//
+// Over Hrana-over-HTTP (libSQL server, Turso) every statement of an interactive transaction is
+// one network round trip, held under the write lock. Here instead the operations of a group
+// advance in lockstep: each round of their reads is ONE read batch, their writes are buffered,
+// and then ONE write batch (one transaction on the server) carries, per operation, guard
+// statements and then its writes. A guard makes the batch fail (the write_guards CHECK) when
+// something the operation read has changed since it was read: another machine wrote first. The
+// whole group is then rolled back and run again from its reads. A commit with idempotency key,
+// records and events costs 2 round trips: its reads (announced up front, op.ts `prefetch`) and
+// its write batch.
+//
+// What an operation run here may do (the Writer sends only operations given as a function,
+// which can be made again):
+//   - read with SELECT statements (`get`/`all`); the answer is as of the read, and guarded;
+//   - write with `run`: the write is buffered and answered with a guess of its row count (the
+//     count last seen for that SQL, else 1); unless the count is certain (a plain INSERT … VALUES)
+//     or of no interest (`exec`), a guard right after the write checks the guess, and a wrong
+//     guess sends the operation to the general path below;
+//   - end with one write that returns rows (UPDATE … RETURNING, a claim): it runs in the batch
+//     and its rows are the operation's last answer.
+// Two operations of one group that read the same thing (same SQL, same arguments: the record,
+// the aggregate's last sequence, the idempotency key) never share a batch: the later one waits
+// for the next group, so one never overwrites what the other read. An operation that reads
+// again what it already read after writing (its own write would be invisible), or whose guess
+// was wrong, runs alone in an interactive transaction, as every operation did before.
+import type { InStatement, ResultSet } from "@libsql/client";
+import { problems } from "../lib/problem.ts";
+import type { GroupedOp } from "./driver.ts";
+import type { Op, Outcome, Row, Statement, Step } from "./op.ts";
+
+/** What the remote path needs from a connection (client-driver.ts). */
+export interface GroupConnection {
+  /** One request: the statements as one transaction ("write") or one snapshot ("read"). */
+  batch(statements: InStatement[], mode: "read" | "write"): Promise<ResultSet[]>;
+  /** Runs one operation alone in an interactive write transaction (the general, slower path). */
+  transaction<T>(op: Op<T>): Promise<T>;
+  /** Starts over on a fresh connection (after a lost connection or a failed BEGIN). */
+  reconnect(): Promise<void>;
+}
+
+/** After this many guard failures in a row, an operation runs alone on the general path. */
+const MAX_GROUP_ATTEMPTS = 4;
+
+const GUARD = "INSERT INTO write_guards (held) SELECT 0 WHERE";
+
+interface Read {
+  statement: Statement;
+  /** A plain copy of what was answered (rows for `all`, one row or undefined for `get`). */
+  answer: unknown;
+}
+
+interface Write {
+  statement: Statement;
+  /** The row count the operation was told, or null when certain (no guard). */
+  guess: number | null;
+}
+
+interface Task {
+  index: number;
+  again: () => Op<unknown>;
+  op: Op<unknown>;
+  attempts: number;
+  /** The step the operation is waiting to have answered. */
+  step: IteratorResult<Step, unknown>;
+  /** Prefetched answers by statement key, and the keys already handed out. */
+  cache: Map<string, unknown>;
+  served: Set<string>;
+  reads: Read[];
+  shared: Set<string>;
+  writes: Write[];
+  final: Statement | null;
+  outcome: Outcome | null;
+  /** Must run alone on the general path. */
+  alone: boolean;
+}
+
+type Want = { kind: "read"; statement: Statement } | { kind: "prefetch"; statements: Statement[] };
+
+export class RemoteWriter {
+  readonly #connection: GroupConnection;
+  /** The row count last seen per write SQL: the next guess. */
+  readonly #counts = new Map<string, number>();
+  /** Round trips by purpose, for tests and benchmarks. */
+  readonly stats = { groups: 0, readBatches: 0, writeBatches: 0, guardFailures: 0, alone: 0 };
+
+  constructor(connection: GroupConnection) {
+    this.#connection = connection;
+  }
+
+  async writeGroup(ops: GroupedOp[]): Promise<Outcome[]> {
+    const outcomes: Outcome[] = new Array(ops.length);
+    let queue = ops.map((item, index) => newTask(index, item.again, item.op, 0));
+    while (queue.length > 0) {
+      const next: Task[] = [];
+      const alone: Task[] = [];
+      await this.#group(queue, next, alone);
+      for (const task of alone) {
+        this.stats.alone += 1;
+        outcomes[task.index] = await this.#runAlone(task);
+      }
+      for (const task of queue) if (task.outcome) outcomes[task.index] = task.outcome;
+      queue = next;
+    }
+    return outcomes;
+  }
+
+  /** One group: read rounds, then one write batch. Leaves tasks to run again in `next`. */
+  async #group(tasks: Task[], next: Task[], alone: Task[]): Promise<void> {
+    this.stats.groups += 1;
+    const owners = new Map<string, Task>();
+    const sharedAnswers = new Map<string, unknown>();
+    const sharedReads = new Map<string, Statement>();
+    let active: Task[] = [];
+    for (const task of tasks) {
+      if (task.outcome) continue;
+      // A task carried over from an earlier group keeps what it read there: it still owns that.
+      const keys = [...task.cache.keys(), ...task.reads.map((read) => statementKey(read.statement))];
+      if (keys.some((key) => (owners.get(key) ?? task) !== task)) {
+        next.push(task);
+        continue;
+      }
+      for (const key of keys) owners.set(key, task);
+      active.push(task);
+    }
+    for (;;) {
+      const wanting: { task: Task; want: Want }[] = [];
+      for (const task of active) {
+        const want = this.#advance(task, sharedAnswers);
+        if (want) wanting.push({ task, want });
+      }
+      const moved = new Set<Task>();
+      for (const task of active) {
+        if (task.alone && !task.outcome) {
+          alone.push(task);
+          moved.add(task);
+        }
+      }
+      if (wanting.length === 0) {
+        active = active.filter((task) => !moved.has(task));
+        break;
+      }
+      // One read request for every task that wants to read, except those whose reads overlap
+      // another task's in this group: they wait for the next group.
+      const statements: InStatement[] = [];
+      const answerAt: { task: Task; want: Want; at: number[] }[] = [];
+      const sharedAt = new Map<string, number>();
+      for (const { task, want } of wanting) {
+        const asked = want.kind === "read" ? [want.statement] : want.statements;
+        const keys = asked.filter((s) => !s.batchShared).map(statementKey);
+        if (keys.some((key) => (owners.get(key) ?? task) !== task)) {
+          next.push(task);
+          moved.add(task);
+          continue;
+        }
+        for (const key of keys) owners.set(key, task);
+        const at = asked.map((statement) => {
+          const key = statementKey(statement);
+          if (statement.batchShared) {
+            const known = sharedAt.get(key);
+            if (known !== undefined) return known;
+            sharedAt.set(key, statements.length);
+            sharedReads.set(key, statement);
+          }
+          statements.push({ sql: statement.sql, args: statement.args });
+          return statements.length - 1;
+        });
+        answerAt.push({ task, want, at });
+      }
+      active = active.filter((task) => !moved.has(task));
+      if (statements.length === 0) continue;
+      let results: ResultSet[];
+      try {
+        this.stats.readBatches += 1;
+        results = await this.#connection.batch(statements, "read");
+      } catch {
+        // Only reads were sent: nothing of this group was written.
+        await this.#connection.reconnect().catch(() => undefined);
+        const failure = problems.unavailable("the database could not be reached; nothing was written, retry");
+        for (const task of tasks) if (!alone.includes(task)) task.outcome ??= { ok: false, error: failure };
+        next.length = 0;
+        return;
+      }
+      for (const { task, want, at } of answerAt) {
+        if (want.kind === "prefetch") {
+          want.statements.forEach((statement, i) => {
+            const answer = answerOf(statement, results[at[i] as number] as ResultSet);
+            const key = statementKey(statement);
+            if (statement.batchShared) sharedAnswers.set(key, answer);
+            else task.cache.set(key, answer);
+          });
+          resume(task, undefined);
+        } else {
+          const { statement } = want;
+          const answer = answerOf(statement, results[at[0] as number] as ResultSet);
+          const key = statementKey(statement);
+          if (statement.batchShared) {
+            sharedAnswers.set(key, answer);
+            task.shared.add(key);
+          } else {
+            task.reads.push({ statement, answer: copy(answer) });
+            task.served.add(key);
+          }
+          resume(task, answer);
+        }
+      }
+    }
+    await this.#commit(active, next, alone, sharedReads, sharedAnswers);
+  }
+
+  /**
+   * Runs a task until it needs a read round (returned), is ready for the write batch, or is
+   * done. Answers reads it prefetched and buffers its writes on the way.
+   */
+  #advance(task: Task, sharedAnswers: Map<string, unknown>): Want | null {
+    while (!task.outcome && !task.final && !task.alone) {
+      const { step } = task;
+      if (step.done) {
+        task.outcome = { ok: true, value: step.value };
+        return null;
+      }
+      const statement = step.value;
+      if (statement.kind === "prefetch") return { kind: "prefetch", statements: statement.statements };
+      if (isRead(statement)) {
+        const key = statementKey(statement);
+        if (statement.batchShared) {
+          if (!sharedAnswers.has(key)) return { kind: "read", statement };
+          task.shared.add(key);
+          resume(task, sharedAnswers.get(key));
+          continue;
+        }
+        if (task.served.has(key) && task.writes.length > 0) {
+          // A read again after writing: the buffered write would be invisible to it.
+          task.alone = true;
+          return null;
+        }
+        if (!task.cache.has(key)) return { kind: "read", statement };
+        const answer = task.cache.get(key);
+        if (!task.served.has(key)) task.reads.push({ statement, answer: copy(answer) });
+        task.served.add(key);
+        resume(task, answer);
+        continue;
+      }
+      if (statement.kind === "run") {
+        const guess =
+          statement.blind || certainlyOneRow(statement.sql) ? null : (this.#counts.get(statement.sql) ?? 1);
+        task.writes.push({ statement, guess });
+        resume(task, guess ?? 1);
+        continue;
+      }
+      // A write that returns rows: the operation's last step, answered after the batch.
+      task.final = statement;
+      return null;
+    }
+    return null;
+  }
+
+  async #commit(
+    tasks: Task[],
+    next: Task[],
+    alone: Task[],
+    sharedReads: Map<string, Statement>,
+    sharedAnswers: Map<string, unknown>,
+  ): Promise<void> {
+    // An operation that threw (a version conflict, decided from its reads) writes nothing.
+    const batchTasks = tasks.filter(
+      (task) => !(task.outcome && !task.outcome.ok) && (task.writes.length > 0 || task.final !== null),
+    );
+    if (batchTasks.length === 0) return;
+    // What each statement of the batch is, to tell a failed guard from a failed write.
+    const roles: { task: Task | null; role: "guard" | "count" | "write" | "final"; write?: Write }[] = [];
+    const statements: InStatement[] = [];
+    const push = (statement: InStatement, role: (typeof roles)[number]) => {
+      statements.push(statement);
+      roles.push(role);
+    };
+    const usedShared = new Set(batchTasks.flatMap((task) => [...task.shared]));
+    for (const key of usedShared) {
+      const statement = sharedReads.get(key);
+      if (statement) push(readGuard(statement, sharedAnswers.get(key)), { task: null, role: "guard" });
+    }
+    for (const task of batchTasks) {
+      for (const read of task.reads) push(readGuard(read.statement, read.answer), { task, role: "guard" });
+      for (const write of task.writes) {
+        push({ sql: write.statement.sql, args: write.statement.args }, { task, role: "write", write });
+        if (write.guess !== null) {
+          push(
+            { sql: `${GUARD} changes() IS NOT :__count`, args: { __count: write.guess } },
+            { task, role: "count", write },
+          );
+        }
+      }
+      if (task.final) push({ sql: task.final.sql, args: task.final.args }, { task, role: "final" });
+    }
+    let results: ResultSet[];
+    try {
+      this.stats.writeBatches += 1;
+      results = await this.#connection.batch(statements, "write");
+    } catch (error) {
+      const index = batchStatementIndex(error);
+      if (index === null) {
+        // The request failed on the way or its answer was lost: it may have committed or not.
+        await this.#connection.reconnect().catch(() => undefined);
+        const outcome: Outcome = isBusy(error)
+          ? { ok: false, error }
+          : {
+              ok: false,
+              error: problems.unavailable(
+                "the connection to the database was lost while committing; the outcome is unknown: " +
+                  "retry with the same Idempotency-Key, which is safe",
+              ),
+            };
+        for (const task of batchTasks) task.outcome = outcome;
+        return;
+      }
+      // One statement failed and the batch rolled back: nothing of it was written.
+      const failed = roles[index];
+      if (failed?.role === "guard") this.stats.guardFailures += 1;
+      for (const task of batchTasks) {
+        if (failed?.task === task && failed.role !== "guard") {
+          // A wrong guess or a write the reads did not foresee: the general path decides.
+          if (failed.role === "count" && failed.write?.guess !== null && failed.write) {
+            this.#counts.set(failed.write.statement.sql, failed.write.guess === 1 ? 0 : 1);
+          }
+          task.alone = true;
+          alone.push(task);
+          continue;
+        }
+        const again = newTask(task.index, task.again, task.again(), task.attempts + 1);
+        Object.assign(task, again);
+        if (task.attempts >= MAX_GROUP_ATTEMPTS) {
+          task.alone = true;
+          alone.push(task);
+        } else next.push(task);
+      }
+      return;
+    }
+    roles.forEach((role, i) => {
+      if (role.role === "write" && role.write?.guess !== null && role.write) {
+        this.#counts.set(role.write.statement.sql, (results[i] as ResultSet).rowsAffected);
+      }
+    });
+    for (const task of batchTasks) {
+      if (!task.final) continue;
+      const at = roles.findIndex((role) => role.task === task && role.role === "final");
+      resume(task, answerOf(task.final, results[at] as ResultSet));
+      if (!task.step.done && !task.outcome) {
+        task.outcome = {
+          ok: false,
+          error: new Error("an operation on the remote write path went on after its returning write"),
+        };
+      } else if (task.step.done) task.outcome ??= { ok: true, value: task.step.value };
+    }
+  }
+
+  async #runAlone(task: Task): Promise<Outcome> {
+    try {
+      return { ok: true, value: await this.#connection.transaction(task.again()) };
+    } catch (error) {
+      return { ok: false, error };
+    }
+  }
+}
+
+function newTask(index: number, again: () => Op<unknown>, op: Op<unknown>, attempts: number): Task {
+  const task: Task = {
+    index,
+    again,
+    op,
+    attempts,
+    step: { done: false, value: { kind: "prefetch", statements: [] } },
+    cache: new Map(),
+    served: new Set(),
+    reads: [],
+    shared: new Set(),
+    writes: [],
+    final: null,
+    outcome: null,
+    alone: false,
+  };
+  try {
+    task.step = op.next();
+  } catch (error) {
+    task.outcome = { ok: false, error };
+  }
+  return task;
+}
+
+/** Hands the task its answer and moves it to its next step (or its end). */
+function resume(task: Task, answer: unknown): void {
+  try {
+    task.step = task.op.next(answer);
+  } catch (error) {
+    task.outcome = { ok: false, error };
+  }
+}
+
+function statementKey(statement: Statement): string {
+  const args = Object.keys(statement.args)
+    .sort()
+    .map((name) => [name, statement.args[name]]);
+  return `${statement.kind}\u0000${statement.sql}\u0000${JSON.stringify(args)}`;
+}
+
+function isRead(statement: Statement): boolean {
+  return statement.kind !== "run" && /^\s*SELECT\b/i.test(statement.sql);
+}
+
+/** A plain INSERT … VALUES of one row changes exactly one row or fails. */
+function certainlyOneRow(sql: string): boolean {
+  return (
+    /^\s*INSERT\s+INTO\b/i.test(sql) &&
+    /\bVALUES\b/i.test(sql) &&
+    !/\bON\s+CONFLICT\b|\bOR\s+(IGNORE|REPLACE)\b/i.test(sql)
+  );
+}
+
+function answerOf(statement: Statement, result: ResultSet): unknown {
+  switch (statement.kind) {
+    case "all":
+      return result.rows;
+    case "get":
+      return result.rows[0];
+    case "run":
+      return result.rowsAffected;
+  }
+}
+
+function copy(answer: unknown): unknown {
+  if (Array.isArray(answer)) return answer.map((row) => ({ ...(row as Row) }));
+  return answer === undefined ? undefined : { ...(answer as Row) };
+}
+
+/**
+ * A statement that fails (write_guards' CHECK) unless `statement` still answers `answer`: the
+ * same row for `get` (or still none), the same rows for `all`.
+ */
+export function readGuard(statement: Statement, answer: unknown): InStatement {
+  const args: Record<string, string | number | null> = { ...statement.args };
+  let n = 0;
+  const matches = (row: Row) => {
+    const terms = Object.entries(row).map(([column, value]) => {
+      const name = `__g${n++}`;
+      args[name] = value as string | number | null;
+      return `g."${column.replaceAll('"', '""')}" IS :${name}`;
+    });
+    return `EXISTS (SELECT 1 FROM (${statement.sql}) AS g WHERE ${terms.join(" AND ") || "1"})`;
+  };
+  if (statement.kind === "get") {
+    const sql =
+      answer === undefined ? `${GUARD} EXISTS (${statement.sql})` : `${GUARD} NOT ${matches(answer as Row)}`;
+    return { sql, args };
+  }
+  const rows = answer as Row[];
+  args.__rows = rows.length;
+  const terms = [
+    `(SELECT count(*) FROM (${statement.sql})) IS NOT :__rows`,
+    ...rows.map((row) => `NOT ${matches(row)}`),
+  ];
+  return { sql: `${GUARD} ${terms.join(" OR ")}`, args };
+}
+
+/** The index of the statement that failed in a batch, or null when the request itself failed. */
+function batchStatementIndex(error: unknown): number | null {
+  if (typeof error !== "object" || error === null) return null;
+  const { statementIndex, code } = error as { statementIndex?: unknown; code?: unknown };
+  if (typeof statementIndex !== "number") return null;
+  // SQLite's own refusals (a guard's CHECK, a constraint): the batch rolled back, nothing written.
+  if (typeof code === "string" && code.startsWith("SQLITE_") && !code.startsWith("SQLITE_BUSY")) {
+    return statementIndex;
+  }
+  return null;
+}
+
+function isBusy(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === "string" && code.startsWith("SQLITE_BUSY");
+}

@@ -1,0 +1,103 @@
+// A SIMULATED network between outboxd and a remote libSQL server, for tests and benchmarks only.
+// No libSQL server can be installed on the development and CI hosts, so the remote write path
+// runs through @libsql/client on a local `file:` database, wrapped here. The wrapper counts the
+// requests Hrana-over-HTTP would send (one per `execute`, `batch` or `executeMultiple`, and per
+// statement, commit or rollback of an interactive transaction, whose BEGIN rides with its first
+// statement), waits a fixed delay on each (the round trip), and can lose one on purpose, before
+// it reaches the database or after (the answer lost: the outcome unknown to the client).
+// What it does not simulate: bandwidth, the server's own work, the lock held across an
+// interactive transaction's round trips by ANOTHER process's network (each process waits its own
+// delay, so a lock held across round trips is held that long here too).
+import type { Client, Transaction } from "@libsql/client";
+import { clientSeam } from "../../src/db/client-driver.ts";
+
+export type RequestKind = "execute" | "read-batch" | "write-batch" | "batch" | "tx-statement" | "tx-end";
+
+export interface Network {
+  /** Requests sent so far, by kind. */
+  counts: Record<RequestKind, number>;
+  total(): number;
+  reset(): void;
+  /** The next request of this kind fails: before it reaches the database, or after it ran there. */
+  failNext(kind: RequestKind, when: "before" | "after"): void;
+  /** Stops wrapping new clients. */
+  uninstall(): void;
+}
+
+export class SimulatedNetworkError extends Error {}
+
+/** Wraps every client the client driver opens from now on. */
+export function installNetwork(options: { delayMs: number }): Network {
+  const counts = emptyCounts();
+  const failures: { kind: RequestKind; when: "before" | "after" }[] = [];
+  const request = async <T>(kind: RequestKind, send: () => Promise<T>): Promise<T> => {
+    counts[kind] += 1;
+    if (options.delayMs > 0) await Bun.sleep(options.delayMs);
+    const at = failures.findIndex((f) => f.kind === kind);
+    const failure = at >= 0 ? failures.splice(at, 1)[0] : undefined;
+    if (failure?.when === "before")
+      throw new SimulatedNetworkError(`simulated: ${kind} request lost on the way`);
+    const result = await send();
+    if (failure?.when === "after")
+      throw new SimulatedNetworkError(`simulated: ${kind} answer lost on the way back`);
+    return result;
+  };
+
+  const wrapTransaction = (tx: Transaction): Transaction =>
+    new Proxy(tx, {
+      get(target, property) {
+        if (property === "execute" || property === "batch" || property === "executeMultiple") {
+          return (...args: unknown[]) =>
+            request("tx-statement", () =>
+              (target[property] as (...a: unknown[]) => Promise<unknown>)(...args),
+            );
+        }
+        if (property === "commit" || property === "rollback") {
+          return () => request("tx-end", () => target[property]());
+        }
+        const value = Reflect.get(target, property);
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    });
+
+  clientSeam.wrap = (client: Client): Client =>
+    new Proxy(client, {
+      get(target, property) {
+        if (property === "execute" || property === "executeMultiple") {
+          return (...args: unknown[]) =>
+            request("execute", () => (target[property] as (...a: unknown[]) => Promise<unknown>)(...args));
+        }
+        if (property === "batch") {
+          return (statements: Parameters<Client["batch"]>[0], mode?: Parameters<Client["batch"]>[1]) =>
+            request(mode === "read" ? "read-batch" : mode === "write" ? "write-batch" : "batch", () =>
+              target.batch(statements, mode),
+            );
+        }
+        if (property === "transaction") {
+          // Hrana sends BEGIN with the transaction's first statement: opening it costs no request.
+          return async (mode?: "write" | "read" | "deferred") =>
+            wrapTransaction(await target.transaction(mode));
+        }
+        const value = Reflect.get(target, property);
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    });
+
+  return {
+    counts,
+    total: () => Object.values(counts).reduce((a, b) => a + b, 0),
+    reset() {
+      Object.assign(counts, emptyCounts());
+    },
+    failNext(kind, when) {
+      failures.push({ kind, when });
+    },
+    uninstall() {
+      clientSeam.wrap = null;
+    },
+  };
+}
+
+function emptyCounts(): Record<RequestKind, number> {
+  return { execute: 0, "read-batch": 0, "write-batch": 0, batch: 0, "tx-statement": 0, "tx-end": 0 };
+}

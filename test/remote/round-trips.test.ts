@@ -1,0 +1,163 @@
+// The remote write path's round trips, counted through the simulated network
+// (test/helpers/network.ts): a group commit, a group of claims and a group of completions each
+// cost the same few requests whatever the group's size (issue 15: at most 4 per group commit).
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { join } from "node:path";
+import { type CommitInput, commitOp } from "../../src/commit/commit-op.ts";
+import { loadConfig } from "../../src/config.ts";
+import { migrate } from "../../src/db/migrate.ts";
+import { type Database, openDatabase } from "../../src/db/open.ts";
+import { claimDeliveries, completeDelivery } from "../../src/dispatch/queries.ts";
+import { createEndpoint } from "../../src/endpoints/endpoints.ts";
+import { installNetwork, type Network } from "../helpers/network.ts";
+import { tempDir } from "../helpers/server.ts";
+
+const SIZES = [1, 8, 64];
+
+let network: Network;
+let db: Database;
+let endpointId: string;
+
+beforeAll(async () => {
+  network = installNetwork({ delayMs: 0 });
+  db = await openDatabase(
+    loadConfig({
+      OUTBOXD_DATABASE_URL: `file:${join(tempDir("outboxd-rtt-"), "o.db")}`,
+      OUTBOXD_DRIVER: "client",
+    }),
+  );
+  await db.writer.write(migrate());
+  const endpoint = await db.writer.write(
+    createEndpoint(
+      { url: "https://example.com/hook", eventTypes: [], description: null, sealedSecrets: "[]" },
+      Date.now(),
+    ),
+  );
+  endpointId = endpoint.id;
+});
+
+afterAll(async () => {
+  await db.close();
+  network.uninstall();
+});
+
+let serial = 0;
+function commit(options: { key?: boolean; events?: number } = {}): CommitInput {
+  serial += 1;
+  const now = Date.now();
+  const id = `r${serial}`;
+  return {
+    tokenId: "tok_test",
+    records: [{ collection: "orders", id, expectedVersion: undefined, data: JSON.stringify({ n: serial }) }],
+    events: Array.from({ length: options.events ?? 1 }, () => ({
+      id: undefined,
+      type: "order.updated",
+      aggregate: `orders/${id}`,
+      payload: "{}",
+      deliverAfter: null,
+      deliverBy: now + 3_600_000,
+      endpoints: undefined,
+    })),
+    idempotency: options.key ? { key: `k${serial}`, requestHash: "h" } : undefined,
+    traceparent: undefined,
+    conflictStatus: 409,
+    now,
+  };
+}
+
+/** Queues all `ops` before the Writer's next turn, so they form one group; returns the requests it cost. */
+async function group<T>(
+  ops: (() => Generator<unknown, T, unknown>)[],
+): Promise<{ requests: number; results: T[] }> {
+  await db.writer.idle();
+  network.reset();
+  const results = await Promise.all(ops.map((op) => db.writer.write(op as never) as Promise<T>));
+  return { requests: network.total(), results };
+}
+
+describe("round trips per group on the remote write path", () => {
+  test.each(SIZES)(
+    "a group commit of %i commits (idempotency keys, two events each): 2 requests",
+    async (n) => {
+      const { requests, results } = await group(
+        Array.from({ length: n }, () => {
+          const input = commit({ key: true, events: 2 });
+          return () => commitOp(input);
+        }),
+      );
+      expect(results).toHaveLength(n);
+      expect(network.counts["tx-statement"]).toBe(0);
+      expect(requests).toBe(2);
+    },
+  );
+
+  test.each(SIZES)("a group of %i claims: 1 request", async (n) => {
+    // n dispatchers' claims in one group (one process has one at a time; the bound holds anyway).
+    await group(Array.from({ length: 4 }, () => () => commitOp(commit())));
+    const now = Date.now();
+    const { requests } = await group(
+      Array.from(
+        { length: n },
+        (_, i) => () =>
+          claimDeliveries({
+            owner: `o${i}`,
+            now,
+            leaseMs: 60_000,
+            limit: 1,
+            endpointRoom: {},
+            endpointLimit: 8,
+          }),
+      ),
+    );
+    expect(requests).toBe(1);
+  });
+
+  // Completions answer each write's row count with the count last seen for it, checked in the
+  // batch: a first completion (a new minute bucket) learns them on the general path.
+  test.each(SIZES)("a group of %i completions: 1 request once the counts are known", async (n) => {
+    await deliver(2);
+    const { requests, results } = await deliver(n);
+    expect(results.every((recorded) => recorded === true)).toBe(true);
+    expect(requests).toBe(1);
+  });
+});
+
+/** The same minute for every completion: a new minute bucket would cost the general path once. */
+const AT = Date.now();
+
+async function deliver(n: number) {
+  await group(Array.from({ length: n }, () => () => commitOp(commit())));
+  const claimed = (
+    await group([
+      () =>
+        claimDeliveries({
+          owner: "c",
+          now: Date.now() + 1000,
+          leaseMs: 60_000,
+          limit: n,
+          endpointRoom: {},
+          endpointLimit: 1000,
+        }),
+    ])
+  ).results[0] as { id: string; aggregate: string }[];
+  expect(claimed.length).toBe(n);
+  return group(
+    claimed.map(
+      (d) => () =>
+        completeDelivery(
+          {
+            deliveryId: d.id,
+            owner: "c",
+            endpointId,
+            aggregate: d.aggregate,
+            startedAt: AT,
+            durationMs: 1,
+            statusCode: 200,
+            error: null,
+            responsePrefix: null,
+          },
+          { kind: "delivered", at: AT + 2, latencyMs: 1 },
+        ),
+    ),
+  );
+}
