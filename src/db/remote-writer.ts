@@ -15,15 +15,16 @@
 //   - read with SELECT statements (`get`/`all`); the answer is as of the read, and guarded;
 //   - write with `run`: the write is buffered and answered with a guess of its row count (the
 //     count last seen for that SQL, else 1); unless the count is certain (a plain INSERT … VALUES)
-//     or of no interest (`exec`), a guard right after the write checks the guess, and a wrong
-//     guess sends the operation to the general path below;
+//     or of no interest (`exec`), a guard right after the write checks the guess; a wrong guess
+//     of 0 or 1 runs the group again with the other answer at that position, any other sends
+//     the operation to the general path below;
 //   - end with one write that returns rows (UPDATE … RETURNING, a claim): it runs in the batch
 //     and its rows are the operation's last answer.
 // Two operations of one group that read the same thing (same SQL, same arguments: the record,
 // the aggregate's last sequence, the idempotency key) never share a batch: the later one waits
 // for the next group, so one never overwrites what the other read. An operation that reads
-// again what it already read after writing (its own write would be invisible), or whose guess
-// was wrong, runs alone in an interactive transaction, as every operation did before.
+// again what it already read after writing (its own write would be invisible), or that keeps
+// failing its guards, runs alone in an interactive transaction, as every operation did before.
 import type { InStatement, ResultSet } from "@libsql/client";
 import { problems } from "../lib/problem.ts";
 import type { GroupedOp } from "./driver.ts";
@@ -41,6 +42,8 @@ export interface GroupConnection {
 
 /** After this many guard failures in a row, an operation runs alone on the general path. */
 const MAX_GROUP_ATTEMPTS = 4;
+/** After this many corrected row counts, an operation runs alone on the general path. */
+const MAX_CORRECTED_COUNTS = 16;
 
 const GUARD = "INSERT INTO write_guards (held) SELECT 0 WHERE";
 
@@ -61,6 +64,11 @@ interface Task {
   again: () => Op<unknown>;
   op: Op<unknown>;
   attempts: number;
+  /**
+   * Row counts to answer by write position (the n-th write of the operation), learned from
+   * guesses that proved wrong: kept when the operation runs again.
+   */
+  counts: Map<number, number>;
   /** The step the operation is waiting to have answered. */
   step: IteratorResult<Step, unknown>;
   /** Prefetched answers by statement key, and the keys already handed out. */
@@ -243,7 +251,9 @@ export class RemoteWriter {
       }
       if (statement.kind === "run") {
         const guess =
-          statement.blind || certainlyOneRow(statement.sql) ? null : (this.#counts.get(statement.sql) ?? 1);
+          statement.blind || certainlyOneRow(statement.sql)
+            ? null
+            : (task.counts.get(task.writes.length) ?? this.#counts.get(statement.sql) ?? 1);
         task.writes.push({ statement, guess });
         resume(task, guess ?? 1);
         continue;
@@ -317,18 +327,24 @@ export class RemoteWriter {
       const failed = roles[index];
       if (failed?.role === "guard") this.stats.guardFailures += 1;
       for (const task of batchTasks) {
+        let counts = task.counts;
+        let attempts = task.attempts + 1;
         if (failed?.task === task && failed.role !== "guard") {
-          // A wrong guess or a write the reads did not foresee: the general path decides.
-          if (failed.role === "count" && failed.write?.guess !== null && failed.write) {
-            this.#counts.set(failed.write.statement.sql, failed.write.guess === 1 ? 0 : 1);
+          const corrected = failed.role === "count" ? correctedCount(task, failed.write) : null;
+          if (corrected === null) {
+            // A write the reads did not foresee, or a count that is neither 0 nor 1: the
+            // general path decides.
+            task.alone = true;
+            alone.push(task);
+            continue;
           }
-          task.alone = true;
-          alone.push(task);
-          continue;
+          // A wrong guess of 0 or 1 (a new minute bucket, a refused fence): run again with the
+          // other answer at that position.
+          counts = new Map(counts).set(corrected.position, corrected.count);
+          attempts = task.attempts;
         }
-        const again = newTask(task.index, task.again, task.again(), task.attempts + 1);
-        Object.assign(task, again);
-        if (task.attempts >= MAX_GROUP_ATTEMPTS) {
+        Object.assign(task, newTask(task.index, task.again, task.again(), attempts, counts));
+        if (task.attempts >= MAX_GROUP_ATTEMPTS || task.counts.size > MAX_CORRECTED_COUNTS) {
           task.alone = true;
           alone.push(task);
         } else next.push(task);
@@ -362,12 +378,27 @@ export class RemoteWriter {
   }
 }
 
-function newTask(index: number, again: () => Op<unknown>, op: Op<unknown>, attempts: number): Task {
+/** The position and other answer of a wrongly guessed 0 or 1, unless already corrected once. */
+function correctedCount(task: Task, write: Write | undefined): { position: number; count: number } | null {
+  if (!write || (write.guess !== 0 && write.guess !== 1)) return null;
+  const position = task.writes.indexOf(write);
+  if (position < 0 || task.counts.has(position)) return null;
+  return { position, count: 1 - write.guess };
+}
+
+function newTask(
+  index: number,
+  again: () => Op<unknown>,
+  op: Op<unknown>,
+  attempts: number,
+  counts: Map<number, number> = new Map(),
+): Task {
   const task: Task = {
     index,
     again,
     op,
     attempts,
+    counts,
     step: { done: false, value: { kind: "prefetch", statements: [] } },
     cache: new Map(),
     served: new Set(),

@@ -117,7 +117,8 @@ export class Dispatcher extends EventEmitter {
     this.#slots = new Slots(deps.config);
     this.#attemptLog = new AttemptLog(deps.logger);
     this.#completions = new CompletionQueue<AttemptEvent>({
-      write: (items) => deps.db.writer.write(completeAll(items), BOOKKEEPING),
+      // Functions, not operations: the remote write path may run them again (remote-writer.ts).
+      write: (items) => deps.db.writer.write(() => completeAll(items), BOOKKEEPING),
       written: (items, recorded) => this.#written(items, recorded),
       logger: deps.logger,
       clock: deps.clock,
@@ -256,12 +257,13 @@ export class Dispatcher extends EventEmitter {
     const claimedAt = clock();
     const owner = `${this.#owner}:${this.#claims}`;
     const claimed = await db.writer.write(
-      claimDeliveries({
-        owner,
-        now: claimedAt,
-        leaseMs: config.leaseMs,
-        ...room,
-      }),
+      () =>
+        claimDeliveries({
+          owner,
+          now: claimedAt,
+          leaseMs: config.leaseMs,
+          ...room,
+        }),
       BOOKKEEPING,
     );
     if (claimed.length > 0) failpoint("dispatch.after_claim");
