@@ -5,6 +5,11 @@
 //  - every event the receiver applied belongs to a stored commit;
 //  - per aggregate the receiver applied strictly increasing sequences, none missing;
 //  - redeliveries were rejected as duplicates, never applied twice.
+//  - per aggregate the stored sequences are 1..n, none repeated or skipped, and the record's
+//    version is the number of commits that wrote it (no lost update).
+// `--servers 2 --driver client` runs several `serve` processes on the one database through the
+// @libsql/client driver's remote write path, as several machines on a libSQL server would
+// (`--network-delay 2` adds a simulated round trip, test/helpers/network.ts).
 // Exit code 0 when the ledger holds, 1 otherwise. Everything runs on 127.0.0.1, bounded in time.
 import { rmSync } from "node:fs";
 import { join } from "node:path";
@@ -21,6 +26,9 @@ const { values } = parseArgs({
     clients: { type: "string", default: "8" },
     aggregates: { type: "string", default: "50" },
     dispatchers: { type: "string", default: "2" },
+    servers: { type: "string", default: "1" },
+    driver: { type: "string", default: "engine" },
+    "network-delay": { type: "string" },
     seed: { type: "string", default: String(Date.now()) },
   },
 });
@@ -29,6 +37,7 @@ const rate = Number(values.rate);
 const clientCount = Number(values.clients);
 const aggregateCount = Number(values.aggregates);
 const dispatcherCount = Number(values.dispatchers);
+const serverCount = Number(values.servers);
 
 // A small seeded generator, so a failing run can be repeated with --seed.
 let state = Number(values.seed) >>> 0 || 1;
@@ -41,9 +50,9 @@ function random(): number {
 
 const TOKEN = `soak-${crypto.randomUUID()}`;
 const dir = tempDir("outboxd-soak-");
-const port = await freePort();
-const env = {
-  PORT: String(port),
+const ports = await Promise.all(Array.from({ length: serverCount }, () => freePort()));
+const env: Record<string, string> = {
+  OUTBOXD_DRIVER: values.driver,
   OUTBOXD_DATABASE_URL: `file:${join(dir, "outboxd.db")}`,
   OUTBOXD_ADMIN_TOKEN: TOKEN,
   OUTBOXD_ALLOW_PRIVATE_ENDPOINTS: "1",
@@ -53,8 +62,14 @@ const env = {
   OUTBOXD_LEASE: "3s",
   OUTBOXD_SEND_TIMEOUT: "1s",
 };
-const url = `http://127.0.0.1:${port}`;
-const api: Request = apiClient(url, TOKEN);
+const apis: Request[] = ports.map((port) => apiClient(`http://127.0.0.1:${port}`, TOKEN));
+const api = apis[0] as Request;
+// Through the simulated network (a test preload), or directly.
+const outboxd =
+  values["network-delay"] === undefined
+    ? ["src/main.ts"]
+    : ["--preload", "./test/helpers/network-preload.ts", "src/main.ts"];
+if (values["network-delay"] !== undefined) env.OUTBOXD_SIMULATED_RTT_MS = values["network-delay"];
 
 // The receiver fails 7% of requests and stalls 1% past the send timeout (outboxd gives up and
 // retries while the stalled request still applies: a redelivery the snippet must reject).
@@ -75,22 +90,24 @@ interface Ack {
 const acks: Ack[] = [];
 const summary = { commits: 0, retries: 0, serverKills: 0, dispatcherKills: 0 };
 
-let server: Child = startServer();
+const servers: Child[] = ports.map((_, i) => startServer(i));
 const dispatchers: Child[] = Array.from({ length: dispatcherCount }, () => startDispatcher());
 
-function startServer(): Child {
-  return startChild([process.execPath, "src/main.ts", "serve"], env);
+function startServer(i: number): Child {
+  return startChild([process.execPath, ...outboxd, "serve"], { ...env, PORT: String(ports[i]) });
 }
 function startDispatcher(): Child {
-  return startChild([process.execPath, "src/main.ts", "dispatch"], { ...env, PORT: "0" });
+  return startChild([process.execPath, ...outboxd, "dispatch"], { ...env, PORT: "0" });
 }
 
 async function main(): Promise<number> {
-  await server.listening();
+  // One at a time: the first applies the migrations.
+  for (const server of servers) await server.listening();
   const endpoint = await api("POST", "/v1/endpoints", { url: receiver.url, secret: receiver.secret });
   if (endpoint.status !== 201) throw new Error(`endpoint: ${JSON.stringify(endpoint.body)}`);
   console.log(
-    `soak: ${values.duration}s, ${rate} commits/s, ${clientCount} clients, ${aggregateCount} aggregates, seed ${values.seed}`,
+    `soak: ${values.duration}s, ${rate} commits/s, ${clientCount} clients, ${aggregateCount} aggregates, ` +
+      `${serverCount} server(s), ${dispatcherCount} dispatcher(s), ${values.driver} driver, seed ${values.seed}`,
   );
 
   const end = Date.now() + durationMs;
@@ -98,9 +115,9 @@ async function main(): Promise<number> {
   await Promise.all(Array.from({ length: clientCount }, (_, i) => runClient(i, end)));
   await chaos;
 
-  // Drain: no more kills; one server delivers whatever is left.
+  // Drain: no more kills; the servers deliver whatever is left.
   for (const d of dispatchers) d.kill("SIGKILL");
-  await ensureServer();
+  await ensureServers();
   const drained = await drain(120_000);
   return await checkLedger(drained);
 }
@@ -120,7 +137,10 @@ async function runClient(index: number, end: number): Promise<void> {
     // replayed or committed now, never twice.
     for (;;) {
       try {
-        const response = await api("POST", "/v1/commits", body, { "idempotency-key": key });
+        // Each client sticks to one server, as a load balancer with affinity would.
+        const response = await (apis[index % apis.length] as Request)("POST", "/v1/commits", body, {
+          "idempotency-key": key,
+        });
         if (response.status === 201) {
           summary.commits++;
           acks.push({
@@ -150,11 +170,13 @@ async function runChaos(end: number): Promise<void> {
     await Bun.sleep(1000 + random() * 3000);
     if (Date.now() >= end) break;
     if (random() < 0.5) {
-      server.kill("SIGKILL");
-      await server.exited;
+      const i = Math.floor(random() * servers.length);
+      const victim = servers[i] as Child;
+      victim.kill("SIGKILL");
+      await victim.exited;
       summary.serverKills++;
-      server = startServer();
-      await server.listening().catch(() => {});
+      servers[i] = startServer(i);
+      await servers[i]?.listening().catch(() => {});
     } else {
       const i = Math.floor(random() * dispatchers.length);
       const victim = dispatchers[i];
@@ -167,9 +189,11 @@ async function runChaos(end: number): Promise<void> {
   }
 }
 
-async function ensureServer(): Promise<void> {
-  if (server.proc.exitCode !== null || server.proc.signalCode !== null) server = startServer();
-  await server.listening();
+async function ensureServers(): Promise<void> {
+  for (const [i, server] of servers.entries()) {
+    if (server.proc.exitCode !== null || server.proc.signalCode !== null) servers[i] = startServer(i);
+    await servers[i]?.listening();
+  }
 }
 
 async function drain(timeoutMs: number): Promise<boolean> {
@@ -205,6 +229,18 @@ async function checkLedger(drained: boolean): Promise<number> {
     stored.set(aggregate, list);
   }
   const storedIds = new Map([...stored.values()].flat().map((e) => [e.id, e]));
+
+  // Sequences 1..n per aggregate, and a version per commit: nothing repeated, skipped or lost.
+  for (const [aggregate, events] of stored) {
+    const sequences = events.map((e) => e.sequence).sort((a, b) => a - b);
+    if (sequences.some((sequence, i) => sequence !== i + 1)) {
+      problems.push(`${aggregate}: stored sequences ${summarise(sequences)} are not 1..${sequences.length}`);
+    }
+    const record = await api("GET", `/v1/records/${aggregate}`);
+    const version = record.status === 200 ? record.body.version : 0;
+    const committed = acks.filter((ack) => ack.aggregate === aggregate).length;
+    if (version !== committed) problems.push(`${aggregate}: version ${version} after ${committed} commits`);
+  }
 
   for (const ack of acks) {
     const event = storedIds.get(ack.eventId);
@@ -261,9 +297,8 @@ try {
 } catch (error) {
   console.error(error);
 } finally {
-  server.kill("SIGKILL");
-  for (const d of dispatchers) d.kill("SIGKILL");
-  await Promise.all([server.exited, ...dispatchers.map((d) => d.exited)]);
+  for (const child of [...servers, ...dispatchers]) child.kill("SIGKILL");
+  await Promise.all([...servers, ...dispatchers].map((child) => child.exited));
   await receiver.stop();
   rmSync(dir, { recursive: true, force: true });
 }

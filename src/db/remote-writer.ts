@@ -105,7 +105,8 @@ export class RemoteWriter {
       await this.#group(queue, next, alone);
       for (const task of alone) {
         this.stats.alone += 1;
-        outcomes[task.index] = await this.#runAlone(task);
+        // Whatever the operation answered itself in its buffered run, this run decides.
+        task.outcome = await this.#runAlone(task);
       }
       for (const task of queue) if (task.outcome) outcomes[task.index] = task.outcome;
       queue = next;
