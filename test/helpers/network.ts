@@ -20,6 +20,8 @@ export interface Network {
   reset(): void;
   /** The next request of this kind fails: before it reaches the database, or after it ran there. */
   failNext(kind: RequestKind, when: "before" | "after"): void;
+  /** Runs `action` (another machine's write, say) just before the next request of this kind is sent. */
+  beforeNext(kind: RequestKind, action: () => Promise<void> | void): void;
   /** Stops wrapping new clients. */
   uninstall(): void;
 }
@@ -30,9 +32,12 @@ export class SimulatedNetworkError extends Error {}
 export function installNetwork(options: { delayMs: number }): Network {
   const counts = emptyCounts();
   const failures: { kind: RequestKind; when: "before" | "after" }[] = [];
+  const actions: { kind: RequestKind; action: () => Promise<void> | void }[] = [];
   const request = async <T>(kind: RequestKind, send: () => Promise<T>): Promise<T> => {
     counts[kind] += 1;
     if (options.delayMs > 0) await Bun.sleep(options.delayMs);
+    const hook = actions.findIndex((a) => a.kind === kind);
+    if (hook >= 0) await actions.splice(hook, 1)[0]?.action();
     const at = failures.findIndex((f) => f.kind === kind);
     const failure = at >= 0 ? failures.splice(at, 1)[0] : undefined;
     if (failure?.when === "before")
@@ -91,6 +96,9 @@ export function installNetwork(options: { delayMs: number }): Network {
     },
     failNext(kind, when) {
       failures.push({ kind, when });
+    },
+    beforeNext(kind, action) {
+      actions.push({ kind, action });
     },
     uninstall() {
       clientSeam.wrap = null;

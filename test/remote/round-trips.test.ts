@@ -6,6 +6,7 @@ import { join } from "node:path";
 import { type CommitInput, commitOp } from "../../src/commit/commit-op.ts";
 import { loadConfig } from "../../src/config.ts";
 import { migrate } from "../../src/db/migrate.ts";
+import { get } from "../../src/db/op.ts";
 import { type Database, openDatabase } from "../../src/db/open.ts";
 import { claimDeliveries, completeDelivery } from "../../src/dispatch/queries.ts";
 import { createEndpoint } from "../../src/endpoints/endpoints.ts";
@@ -17,15 +18,12 @@ const SIZES = [1, 8, 64];
 let network: Network;
 let db: Database;
 let endpointId: string;
+let file = "";
 
 beforeAll(async () => {
   network = installNetwork({ delayMs: 0 });
-  db = await openDatabase(
-    loadConfig({
-      OUTBOXD_DATABASE_URL: `file:${join(tempDir("outboxd-rtt-"), "o.db")}`,
-      OUTBOXD_DRIVER: "client",
-    }),
-  );
+  file = join(tempDir("outboxd-rtt-"), "o.db");
+  db = await openDatabase(loadConfig({ OUTBOXD_DATABASE_URL: `file:${file}`, OUTBOXD_DRIVER: "client" }));
   await db.writer.write(migrate());
   const endpoint = await db.writer.write(
     createEndpoint(
@@ -161,3 +159,87 @@ async function deliver(n: number) {
     ),
   );
 }
+
+describe("guards on the remote write path", () => {
+  /** Another machine's commit to the same record, on a connection of its own. */
+  async function elsewhere(id: string): Promise<void> {
+    const other = await openDatabase(
+      loadConfig({ OUTBOXD_DATABASE_URL: `file:${file}`, OUTBOXD_DRIVER: "engine" }),
+    );
+    await other.writer.write(
+      commitOp({ ...commit(), records: [record(id, undefined)], events: eventsOf(id) }),
+    );
+    await other.close();
+  }
+
+  function record(id: string, expectedVersion: number | undefined) {
+    return { collection: "orders", id, expectedVersion, data: "{}" };
+  }
+
+  function eventsOf(id: string) {
+    return [{ ...(commit().events[0] as CommitInput["events"][number]), aggregate: `orders/${id}` }];
+  }
+
+  test("another machine writing between the reads and the write batch: the group runs again, no conflict reported", async () => {
+    await db.writer.write(() =>
+      commitOp({ ...commit(), records: [record("g1", undefined)], events: eventsOf("g1") }),
+    );
+    network.beforeNext("write-batch", () => elsewhere("g1"));
+    const input = { ...commit(), records: [record("g1", undefined)], events: eventsOf("g1") };
+    const outcome = await db.writer.write(() => commitOp(input));
+    // Version 1 here, 2 there, 3 here after the retry; the sequence follows the other machine's.
+    expect(outcome.result.records[0]?.version).toBe(3);
+    expect(outcome.result.events[0]?.sequence).toBe(3);
+  });
+
+  test("a client's expected version is judged on fresh reads after a failed guard: 409 only when it is really stale", async () => {
+    await db.writer.write(() => commitOp({ ...commit(), records: [record("g2", undefined)], events: [] }));
+    network.beforeNext("write-batch", () => elsewhere("g2"));
+    const stale = { ...commit(), records: [record("g2", 1)], events: [] };
+    await expect(db.writer.write(() => commitOp(stale))).rejects.toMatchObject({ status: 409 });
+    const fresh = { ...commit(), records: [record("g2", 2)], events: [] };
+    expect((await db.writer.write(() => commitOp(fresh))).result.records[0]?.version).toBe(3);
+  });
+
+  test("a completion the fence refuses answers false and changes nothing but the attempt log", async () => {
+    await group([() => commitOp(commit())]);
+    const [claimed] = (
+      await group([
+        () =>
+          claimDeliveries({
+            owner: "first",
+            now: Date.now() + 1000,
+            leaseMs: 60_000,
+            limit: 1,
+            endpointRoom: {},
+            endpointLimit: 1000,
+          }),
+      ])
+    ).results[0] as { id: string; aggregate: string }[];
+    if (!claimed) throw new Error("nothing claimed");
+    const recorded = await db.writer.write(() =>
+      completeDelivery(
+        {
+          deliveryId: claimed.id,
+          owner: "someone else",
+          endpointId,
+          aggregate: claimed.aggregate,
+          startedAt: AT,
+          durationMs: 1,
+          statusCode: 200,
+          error: null,
+          responsePrefix: null,
+        },
+        { kind: "delivered", at: AT + 2, latencyMs: 1 },
+      ),
+    );
+    expect(recorded).toBe(false);
+    const row = await db.driver.read(
+      get<{ status: string; leaseOwner: string }>(
+        "SELECT status, lease_owner AS leaseOwner FROM deliveries WHERE id = :id",
+        { id: claimed.id },
+      ),
+    );
+    expect(row).toEqual({ status: "pending", leaseOwner: "first" });
+  });
+});
