@@ -98,5 +98,13 @@ export const migrations: EmbeddedMigration[] = [
       "CREATE INDEX `proposals_pending_expiry` ON `proposals` (`expires_at`) WHERE status = 'pending';",
       "CREATE UNIQUE INDEX `proposals_idempotency` ON `proposals` (`proposed_by_token_id`,`idempotency_key`) WHERE idempotency_key IS NOT NULL;"
     ]
+  },
+  {
+    "tag": "0008_write_guards",
+    "when": 1796095577745,
+    "hash": "774200419d52143e1151b4471f89f38f816b9d6edf235fd03c51eea9ef4e01d7",
+    "statements": [
+      "CREATE TABLE `write_guards` (\n\t`held` integer NOT NULL,\n\tCONSTRAINT \"write_guard_failed\" CHECK(\"write_guards\".\"held\" = 1)\n);"
+    ]
   }
 ];

@@ -219,6 +219,8 @@ export const proposals = sqliteTable(
       .where(sql`idempotency_key IS NOT NULL`),
   ],
 );
+
+/**
  * Always empty. The remote write path (src/db/remote-writer.ts) ends each group's batch with
  * guard statements that insert a 0 here when something the group read has changed since; the
  * CHECK refuses it, which aborts and rolls back the whole batch (SQLite raises no error from

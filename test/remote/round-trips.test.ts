@@ -8,7 +8,8 @@ import { loadConfig } from "../../src/config.ts";
 import { migrate } from "../../src/db/migrate.ts";
 import { get } from "../../src/db/op.ts";
 import { type Database, openDatabase } from "../../src/db/open.ts";
-import { claimDeliveries, completeDelivery } from "../../src/dispatch/queries.ts";
+import { claimDeliveries } from "../../src/deliveries/claim.ts";
+import { completeDelivery } from "../../src/deliveries/complete.ts";
 import { createEndpoint } from "../../src/endpoints/endpoints.ts";
 import { installNetwork, type Network } from "../helpers/network.ts";
 import { tempDir } from "../helpers/server.ts";
@@ -45,7 +46,7 @@ function commit(options: { key?: boolean; events?: number } = {}): CommitInput {
   const now = Date.now();
   const id = `r${serial}`;
   return {
-    tokenId: "tok_test",
+    by: { tokenId: "tok_test", tokenName: "test" },
     records: [{ collection: "orders", id, expectedVersion: undefined, data: JSON.stringify({ n: serial }) }],
     events: Array.from({ length: options.events ?? 1 }, () => ({
       id: undefined,
