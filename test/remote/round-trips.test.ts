@@ -60,6 +60,7 @@ function commit(options: { key?: boolean; events?: number } = {}): CommitInput {
     idempotency: options.key ? { key: `k${serial}`, requestHash: "h" } : undefined,
     traceparent: undefined,
     conflictStatus: 409,
+    maxDeliveries: 10_000,
     now,
   };
 }
