@@ -1,4 +1,10 @@
 // The Hono application: one fetch handler for Bun and Deno alike.
+//
+// Documenting a route: put `scopedRoute(deps, {...})` (or `publicRoute({...})`) from
+// ./openapi/route.ts before its handler. It enforces the scopes and carries the OpenAPI
+// operation: summary, parameters, the request body schema, each answer with its valibot schema
+// (./responses.ts) and an example, and the problem statuses. /openapi.json is assembled from the
+// routes, and test/http/openapi.test.ts fails, naming the route, for one served without it.
 import { Hono } from "hono";
 import { catalogWebhooks } from "../event-types/webhooks-doc.ts";
 import { dashboardRoutes } from "../ops/dashboard/routes.ts";

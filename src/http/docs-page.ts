@@ -27,7 +27,7 @@ interface Operation {
   requestBody?: { required: boolean; content: Record<string, { schema: Schema; example?: unknown }> };
   responses: Record<
     string,
-    { $ref?: string; description?: string; content?: Record<string, { example?: unknown }> }
+    { $ref?: string; description?: string; content?: Record<string, { schema?: Schema; example?: unknown }> }
   >;
 }
 
@@ -113,6 +113,15 @@ function parameters(op: Operation): Fragment {
     </table>`;
 }
 
+/** The type of a JSON answer: its named schema, or the items of a page or list. */
+function answerType(schema: Schema | undefined): Fragment {
+  if (!schema || schema.type === "string") return null;
+  const items = schema.properties?.data?.items ?? schema.items;
+  if (!schema.$ref && items?.$ref)
+    return html` <span class="t">${schema.items ? "" : "page of "}${typeOf(items)}${schema.items ? "[]" : ""}</span>`;
+  return html` <span class="t">${typeOf(schema)}</span>`;
+}
+
 function operation(method: string, path: string, op: Operation): Fragment {
   const scopes = op["x-outboxd-scope"];
   const body = op.requestBody?.content["application/json"];
@@ -136,6 +145,7 @@ function operation(method: string, path: string, op: Operation): Fragment {
       ([status, response]) => html`<li>
         <span class="status s${status[0]}">${status}</span>
         ${response.$ref ? html`<a href="#schema-Problem">${refName(response.$ref)}</a>` : text(response.description)}
+        ${answerType(Object.values(response.content ?? {})[0]?.schema)}
         ${example(Object.values(response.content ?? {})[0]?.example)}
       </li>`,
     )}</ul>
@@ -242,7 +252,7 @@ export function docsPage(document: Json): string {
   endpoints, signed as Standard Webhooks. <code>data</code> is the type's payload schema.</p>
   ${Object.entries(webhooks).map(([type, item]) => webhook(type, item.post))}
   <h2 class="tag">Schemas</h2>
-  <p>Request bodies, converted from the valibot schemas that validate them.</p>
+  <p>Request bodies, converted from the valibot schemas that validate them, and the answers.</p>
   ${Object.entries(schemas).map(
     ([name, schema]) => html`<section class="op" id="schema-${name}">
       <h3>${name}</h3>

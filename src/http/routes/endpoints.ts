@@ -14,19 +14,28 @@ import { patternLimitErrors } from "../../endpoints/patterns.ts";
 import { activeSecrets, generateSecret, rotate } from "../../endpoints/secrets.ts";
 import { endpointUrlProblem } from "../../endpoints/url-guard.ts";
 import { invalidField, Problem, problems } from "../../lib/problem.ts";
-import { requireScope } from "../auth.ts";
 import { readJson } from "../body.ts";
 import type { App, HttpDeps } from "../context.ts";
+import { scopedRoute } from "../openapi/route.ts";
 import { DEFAULT_LIMIT, page } from "../pagination.ts";
+import {
+  EndpointAnswer,
+  EndpointCreatedAnswer,
+  EndpointDeletedAnswer,
+  PingAnswer,
+  pageOf,
+  SecretAnswer,
+  SecretsAnswer,
+} from "../responses.ts";
 import { EndpointCreateSchema, EndpointPatchSchema, PageQuerySchema } from "../schemas.ts";
 import { validate } from "../validation.ts";
+import { ENDPOINT_EXAMPLE, ENDPOINT_ID, PAGED, pageExample, SECRET } from "./examples.ts";
 
 export const MAX_ENDPOINTS = 1000;
 
 export function endpointRoutes(app: App, deps: HttpDeps): void {
   const { db, clock, secretBox } = deps;
-  const admin = requireScope(deps, "admin");
-  const read = requireScope(deps, "read");
+  const tag = "Endpoints";
 
   const checkUrl = async (url: string) => {
     const problem = await endpointUrlProblem(url, deps.config.allowPrivateEndpoints, deps.resolver);
@@ -41,109 +50,254 @@ export function endpointRoutes(app: App, deps: HttpDeps): void {
     return value;
   };
 
-  app.post("/v1/endpoints", admin, async (c) => {
-    const body = validate(EndpointCreateSchema, await readJson(c, deps.config.maxBodyBytes));
-    checkPatterns(body.eventTypes);
-    await checkUrl(body.url);
-    const secret = body.secret ?? generateSecret();
-    const input = {
-      url: body.url,
-      eventTypes: body.eventTypes ?? [],
-      description: body.description ?? null,
-      sealedSecrets: secretBox.seal([{ secret, expiresAt: null }]),
-    };
-    // Counted in the same write as the insert: concurrent creates cannot overshoot the limit.
-    const endpoint = await db.writer.write(
-      (function* () {
-        if ((yield* countEndpoints()) >= MAX_ENDPOINTS) return undefined;
-        return yield* createEndpoint(input, clock());
-      })(),
-    );
-    if (!endpoint) {
-      throw new Problem(
-        422,
-        "too-many-endpoints",
-        "Too many endpoints",
-        `at most ${MAX_ENDPOINTS} endpoints`,
-      );
-    }
-    return c.json({ ...endpoint, secret }, 201);
-  });
-
-  app.get("/v1/endpoints", read, async (c) => {
-    const query = validate(PageQuerySchema, c.req.query());
-    const limit = query.limit ?? DEFAULT_LIMIT;
-    return c.json(page(await db.driver.read(listEndpoints(limit, query.after)), limit, (e) => e.id));
-  });
-
-  app.get("/v1/endpoints/:id", read, async (c) => {
-    const id = c.req.param("id");
-    return c.json(mustExist(await db.driver.read(getEndpoint(id)), id));
-  });
-
-  app.patch("/v1/endpoints/:id", admin, async (c) => {
-    const id = c.req.param("id");
-    const body = validate(EndpointPatchSchema, await readJson(c, deps.config.maxBodyBytes));
-    checkPatterns(body.eventTypes);
-    if (body.url != null) await checkUrl(body.url);
-    const updated = await db.writer.write(
-      updateEndpoint(
-        id,
-        {
-          url: body.url ?? undefined,
-          eventTypes: body.eventTypes ?? undefined,
-          description: body.description,
-          disabled: body.disabled ?? undefined,
+  app.post(
+    "/v1/endpoints",
+    scopedRoute(deps, {
+      scopes: "admin",
+      tag,
+      summary: "Create a webhook endpoint",
+      description:
+        "The URL must be `https` and not internal unless `OUTBOXD_ALLOW_PRIVATE_ENDPOINTS` is set. Event-type " +
+        "patterns: an exact type, `prefix.*` or `*`; none = every event. The answer is the only place, " +
+        "with rotate and the secret route, where the signing secret appears.",
+      body: {
+        schema: EndpointCreateSchema,
+        example: { url: "https://returns.example.com/hooks/outboxd", eventTypes: ["return.*"] },
+      },
+      answers: {
+        201: {
+          description: "Created, with its signing secret.",
+          schema: EndpointCreatedAnswer,
+          example: { ...ENDPOINT_EXAMPLE, lastSuccessAt: null, secret: SECRET },
         },
-        clock(),
-      ),
-    );
-    if (body.disabled === false) deps.dispatch?.wake();
-    return c.json(mustExist(updated, id));
-  });
+      },
+      problems: [400, 413, 422],
+    }),
+    async (c) => {
+      const body = validate(EndpointCreateSchema, await readJson(c, deps.config.maxBodyBytes));
+      checkPatterns(body.eventTypes);
+      await checkUrl(body.url);
+      const secret = body.secret ?? generateSecret();
+      const input = {
+        url: body.url,
+        eventTypes: body.eventTypes ?? [],
+        description: body.description ?? null,
+        sealedSecrets: secretBox.seal([{ secret, expiresAt: null }]),
+      };
+      // Counted in the same write as the insert: concurrent creates cannot overshoot the limit.
+      const endpoint = await db.writer.write(
+        (function* () {
+          if ((yield* countEndpoints()) >= MAX_ENDPOINTS) return undefined;
+          return yield* createEndpoint(input, clock());
+        })(),
+      );
+      if (!endpoint) {
+        throw new Problem(
+          422,
+          "too-many-endpoints",
+          "Too many endpoints",
+          `at most ${MAX_ENDPOINTS} endpoints`,
+        );
+      }
+      return c.json({ ...endpoint, secret }, 201);
+    },
+  );
 
-  app.delete("/v1/endpoints/:id", admin, async (c) => {
-    const id = c.req.param("id");
-    const result = await db.writer.write(deleteEndpoint(id, clock()));
-    if (!result.deleted) throw problems.notFound(`endpoint ${id} does not exist`);
-    return c.json({ id, deleted: true, deadLettered: result.deadLettered });
-  });
+  app.get(
+    "/v1/endpoints",
+    scopedRoute(deps, {
+      scopes: "read",
+      tag,
+      summary: "List endpoints",
+      description: PAGED,
+      query: PageQuerySchema,
+      answers: {
+        200: {
+          description: "A page of endpoints (no secrets).",
+          schema: pageOf(EndpointAnswer),
+          example: pageExample(ENDPOINT_EXAMPLE),
+        },
+      },
+      problems: [422],
+    }),
+    async (c) => {
+      const query = validate(PageQuerySchema, c.req.query());
+      const limit = query.limit ?? DEFAULT_LIMIT;
+      return c.json(page(await db.driver.read(listEndpoints(limit, query.after)), limit, (e) => e.id));
+    },
+  );
 
-  app.post("/v1/endpoints/:id/enable", admin, async (c) => {
-    const id = c.req.param("id");
-    const updated = mustExist(await db.writer.write(updateEndpoint(id, { disabled: false }, clock())), id);
-    deps.dispatch?.wake();
-    return c.json(updated);
-  });
+  app.get(
+    "/v1/endpoints/:id",
+    scopedRoute(deps, {
+      scopes: "read",
+      tag,
+      summary: "Read an endpoint",
+      description:
+        "With its health: `lastSuccessAt`, `lastFailureAt`, `disabled` and why, `pending`, `dead`.",
+      answers: {
+        200: { description: "The endpoint (no secrets).", schema: EndpointAnswer, example: ENDPOINT_EXAMPLE },
+      },
+      problems: [404],
+    }),
+    async (c) => {
+      const id = c.req.param("id");
+      return c.json(mustExist(await db.driver.read(getEndpoint(id)), id));
+    },
+  );
 
-  app.post("/v1/endpoints/:id/rotate-secret", admin, async (c) => {
-    const id = c.req.param("id");
-    const secret = generateSecret();
-    // Read, rotate and store in one write so two rotations cannot lose a secret.
-    const rotated = await db.writer.write(
-      (function* () {
-        const row = yield* getEndpointRow(id);
-        if (!row) return false;
-        const now = clock();
-        const next = rotate(secretBox.open(row.secrets), secret, now, deps.config.secretGraceMs);
-        return yield* setEndpointSecrets(id, secretBox.seal(next), now);
-      })(),
-    );
-    if (!rotated) throw problems.notFound(`endpoint ${id} does not exist`);
-    return c.json({ secret });
-  });
+  app.patch(
+    "/v1/endpoints/:id",
+    scopedRoute(deps, {
+      scopes: "admin",
+      tag,
+      summary: "Change an endpoint",
+      body: { schema: EndpointPatchSchema, example: { disabled: true } },
+      answers: {
+        200: {
+          description: "The changed endpoint.",
+          schema: EndpointAnswer,
+          example: { ...ENDPOINT_EXAMPLE, disabled: true, disabledReason: "disabled by an operator" },
+        },
+      },
+      problems: [400, 404, 413, 422],
+    }),
+    async (c) => {
+      const id = c.req.param("id");
+      const body = validate(EndpointPatchSchema, await readJson(c, deps.config.maxBodyBytes));
+      checkPatterns(body.eventTypes);
+      if (body.url != null) await checkUrl(body.url);
+      const updated = await db.writer.write(
+        updateEndpoint(
+          id,
+          {
+            url: body.url ?? undefined,
+            eventTypes: body.eventTypes ?? undefined,
+            description: body.description,
+            disabled: body.disabled ?? undefined,
+          },
+          clock(),
+        ),
+      );
+      if (body.disabled === false) deps.dispatch?.wake();
+      return c.json(mustExist(updated, id));
+    },
+  );
 
-  app.get("/v1/endpoints/:id/secret", admin, async (c) => {
-    const id = c.req.param("id");
-    const row = mustExist(await db.driver.read(getEndpointRow(id)), id);
-    const secrets = activeSecrets(secretBox.open(row.secrets), clock());
-    return c.json({ secret: secrets[0], previous: secrets.slice(1) });
-  });
+  app.delete(
+    "/v1/endpoints/:id",
+    scopedRoute(deps, {
+      scopes: "admin",
+      tag,
+      summary: "Delete an endpoint",
+      description: "Its pending deliveries go dead with reason `endpoint_deleted`.",
+      answers: {
+        200: {
+          description: "Deleted.",
+          schema: EndpointDeletedAnswer,
+          example: { id: ENDPOINT_ID, deleted: true, deadLettered: 0 },
+        },
+      },
+      problems: [404],
+    }),
+    async (c) => {
+      const id = c.req.param("id");
+      const result = await db.writer.write(deleteEndpoint(id, clock()));
+      if (!result.deleted) throw problems.notFound(`endpoint ${id} does not exist`);
+      return c.json({ id, deleted: true, deadLettered: result.deadLettered });
+    },
+  );
 
-  app.post("/v1/endpoints/:id/test", admin, async (c) => {
-    const id = c.req.param("id");
-    mustExist(await db.driver.read(getEndpointRow(id)), id);
-    if (!deps.dispatch) throw problems.unavailable("this process runs no dispatcher");
-    return c.json(await deps.dispatch.ping(id));
-  });
+  app.post(
+    "/v1/endpoints/:id/enable",
+    scopedRoute(deps, {
+      scopes: "admin",
+      tag,
+      summary: "Enable a disabled endpoint",
+      description: "After a 410 Gone or a PATCH disabled it; its pending deliveries resume.",
+      answers: { 200: { description: "The endpoint.", schema: EndpointAnswer, example: ENDPOINT_EXAMPLE } },
+      problems: [404],
+    }),
+    async (c) => {
+      const id = c.req.param("id");
+      const updated = mustExist(await db.writer.write(updateEndpoint(id, { disabled: false }, clock())), id);
+      deps.dispatch?.wake();
+      return c.json(updated);
+    },
+  );
+
+  app.post(
+    "/v1/endpoints/:id/rotate-secret",
+    scopedRoute(deps, {
+      scopes: "admin",
+      tag,
+      summary: "Rotate the signing secret",
+      description:
+        "Every unexpired older secret keeps signing until its own expiry (`OUTBOXD_SECRET_GRACE`, 24h).",
+      answers: { 200: { description: "The new secret.", schema: SecretAnswer, example: { secret: SECRET } } },
+      problems: [404],
+    }),
+    async (c) => {
+      const id = c.req.param("id");
+      const secret = generateSecret();
+      // Read, rotate and store in one write so two rotations cannot lose a secret.
+      const rotated = await db.writer.write(
+        (function* () {
+          const row = yield* getEndpointRow(id);
+          if (!row) return false;
+          const now = clock();
+          const next = rotate(secretBox.open(row.secrets), secret, now, deps.config.secretGraceMs);
+          return yield* setEndpointSecrets(id, secretBox.seal(next), now);
+        })(),
+      );
+      if (!rotated) throw problems.notFound(`endpoint ${id} does not exist`);
+      return c.json({ secret });
+    },
+  );
+
+  app.get(
+    "/v1/endpoints/:id/secret",
+    scopedRoute(deps, {
+      scopes: "admin",
+      tag,
+      summary: "Read the signing secrets",
+      answers: {
+        200: {
+          description: "The current secret and the older ones still signing.",
+          schema: SecretsAnswer,
+          example: { secret: SECRET, previous: [] },
+        },
+      },
+      problems: [404],
+    }),
+    async (c) => {
+      const id = c.req.param("id");
+      const row = mustExist(await db.driver.read(getEndpointRow(id)), id);
+      const secrets = activeSecrets(secretBox.open(row.secrets), clock());
+      return c.json({ secret: secrets[0], previous: secrets.slice(1) });
+    },
+  );
+
+  app.post(
+    "/v1/endpoints/:id/test",
+    scopedRoute(deps, {
+      scopes: "admin",
+      tag,
+      summary: "Send a signed outboxd.ping now",
+      answers: {
+        200: {
+          description: "The receiver's answer.",
+          schema: PingAnswer,
+          example: { statusCode: 200, error: null, durationMs: 12, responsePrefix: '{"result":"applied"}' },
+        },
+      },
+      problems: [404, 503],
+    }),
+    async (c) => {
+      const id = c.req.param("id");
+      mustExist(await db.driver.read(getEndpointRow(id)), id);
+      if (!deps.dispatch) throw problems.unavailable("this process runs no dispatcher");
+      return c.json(await deps.dispatch.ping(id));
+    },
+  );
 }

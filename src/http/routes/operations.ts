@@ -2,39 +2,104 @@
 import { pendingMigrations } from "../../db/migrate.ts";
 import { stats } from "../../ops/stats.ts";
 import { countByStatus } from "../../proposals/store.ts";
-import { requireScope } from "../auth.ts";
 import type { App, HttpDeps } from "../context.ts";
+import { publicRoute, scopedRoute } from "../openapi/route.ts";
+import { HealthAnswer, ReadyAnswer, StatsAnswer } from "../responses.ts";
 
 /** A dispatcher heartbeat older than this makes /readyz fail. */
 export const HEARTBEAT_STALE_MS = 30_000;
 
+const STATS_COUNTS = {
+  pending: 3,
+  inFlight: 1,
+  due: 1,
+  oldestPendingAgeSeconds: 12.5,
+  dead: 1,
+  deadlineExceededTotal: 1,
+  deliveredLastHour: 420,
+};
+const READY_EXAMPLE = { status: "ready", checks: { database: "ok", migrations: "ok", dispatcher: "ok" } };
+
 export function operationRoutes(app: App, deps: HttpDeps): void {
-  app.get("/healthz", (c) => c.json({ status: "ok" }));
-
-  app.get("/readyz", async (c) => {
-    const checks: Record<string, string> = {};
-    try {
-      const pending = await deps.db.driver.read(pendingMigrations());
-      checks.database = "ok";
-      checks.migrations = pending.length === 0 ? "ok" : `pending: ${pending.join(", ")}`;
-    } catch (error) {
-      checks.database = `unreachable: ${(error as Error).message}`;
-    }
-    if (deps.dispatch) {
-      const beat = deps.dispatch.heartbeatAt();
-      checks.dispatcher =
-        beat === null ? "not started" : deps.clock() - beat > HEARTBEAT_STALE_MS ? "heartbeat stale" : "ok";
-    }
-    const ready = Object.values(checks).every((v) => v === "ok");
-    return c.json({ status: ready ? "ready" : "not ready", checks }, ready ? 200 : 503);
-  });
-
-  app.get("/v1/stats", requireScope(deps, "read"), async (c) =>
-    c.json(await deps.db.driver.read(stats(deps.clock()))),
+  app.get(
+    "/healthz",
+    publicRoute({
+      tag: "Public",
+      summary: "The process is up",
+      answers: { 200: { description: "Up.", schema: HealthAnswer, example: { status: "ok" } } },
+    }),
+    (c) => c.json({ status: "ok" }),
   );
 
-  if (deps.config.metricsPublic) app.get("/metrics", () => metricsResponse(deps));
-  else app.get("/metrics", requireScope(deps, "read"), () => metricsResponse(deps));
+  app.get(
+    "/readyz",
+    publicRoute({
+      tag: "Public",
+      summary: "Ready to serve",
+      description: "Database reachable, migrations applied, dispatcher heartbeat fresh.",
+      answers: {
+        200: { description: "Ready.", schema: ReadyAnswer, example: READY_EXAMPLE },
+        503: {
+          description: "Not ready: `checks` says which check failed.",
+          schema: ReadyAnswer,
+          example: {
+            status: "not ready",
+            checks: { ...READY_EXAMPLE.checks, dispatcher: "heartbeat stale" },
+          },
+        },
+      },
+    }),
+    async (c) => {
+      const checks: Record<string, string> = {};
+      try {
+        const pending = await deps.db.driver.read(pendingMigrations());
+        checks.database = "ok";
+        checks.migrations = pending.length === 0 ? "ok" : `pending: ${pending.join(", ")}`;
+      } catch (error) {
+        checks.database = `unreachable: ${(error as Error).message}`;
+      }
+      if (deps.dispatch) {
+        const beat = deps.dispatch.heartbeatAt();
+        checks.dispatcher =
+          beat === null ? "not started" : deps.clock() - beat > HEARTBEAT_STALE_MS ? "heartbeat stale" : "ok";
+      }
+      const ready = Object.values(checks).every((v) => v === "ok");
+      return c.json({ status: ready ? "ready" : "not ready", checks }, ready ? 200 : 503);
+    },
+  );
+
+  app.get(
+    "/v1/stats",
+    scopedRoute(deps, {
+      scopes: "read",
+      tag: "Operations",
+      summary: "The state of the outbox",
+      description:
+        "`pending` counts every undelivered, non-dead delivery (in flight included); the oldest pending age " +
+        "is measured from the later of the commit and `deliverAfter`.",
+      answers: {
+        200: {
+          description: "Totals and the same per endpoint.",
+          schema: StatsAnswer,
+          example: { ...STATS_COUNTS, endpoints: [{ id: "ep_01JDZ8V7M2Q4", ...STATS_COUNTS }] },
+        },
+      },
+    }),
+    async (c) => c.json(await deps.db.driver.read(stats(deps.clock()))),
+  );
+
+  app.get(
+    "/metrics",
+    scopedRoute(deps, {
+      scopes: "read",
+      publicWhen: { on: deps.config.metricsPublic, setting: "OUTBOXD_METRICS_PUBLIC=1" },
+      tag: "Operations",
+      summary: "Prometheus metrics",
+      description: "Also served without a token on `OUTBOXD_METRICS_PORT` when set.",
+      answers: { 200: { description: "Prometheus text format.", contentType: "text/plain" } },
+    }),
+    () => metricsResponse(deps),
+  );
 }
 
 /** GET /metrics; also served alone, without a token, on OUTBOXD_METRICS_PORT. */

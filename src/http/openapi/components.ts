@@ -1,0 +1,56 @@
+// The schemas /openapi.json names in components.schemas. Wherever one of these schema objects
+// appears (by identity) inside a route's request or answer, the document holds a $ref to it.
+// Add a schema here when several routes share it or readers should find it by name; any other
+// schema is written inline where it is used.
+import type * as v from "valibot";
+import {
+  AttemptAnswer,
+  CommitResponse,
+  CommittedEvent,
+  DeliveryAnswer,
+  DeliveryInEvent,
+  EndpointAnswer,
+  EventAnswer,
+  ProblemAnswer,
+  RecordAnswer,
+  TokenAnswer,
+} from "../responses.ts";
+import {
+  CommitSchema,
+  Duration,
+  EndpointCreateSchema,
+  EndpointPatchSchema,
+  EventSchema,
+  PutRecordSchema,
+  RecordWriteSchema,
+  ReplayManySchema,
+  ReplayOneSchema,
+  Timestamp,
+  TokenCreateSchema,
+} from "../schemas.ts";
+
+export const NAMED_SCHEMAS = {
+  // Requests: the very schemas that validate them.
+  CommitRequest: CommitSchema,
+  PutRecordRequest: PutRecordSchema,
+  RecordWrite: RecordWriteSchema,
+  Event: EventSchema,
+  EndpointCreateRequest: EndpointCreateSchema,
+  EndpointPatchRequest: EndpointPatchSchema,
+  TokenCreateRequest: TokenCreateSchema,
+  ReplayRequest: ReplayOneSchema,
+  ReplayManyRequest: ReplayManySchema,
+  Timestamp,
+  Duration,
+  // Answers.
+  Problem: ProblemAnswer,
+  CommitResponse,
+  CommittedEvent,
+  Record: RecordAnswer,
+  Endpoint: EndpointAnswer,
+  EventResponse: EventAnswer,
+  DeliveryInEvent,
+  Delivery: DeliveryAnswer,
+  Attempt: AttemptAnswer,
+  Token: TokenAnswer,
+} satisfies Record<string, v.GenericSchema>;

@@ -1,0 +1,219 @@
+// valibot schemas of every JSON answer, described in /openapi.json next to each route
+// (src/http/openapi/route.ts) and checked against real answers by test/http/openapi.test.ts.
+// Objects are strict, so a field an answer gains without being described here fails that test.
+import * as v from "valibot";
+import { SCOPES } from "../auth/tokens.ts";
+
+const Instant = v.pipe(v.string(), v.isoTimestamp());
+const Count = v.pipe(v.number(), v.integer(), v.minValue(0));
+const Int = v.pipe(v.number(), v.integer());
+const JsonObject = v.record(v.string(), v.unknown());
+const Scopes = v.array(v.picklist(SCOPES));
+
+/** A page of a list (DESIGN §3 Lists): `next` is the cursor of the next page, null at the end. */
+export const pageOf = <S extends v.GenericSchema>(item: S) =>
+  v.strictObject({ data: v.array(item), next: v.nullable(v.string()) });
+
+/** RFC 9457 problem details; other members may follow a problem's type. */
+export const ProblemAnswer = v.pipe(
+  v.looseObject({
+    type: v.pipe(v.string(), v.url()),
+    title: v.string(),
+    status: Int,
+    detail: v.string(),
+    errors: v.optional(
+      v.array(
+        v.strictObject({
+          pointer: v.pipe(v.string(), v.description("JSON Pointer into the request, e.g. `/records/0/id`.")),
+          detail: v.string(),
+        }),
+      ),
+    ),
+    currentVersion: v.optional(
+      v.pipe(
+        v.nullable(Int),
+        v.description("On 409 version conflicts, 412 and 404 of a deleted record (null: never existed)."),
+      ),
+    ),
+  }),
+  v.description("RFC 9457 problem details (`application/problem+json`)."),
+);
+
+// Commits and records
+export const CommittedEvent = v.strictObject({
+  id: v.string(),
+  type: v.string(),
+  aggregate: v.string(),
+  sequence: Int,
+  deliverBy: Instant,
+  deliveries: v.array(v.strictObject({ id: v.string(), endpointId: v.string() })),
+});
+export const CommitResponse = v.strictObject({
+  commitId: v.string(),
+  records: v.array(
+    v.strictObject({ collection: v.string(), id: v.string(), version: Int, deleted: v.boolean() }),
+  ),
+  events: v.array(CommittedEvent),
+});
+export const RecordAnswer = v.strictObject({
+  collection: v.string(),
+  id: v.string(),
+  version: Int,
+  data: JsonObject,
+  createdAt: Instant,
+  updatedAt: Instant,
+});
+export const RecordWrittenAnswer = v.strictObject({
+  ...RecordAnswer.entries,
+  commitId: v.string(),
+  events: v.array(CommittedEvent),
+});
+
+// Endpoints
+export const EndpointAnswer = v.strictObject({
+  id: v.string(),
+  url: v.string(),
+  eventTypes: v.array(v.string()),
+  description: v.nullable(v.string()),
+  disabled: v.boolean(),
+  disabledReason: v.nullable(v.string()),
+  createdAt: Instant,
+  lastSuccessAt: v.nullable(Instant),
+  lastFailureAt: v.nullable(Instant),
+  pending: Count,
+  dead: Count,
+});
+export const EndpointCreatedAnswer = v.strictObject({ ...EndpointAnswer.entries, secret: v.string() });
+export const EndpointDeletedAnswer = v.strictObject({
+  id: v.string(),
+  deleted: v.literal(true),
+  deadLettered: Count,
+});
+export const PingAnswer = v.strictObject({
+  statusCode: v.nullable(Int),
+  error: v.nullable(v.string()),
+  durationMs: v.number(),
+  responsePrefix: v.nullable(v.string()),
+});
+export const SecretAnswer = v.strictObject({ secret: v.string() });
+export const SecretsAnswer = v.strictObject({ secret: v.string(), previous: v.array(v.string()) });
+
+// Events and deliveries
+const DeliveryStatus = v.picklist(["pending", "delivered", "dead"]);
+export const DeliveryInEvent = v.strictObject({
+  id: v.string(),
+  endpointId: v.string(),
+  status: DeliveryStatus,
+  attemptCount: Count,
+  nextAttemptAt: v.nullable(Instant),
+  lastStatusCode: v.nullable(Int),
+  lastError: v.nullable(v.string()),
+  deliveredAt: v.nullable(Instant),
+  deadReason: v.nullable(v.string()),
+});
+export const DeliveryAnswer = v.strictObject({
+  ...DeliveryInEvent.entries,
+  eventId: v.string(),
+  type: v.string(),
+  aggregate: v.string(),
+  sequence: Int,
+});
+export const EventAnswer = v.strictObject({
+  id: v.string(),
+  type: v.string(),
+  aggregate: v.string(),
+  sequence: Int,
+  payload: v.unknown(),
+  occurredAt: Instant,
+  deliverAfter: v.nullable(Instant),
+  deliverBy: Instant,
+  commitId: v.string(),
+  deliveries: v.array(DeliveryInEvent),
+});
+export const AttemptAnswer = v.strictObject({
+  at: Instant,
+  durationMs: v.number(),
+  statusCode: v.nullable(Int),
+  error: v.nullable(v.string()),
+  responsePrefix: v.nullable(v.string()),
+});
+export const ReplayedAnswer = v.strictObject({ replayed: Count });
+
+// Event types (DESIGN §9)
+export const EventTypeAnswer = v.strictObject({
+  type: v.string(),
+  description: v.nullable(v.string()),
+  schema: v.pipe(v.unknown(), v.description("The payload's JSON Schema (draft 2020-12), or null.")),
+  deprecated: v.boolean(),
+  deprecatedAt: v.nullable(Instant),
+  createdAt: Instant,
+  updatedAt: Instant,
+});
+
+// Tokens
+export const TokenAnswer = v.strictObject({
+  id: v.string(),
+  name: v.string(),
+  scopes: Scopes,
+  createdAt: Instant,
+  lastUsedAt: v.nullable(Instant),
+  revokedAt: v.nullable(Instant),
+});
+export const TokenCreatedAnswer = v.strictObject({
+  id: v.string(),
+  name: v.string(),
+  scopes: Scopes,
+  createdAt: Instant,
+  token: v.string(),
+});
+export const TokenRevokedAnswer = v.strictObject({ id: v.string(), revoked: v.literal(true) });
+
+// Operations
+const COUNTS = {
+  pending: Count,
+  inFlight: Count,
+  due: Count,
+  oldestPendingAgeSeconds: v.pipe(v.number(), v.minValue(0)),
+  dead: Count,
+  deadlineExceededTotal: Count,
+  deliveredLastHour: Count,
+};
+export const StatsAnswer = v.strictObject({
+  ...COUNTS,
+  endpoints: v.array(v.strictObject({ id: v.string(), ...COUNTS })),
+});
+export const StatsHistoryAnswer = v.strictObject({
+  from: Instant,
+  to: Instant,
+  bucketSeconds: Count,
+  buckets: v.array(
+    v.strictObject({
+      start: Instant,
+      delivered: Count,
+      latencyP50Ms: v.nullable(v.number()),
+      latencyMaxMs: v.nullable(v.number()),
+    }),
+  ),
+});
+export const AttemptLogAnswer = v.strictObject({
+  ...AttemptAnswer.entries,
+  deliveryId: v.string(),
+  endpointId: v.nullable(v.string()),
+  eventId: v.nullable(v.string()),
+  type: v.nullable(v.string()),
+  aggregate: v.nullable(v.string()),
+  sequence: v.nullable(Int),
+});
+export const HealthAnswer = v.strictObject({ status: v.literal("ok") });
+export const ReadyAnswer = v.strictObject({
+  status: v.picklist(["ready", "not ready"]),
+  checks: v.record(v.string(), v.string()),
+});
+
+/** GET /openapi.json: described loosely here; test/http/openapi.test.ts checks what it holds. */
+export const OpenApiAnswer = v.looseObject({
+  openapi: v.pipe(v.string(), v.startsWith("3.1")),
+  info: v.looseObject({ title: v.string(), version: v.string() }),
+  paths: v.record(v.string(), v.record(v.string(), v.unknown())),
+  components: v.looseObject({}),
+});
