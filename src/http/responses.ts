@@ -3,6 +3,7 @@
 // Objects are strict, so a field an answer gains without being described here fails that test.
 import * as v from "valibot";
 import { SCOPES } from "../auth/tokens.ts";
+import { CommitSchema } from "./schemas.ts";
 
 const Instant = v.pipe(v.string(), v.isoTimestamp());
 const Count = v.pipe(v.number(), v.integer(), v.minValue(0));
@@ -148,6 +149,42 @@ export const EventTypeAnswer = v.strictObject({
   deprecatedAt: v.nullable(Instant),
   createdAt: Instant,
   updatedAt: Instant,
+});
+
+// Proposals (DESIGN §10)
+const Actor = v.strictObject({ tokenId: v.string(), tokenName: v.string() });
+const PROPOSAL = {
+  id: v.string(),
+  status: v.picklist(["pending", "approved", "rejected", "conflicted", "expired"]),
+  summary: v.string(),
+  proposedBy: Actor,
+  createdAt: Instant,
+  expiresAt: Instant,
+  decidedAt: v.nullable(Instant),
+  decidedBy: v.nullable(Actor),
+  reason: v.nullable(v.string()),
+  result: v.pipe(
+    v.nullable(v.union([CommitResponse, ProblemAnswer])),
+    v.description("Approved: the commit response; conflicted: the problem; otherwise null."),
+  ),
+};
+/** A proposal in a list: without its commit. */
+export const ProposalListItem = v.strictObject(PROPOSAL);
+export const ProposalAnswer = v.strictObject({ ...PROPOSAL, commit: CommitSchema });
+export const ProposalWithCurrentAnswer = v.strictObject({
+  ...ProposalAnswer.entries,
+  current: v.pipe(
+    v.array(
+      v.strictObject({
+        collection: v.string(),
+        id: v.string(),
+        version: Int,
+        data: v.nullable(JsonObject),
+        deleted: v.boolean(),
+      }),
+    ),
+    v.description("Each record of the commit as it is now (`version: 0`, `data: null` if it never existed)."),
+  ),
 });
 
 // Tokens

@@ -58,6 +58,11 @@ const CONTRACT: [method: string, path: string, scopes: string[]][] = [
   ["get", "/v1/proposals/{id}", ["propose", "approve", "read"]],
   ["post", "/v1/proposals/{id}/approve", ["approve"]],
   ["post", "/v1/proposals/{id}/reject", ["approve"]],
+  ["post", "/v1/proposals", ["propose"]],
+  ["get", "/v1/proposals", ["propose", "approve", "read"]],
+  ["get", "/v1/proposals/{id}", ["propose", "approve", "read"]],
+  ["post", "/v1/proposals/{id}/approve", ["approve"]],
+  ["post", "/v1/proposals/{id}/reject", ["approve"]],
   ["get", "/metrics", ["read"]],
   ["get", "/healthz", []],
   ["get", "/readyz", []],
@@ -368,6 +373,41 @@ describe("real answers follow the documented schemas", () => {
     );
     expectStatus(await call("DELETE", "/v1/event-types/refund.issued"), 204);
     expectStatus(await call("DELETE", "/v1/event-types/refund.issued"), 404);
+
+    // Proposals (DESIGN §10): approved, rejected and conflicted, and the problems on the way.
+    const agent = expectStatus(
+      await call("POST", "/v1/tokens", { body: { name: "agent", scopes: ["propose"] } }),
+      201,
+    );
+    const propose = async (id: string, expectedVersion: number | undefined) =>
+      call("POST", "/v1/proposals", {
+        token: agent.token,
+        body: {
+          summary: `approve ${id}`,
+          commit: {
+            records: [{ collection: "returns", id, expectedVersion, data: { status: "approved" } }],
+            events: [{ type: "return.approved", payload: { id } }],
+          },
+        },
+      });
+    const approved = expectStatus(await propose("p-1", 0), 201);
+    const rejected = expectStatus(await propose("p-2", 0), 201);
+    const conflicted = expectStatus(await propose("p-1", 0), 201);
+    expectStatus(await propose("p-3", undefined), 422);
+    expectStatus(await call("GET", "/v1/proposals?status=pending"), 200);
+    expectStatus(await call("GET", `/v1/proposals/${approved.id}`, { token: agent.token }), 200);
+    expectStatus(await call("GET", "/v1/proposals/prp_missing"), 404);
+    expectStatus(await call("POST", `/v1/proposals/${approved.id}/approve`, { token: agent.token }), 403);
+    expectStatus(
+      await call("POST", `/v1/proposals/${approved.id}/approve`, { body: { reason: "photos checked" } }),
+      200,
+    );
+    expectStatus(await call("POST", `/v1/proposals/${rejected.id}/reject`, { body: { reason: "no" } }), 200);
+    expectStatus(await call("POST", `/v1/proposals/${rejected.id}/approve`), 409);
+    expectStatus(await call("POST", `/v1/proposals/${conflicted.id}/approve`), 409);
+    const after = expectStatus(await call("GET", `/v1/proposals/${conflicted.id}`), 200);
+    expect(after.status).toBe("conflicted");
+    expect(after.result.status).toBe(409);
 
     // Endpoints.
     const good = expectStatus(

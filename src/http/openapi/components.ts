@@ -12,6 +12,7 @@ import {
   EndpointAnswer,
   EventAnswer,
   ProblemAnswer,
+  ProposalAnswer,
   RecordAnswer,
   TokenAnswer,
 } from "../responses.ts";
@@ -21,6 +22,9 @@ import {
   EndpointCreateSchema,
   EndpointPatchSchema,
   EventSchema,
+  EventTypePutSchema,
+  ProposalCreateSchema,
+  ProposalDecisionSchema,
   PutRecordSchema,
   RecordWriteSchema,
   ReplayManySchema,
@@ -53,4 +57,8 @@ export const NAMED_SCHEMAS = {
   Delivery: DeliveryAnswer,
   Attempt: AttemptAnswer,
   Token: TokenAnswer,
+  Proposal: ProposalAnswer,
+  ProposalCreateRequest: ProposalCreateSchema,
+  ProposalDecisionRequest: ProposalDecisionSchema,
+  EventTypePutRequest: EventTypePutSchema,
 } satisfies Record<string, v.GenericSchema>;

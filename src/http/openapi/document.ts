@@ -25,6 +25,7 @@ const INFO = {
 const TAG_ORDER = [
   "Commits and records",
   "Event types",
+  "Proposals",
   "Endpoints",
   "Events and deliveries",
   "Tokens",
