@@ -1,0 +1,169 @@
+// @outboxd/client: outboxd's HTTP API from TypeScript (DESIGN §14). Types come from the server's
+// /openapi.json (src/schema.gen.ts); requests go through openapi-fetch. On top of it: commits
+// that choose their own Idempotency-Key and retry only what that key makes safe, problem
+// answers as typed OutboxdErrors, and list helpers that follow `next`.
+import createFetchClient, { type Client } from "openapi-fetch";
+import { OutboxdError } from "./errors.js";
+import {
+  RETRY_DEFAULTS,
+  type RetryOptions,
+  retryAfterMs,
+  retryableStatus,
+  retryDelay,
+  sleep,
+} from "./retry.js";
+import type { components, operations, paths } from "./schema.gen.js";
+
+export { type FieldError, OutboxdError } from "./errors.js";
+export type { RetryOptions } from "./retry.js";
+export type { components, operations, paths };
+
+export interface ClientOptions {
+  /** Where outboxd listens, e.g. `https://outboxd.internal:8080`. */
+  baseUrl: string;
+  /** A bearer token (`otk_…`, or the admin token). */
+  token: string;
+  /** How commits are retried (default: 5 tries, backoff from 200 ms, waits capped at 30 s). */
+  retry?: RetryOptions;
+  /** Another fetch (tests, proxies, instrumentation). */
+  fetch?: (request: Request) => Promise<Response>;
+}
+
+/** The JSON body of a response object, or `unknown` while the document does not describe it. */
+type JsonOf<R> = R extends { content: { "application/json": infer T } } ? T : unknown;
+/** The generated type where /openapi.json describes it, the contract's shape where it does not. */
+type Described<T, Fallback> = unknown extends T ? Fallback : T;
+
+export type CommitBody = components["schemas"]["CommitRequest"];
+export type CommitResult = Described<JsonOf<operations["postCommits"]["responses"][201]>, CommitResultShape>;
+
+/** DESIGN §3's commit answer, used until /openapi.json carries response schemas. */
+export interface CommitResultShape {
+  commitId: string;
+  records: { collection: string; id: string; version: number; deleted: boolean }[];
+  events: {
+    id: string;
+    type: string;
+    aggregate: string;
+    sequence: number;
+    deliverBy: string;
+    deliveries: { id: string; endpointId: string }[];
+  }[];
+}
+
+export interface CommitOptions {
+  /** Defaults to a fresh UUID per call; give your own to make retries across processes safe. */
+  idempotencyKey?: string;
+  /** A W3C traceparent: outboxd continues that trace and sends it on with the webhooks. */
+  traceparent?: string;
+  signal?: AbortSignal;
+}
+
+/** The GET routes that answer a page (`{data, next}`) and take `after`. */
+export type ListPath = {
+  [P in keyof paths]: paths[P] extends { get: { parameters: { query?: { after?: string } } } } ? P : never;
+}[keyof paths];
+type ListOperation<P extends ListPath> = paths[P] extends { get: infer O } ? O : never;
+type ListParams<P extends ListPath> = ListOperation<P> extends { parameters: infer Q } ? Q : never;
+/** One item of a list route's `data`. */
+export type ListItem<P extends ListPath> = Described<
+  ListOperation<P> extends { responses: { 200: infer R } }
+    ? JsonOf<R> extends { data: (infer I)[] }
+      ? I
+      : unknown
+    : unknown,
+  Record<string, unknown>
+>;
+
+export interface OutboxdClient {
+  /** The typed openapi-fetch client (bearer token set) for every route this class does not wrap. */
+  readonly api: Client<paths>;
+  /**
+   * POST /v1/commits. Sends an Idempotency-Key (its own unless given) and retries network
+   * errors, 429, 503 and 409 idempotency-in-progress with that same key, honouring Retry-After,
+   * so a retry can never commit twice. Any other problem throws OutboxdError at once.
+   */
+  commit(body: CommitBody, options?: CommitOptions): Promise<CommitResult>;
+  /** Every item of a list route, page after page (`next` → `after`), as they are fetched. */
+  list<P extends ListPath>(path: P, params?: ListParams<P>): AsyncGenerator<ListItem<P>, void, undefined>;
+  /** All items of a list route, in one array (mind the size of what you ask for). */
+  listAll<P extends ListPath>(path: P, params?: ListParams<P>): Promise<ListItem<P>[]>;
+}
+
+export function createClient(options: ClientOptions): OutboxdClient {
+  const retry = { ...RETRY_DEFAULTS, ...options.retry };
+  const api = createFetchClient<paths>({
+    baseUrl: options.baseUrl.replace(/\/+$/, ""),
+    headers: { authorization: `Bearer ${options.token}` },
+    ...(options.fetch ? { fetch: options.fetch } : {}),
+  });
+
+  async function* list<P extends ListPath>(path: P, params?: ListParams<P>) {
+    const given = (params ?? {}) as { query?: Record<string, unknown>; path?: Record<string, unknown> };
+    let after: string | null | undefined = given.query?.after as string | undefined;
+    do {
+      const query = { ...given.query, ...(after ? { after } : {}) };
+      // biome-ignore lint/suspicious/noExplicitAny: one generic walk over routes of different shapes
+      const { data, error, response } = await (api.GET as any)(path, { params: { ...given, query } });
+      if (!response.ok) throw new OutboxdError(response.status, asObject(error));
+      const page = data as { data: ListItem<P>[]; next: string | null };
+      for (const item of page.data) yield item;
+      after = page.next;
+    } while (after);
+  }
+
+  return {
+    api,
+    async commit(body, commitOptions = {}) {
+      const key = commitOptions.idempotencyKey ?? crypto.randomUUID();
+      const headers: Record<string, string> = { "idempotency-key": key };
+      if (commitOptions.traceparent) headers.traceparent = commitOptions.traceparent;
+      const signal = commitOptions.signal;
+      const data = await withRetries(
+        () => api.POST("/v1/commits", { body, headers, ...(signal ? { signal } : {}) }),
+        retry,
+        signal,
+      );
+      return data as CommitResult;
+    },
+    list,
+    async listAll(path, params) {
+      const all = [];
+      for await (const item of list(path, params)) all.push(item);
+      return all;
+    },
+  };
+}
+
+/** Sends until an answer that is final: success, a problem that a retry cannot change, or out of tries. */
+async function withRetries(
+  send: () => Promise<{ data?: unknown; error?: unknown; response: Response }>,
+  retry: Required<RetryOptions>,
+  signal: AbortSignal | undefined,
+): Promise<unknown> {
+  for (let attempt = 1; ; attempt++) {
+    let result: Awaited<ReturnType<typeof send>>;
+    try {
+      result = await send();
+    } catch (error) {
+      // No answer (connection refused or cut, timeout): the commit may or may not have happened;
+      // the same key makes the retry return the first one's answer if it did.
+      if (signal?.aborted) throw error;
+      if (attempt >= retry.attempts) {
+        throw new OutboxdError(0, { title: "Network error", detail: String(error) }, { cause: error });
+      }
+      await sleep(retryDelay(attempt, null, retry), signal);
+      continue;
+    }
+    const { data, error, response } = result;
+    if (response.ok) return data;
+    const problem = new OutboxdError(response.status, asObject(error));
+    if (!retryableStatus(problem.status, problem.type) || attempt >= retry.attempts) throw problem;
+    await sleep(retryDelay(attempt, retryAfterMs(response.headers.get("retry-after")), retry), signal);
+  }
+}
+
+function asObject(value: unknown): Record<string, unknown> {
+  if (value !== null && typeof value === "object") return value as Record<string, unknown>;
+  return typeof value === "string" && value ? { detail: value.slice(0, 500) } : {};
+}
