@@ -561,6 +561,98 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/proposals": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List proposals
+         * @description Scope: `propose` or `approve` or `read` (`admin` holds every scope).
+         *
+         *     Newest first; items leave out `commit`. Newest first. `limit` is 1-500 (default 100); pass `next` of a page as `after` for the next.
+         */
+        get: operations["getProposals"];
+        put?: never;
+        /**
+         * Propose a commit for a person's approval
+         * @description Scope: `propose` (`admin` holds every scope).
+         *
+         *     The commit is validated now as a commit would be (event-type schemas included; pointers under `/commit`), and every record write must carry `expectedVersion`. Nothing is written until a token with `approve` (not this one) approves it. `Idempotency-Key` has its own namespace, apart from commits.
+         */
+        post: operations["postProposals"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/proposals/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read a proposal, with each record's current state
+         * @description Scope: `propose` or `approve` or `read` (`admin` holds every scope).
+         *
+         *     `current` holds each record of the commit as it is now (`version: 0`, `data: null` if it never existed): the diff's left side.
+         */
+        get: operations["getProposalsId"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/proposals/{id}/approve": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Approve a proposal: apply its commit
+         * @description Scope: `approve` (`admin` holds every scope).
+         *
+         *     Validates the commit again and applies it in one transaction, re-checking every `expectedVersion`; deadlines and fan-out count from now; the commit is the approver's. A changed record is 409 with `currentVersion`, another failed check its 4xx: the proposal then becomes `conflicted` with the problem in `result`, and nothing is written. The proposing token cannot approve (403, admin included). Approving again with the same token answers 200; any other decision on a decided or expired proposal is 409.
+         */
+        post: operations["postProposalsIdApprove"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/proposals/{id}/reject": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Reject a proposal
+         * @description Scope: `approve` (`admin` holds every scope).
+         */
+        post: operations["postProposalsIdReject"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/records/{collection}": {
         parameters: {
             query?: never;
@@ -757,6 +849,14 @@ export interface components {
              * @example https://outboxd.dev/problems/validation
              */
             type: string;
+        };
+        ProposalCreateRequest: {
+            commit: components["schemas"]["CommitRequest"];
+            expiresIn?: components["schemas"]["Duration"] | null;
+            summary: string;
+        };
+        ProposalDecisionRequest: {
+            reason?: string | null;
         };
         PutRecordRequest: {
             data: Record<string, unknown>;
@@ -2159,6 +2259,420 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    getProposals: {
+        parameters: {
+            query?: {
+                /** @description The `next` cursor of the previous page. */
+                after?: string;
+                /** @description Page size, 1-500 (default 100). */
+                limit?: string;
+                /** @description pending, delivered or dead. */
+                status?: "pending" | "approved" | "rejected" | "conflicted" | "expired";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of proposals. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "prp_01JDZ8V7M2Q4",
+                     *           "status": "pending",
+                     *           "summary": "Approve return r-123: item arrived unused, within 30 days.",
+                     *           "proposedBy": {
+                     *             "tokenId": "tok_01JDZ8V7M2Q4",
+                     *             "tokenName": "returns-agent"
+                     *           },
+                     *           "createdAt": "2026-11-29T10:00:00.000Z",
+                     *           "expiresAt": "2026-11-30T10:00:00.000Z",
+                     *           "decidedAt": null,
+                     *           "decidedBy": null,
+                     *           "reason": null,
+                     *           "result": null
+                     *         }
+                     *       ],
+                     *       "next": null
+                     *     }
+                     */
+                    "application/json": unknown;
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            422: components["responses"]["Invalid"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    postProposals: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description 1-255 characters; a retry with the same body gets the same proposal. */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "summary": "Approve return r-123: item arrived unused, within 30 days.",
+                 *       "commit": {
+                 *         "records": [
+                 *           {
+                 *             "collection": "returns",
+                 *             "id": "r-123",
+                 *             "expectedVersion": 3,
+                 *             "data": {
+                 *               "status": "approved"
+                 *             }
+                 *           }
+                 *         ],
+                 *         "events": [
+                 *           {
+                 *             "type": "return.approved",
+                 *             "payload": {
+                 *               "returnId": "r-123",
+                 *               "amount": 1999
+                 *             }
+                 *           }
+                 *         ]
+                 *       },
+                 *       "expiresIn": "24h"
+                 *     }
+                 */
+                "application/json": components["schemas"]["ProposalCreateRequest"];
+            };
+        };
+        responses: {
+            /** @description The pending proposal. */
+            201: {
+                headers: {
+                    /** @description `true` on a retry answered from the first request. */
+                    "Idempotent-Replayed"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "prp_01JDZ8V7M2Q4",
+                     *       "status": "pending",
+                     *       "summary": "Approve return r-123: item arrived unused, within 30 days.",
+                     *       "commit": {
+                     *         "records": [
+                     *           {
+                     *             "collection": "returns",
+                     *             "id": "r-123",
+                     *             "expectedVersion": 3,
+                     *             "data": {
+                     *               "status": "approved"
+                     *             }
+                     *           }
+                     *         ],
+                     *         "events": [
+                     *           {
+                     *             "type": "return.approved",
+                     *             "payload": {
+                     *               "returnId": "r-123",
+                     *               "amount": 1999
+                     *             }
+                     *           }
+                     *         ]
+                     *       },
+                     *       "proposedBy": {
+                     *         "tokenId": "tok_01JDZ8V7M2Q4",
+                     *         "tokenName": "returns-agent"
+                     *       },
+                     *       "createdAt": "2026-11-29T10:00:00.000Z",
+                     *       "expiresAt": "2026-11-30T10:00:00.000Z",
+                     *       "decidedAt": null,
+                     *       "decidedBy": null,
+                     *       "reason": null,
+                     *       "result": null
+                     *     }
+                     */
+                    "application/json": unknown;
+                };
+            };
+            400: components["responses"]["MalformedJson"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["BodyTooLarge"];
+            422: components["responses"]["Invalid"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    getProposalsId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The proposal. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "prp_01JDZ8V7M2Q4",
+                     *       "status": "pending",
+                     *       "summary": "Approve return r-123: item arrived unused, within 30 days.",
+                     *       "commit": {
+                     *         "records": [
+                     *           {
+                     *             "collection": "returns",
+                     *             "id": "r-123",
+                     *             "expectedVersion": 3,
+                     *             "data": {
+                     *               "status": "approved"
+                     *             }
+                     *           }
+                     *         ],
+                     *         "events": [
+                     *           {
+                     *             "type": "return.approved",
+                     *             "payload": {
+                     *               "returnId": "r-123",
+                     *               "amount": 1999
+                     *             }
+                     *           }
+                     *         ]
+                     *       },
+                     *       "proposedBy": {
+                     *         "tokenId": "tok_01JDZ8V7M2Q4",
+                     *         "tokenName": "returns-agent"
+                     *       },
+                     *       "createdAt": "2026-11-29T10:00:00.000Z",
+                     *       "expiresAt": "2026-11-30T10:00:00.000Z",
+                     *       "decidedAt": null,
+                     *       "decidedBy": null,
+                     *       "reason": null,
+                     *       "result": null,
+                     *       "current": [
+                     *         {
+                     *           "collection": "returns",
+                     *           "id": "r-123",
+                     *           "version": 3,
+                     *           "data": {
+                     *             "status": "requested"
+                     *           },
+                     *           "deleted": false
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": unknown;
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    postProposalsIdApprove: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "reason": "photos checked"
+                 *     }
+                 */
+                "application/json": components["schemas"]["ProposalDecisionRequest"];
+            };
+        };
+        responses: {
+            /** @description Approved, with the commit response in `result`. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "prp_01JDZ8V7M2Q4",
+                     *       "status": "approved",
+                     *       "summary": "Approve return r-123: item arrived unused, within 30 days.",
+                     *       "commit": {
+                     *         "records": [
+                     *           {
+                     *             "collection": "returns",
+                     *             "id": "r-123",
+                     *             "expectedVersion": 3,
+                     *             "data": {
+                     *               "status": "approved"
+                     *             }
+                     *           }
+                     *         ],
+                     *         "events": [
+                     *           {
+                     *             "type": "return.approved",
+                     *             "payload": {
+                     *               "returnId": "r-123",
+                     *               "amount": 1999
+                     *             }
+                     *           }
+                     *         ]
+                     *       },
+                     *       "proposedBy": {
+                     *         "tokenId": "tok_01JDZ8V7M2Q4",
+                     *         "tokenName": "returns-agent"
+                     *       },
+                     *       "createdAt": "2026-11-29T10:00:00.000Z",
+                     *       "expiresAt": "2026-11-30T10:00:00.000Z",
+                     *       "decidedAt": "2026-11-29T10:00:00.000Z",
+                     *       "decidedBy": {
+                     *         "tokenId": "tok_01JDZ8W1A9B2",
+                     *         "tokenName": "alice"
+                     *       },
+                     *       "reason": "photos checked",
+                     *       "result": {
+                     *         "commitId": "cmt_01JDZ8V7M2Q4",
+                     *         "records": [
+                     *           {
+                     *             "collection": "returns",
+                     *             "id": "r-123",
+                     *             "version": 4,
+                     *             "deleted": false
+                     *           }
+                     *         ],
+                     *         "events": [
+                     *           {
+                     *             "id": "0b7e4a0c-6a8e-4d9b-9c1e-5f0e1d2c3b4a",
+                     *             "type": "return.approved",
+                     *             "aggregate": "returns/r-123",
+                     *             "sequence": 7,
+                     *             "deliverBy": "2026-11-30T10:00:00.000Z",
+                     *             "deliveries": [
+                     *               {
+                     *                 "id": "dlv_01JDZ8V7M2Q4",
+                     *                 "endpointId": "ep_01JDZ8V7M2Q4"
+                     *               }
+                     *             ]
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": unknown;
+                };
+            };
+            400: components["responses"]["MalformedJson"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["BodyTooLarge"];
+            422: components["responses"]["Invalid"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    postProposalsIdReject: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "reason": "outside the return window"
+                 *     }
+                 */
+                "application/json": components["schemas"]["ProposalDecisionRequest"];
+            };
+        };
+        responses: {
+            /** @description Rejected. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "prp_01JDZ8V7M2Q4",
+                     *       "status": "rejected",
+                     *       "summary": "Approve return r-123: item arrived unused, within 30 days.",
+                     *       "commit": {
+                     *         "records": [
+                     *           {
+                     *             "collection": "returns",
+                     *             "id": "r-123",
+                     *             "expectedVersion": 3,
+                     *             "data": {
+                     *               "status": "approved"
+                     *             }
+                     *           }
+                     *         ],
+                     *         "events": [
+                     *           {
+                     *             "type": "return.approved",
+                     *             "payload": {
+                     *               "returnId": "r-123",
+                     *               "amount": 1999
+                     *             }
+                     *           }
+                     *         ]
+                     *       },
+                     *       "proposedBy": {
+                     *         "tokenId": "tok_01JDZ8V7M2Q4",
+                     *         "tokenName": "returns-agent"
+                     *       },
+                     *       "createdAt": "2026-11-29T10:00:00.000Z",
+                     *       "expiresAt": "2026-11-30T10:00:00.000Z",
+                     *       "decidedAt": "2026-11-29T10:00:00.000Z",
+                     *       "decidedBy": {
+                     *         "tokenId": "tok_01JDZ8W1A9B2",
+                     *         "tokenName": "alice"
+                     *       },
+                     *       "reason": "outside the return window",
+                     *       "result": null
+                     *     }
+                     */
+                    "application/json": unknown;
+                };
+            };
+            400: components["responses"]["MalformedJson"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["BodyTooLarge"];
+            422: components["responses"]["Invalid"];
             429: components["responses"]["RateLimited"];
         };
     };
