@@ -72,9 +72,9 @@ export interface paths {
         };
         /**
          * Prometheus metrics
-         * @description Scope: `read` (public when `OUTBOXD_METRICS_PUBLIC=1`).
+         * @description Scope: `read` (`admin` holds every scope); public when `OUTBOXD_METRICS_PUBLIC=1`.
          *
-         *     Needs a `read` token unless `OUTBOXD_METRICS_PUBLIC=1`; also on `OUTBOXD_METRICS_PORT`.
+         *     Also served without a token on `OUTBOXD_METRICS_PORT` when set.
          */
         get: operations["getMetrics"];
         put?: never;
@@ -95,6 +95,8 @@ export interface paths {
         /**
          * This document
          * @description Public: no token.
+         *
+         *     `webhooks` lists the registered event types (DESIGN §9) as they are now.
          */
         get: operations["getOpenapiJson"];
         put?: never;
@@ -116,7 +118,7 @@ export interface paths {
          * Ready to serve
          * @description Public: no token.
          *
-         *     Database reachable, migrations applied, dispatcher heartbeat fresh. 503 otherwise.
+         *     Database reachable, migrations applied, dispatcher heartbeat fresh.
          */
         get: operations["getReadyz"];
         put?: never;
@@ -476,7 +478,7 @@ export interface paths {
          * List event types
          * @description Scope: `read` (`admin` holds every scope).
          *
-         *     Ordered by type. Newest first. `limit` is 1-500 (default 100); pass `next` of a page as `after` for the next.
+         *     Ordered by type. `limit` is 1-500 (default 100); pass `next` of a page as `after` for the next.
          */
         get: operations["getEventTypes"];
         put?: never;
@@ -572,7 +574,7 @@ export interface paths {
          * List proposals
          * @description Scope: `propose` or `approve` or `read` (`admin` holds every scope).
          *
-         *     Newest first; items leave out `commit`. Newest first. `limit` is 1-500 (default 100); pass `next` of a page as `after` for the next.
+         *     Items leave out `commit`. Newest first. `limit` is 1-500 (default 100); pass `next` of a page as `after` for the next.
          */
         get: operations["getProposals"];
         put?: never;
@@ -600,7 +602,7 @@ export interface paths {
          * Read a proposal, with each record's current state
          * @description Scope: `propose` or `approve` or `read` (`admin` holds every scope).
          *
-         *     `current` holds each record of the commit as it is now (`version: 0`, `data: null` if it never existed): the diff's left side.
+         *     `current` holds each record of the commit as it is now: the diff's left side.
          */
         get: operations["getProposalsId"];
         put?: never;
@@ -799,11 +801,83 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        Attempt: {
+            /** Format: date-time */
+            at: string;
+            durationMs: number;
+            error: string | null;
+            responsePrefix: string | null;
+            statusCode: number | null;
+        };
         CommitRequest: {
             events?: components["schemas"]["Event"][] | null;
             records?: components["schemas"]["RecordWrite"][] | null;
         };
+        CommitResponse: {
+            commitId: string;
+            events: components["schemas"]["CommittedEvent"][];
+            records: {
+                collection: string;
+                deleted: boolean;
+                id: string;
+                version: number;
+            }[];
+        };
+        CommittedEvent: {
+            aggregate: string;
+            /** Format: date-time */
+            deliverBy: string;
+            deliveries: {
+                endpointId: string;
+                id: string;
+            }[];
+            id: string;
+            sequence: number;
+            type: string;
+        };
+        Delivery: {
+            aggregate: string;
+            attemptCount: number;
+            deadReason: string | null;
+            deliveredAt: string | null;
+            endpointId: string;
+            eventId: string;
+            id: string;
+            lastError: string | null;
+            lastStatusCode: number | null;
+            nextAttemptAt: string | null;
+            sequence: number;
+            /** @enum {string} */
+            status: "pending" | "delivered" | "dead";
+            type: string;
+        };
+        DeliveryInEvent: {
+            attemptCount: number;
+            deadReason: string | null;
+            deliveredAt: string | null;
+            endpointId: string;
+            id: string;
+            lastError: string | null;
+            lastStatusCode: number | null;
+            nextAttemptAt: string | null;
+            /** @enum {string} */
+            status: "pending" | "delivered" | "dead";
+        };
         Duration: string;
+        Endpoint: {
+            /** Format: date-time */
+            createdAt: string;
+            dead: number;
+            description: string | null;
+            disabled: boolean;
+            disabledReason: string | null;
+            eventTypes: string[];
+            id: string;
+            lastFailureAt: string | null;
+            lastSuccessAt: string | null;
+            pending: number;
+            url: string;
+        };
         EndpointCreateRequest: {
             description?: string | null;
             eventTypes?: string[] | null;
@@ -826,6 +900,20 @@ export interface components {
             payload?: unknown | null;
             type: string;
         };
+        EventResponse: {
+            aggregate: string;
+            commitId: string;
+            deliverAfter: string | null;
+            /** Format: date-time */
+            deliverBy: string;
+            deliveries: components["schemas"]["DeliveryInEvent"][];
+            id: string;
+            /** Format: date-time */
+            occurredAt: string;
+            payload: unknown;
+            sequence: number;
+            type: string;
+        };
         EventTypePutRequest: {
             deprecated?: boolean | null;
             description?: string | null;
@@ -833,10 +921,9 @@ export interface components {
         };
         /** @description RFC 9457 problem details (`application/problem+json`). */
         Problem: {
-            /** @description On 409 version conflicts, 412 and 404 of a deleted record. */
+            /** @description On 409 version conflicts, 412 and 404 of a deleted record (null: never existed). */
             currentVersion?: number | null;
             detail: string;
-            /** @description For validation: one entry per offending field. */
             errors?: {
                 detail: string;
                 /** @description JSON Pointer into the request, e.g. `/records/0/id`. */
@@ -844,11 +931,31 @@ export interface components {
             }[];
             status: number;
             title: string;
-            /**
-             * Format: uri
-             * @example https://outboxd.dev/problems/validation
-             */
+            /** Format: uri */
             type: string;
+        };
+        Proposal: {
+            commit: components["schemas"]["CommitRequest"];
+            /** Format: date-time */
+            createdAt: string;
+            decidedAt: string | null;
+            decidedBy: {
+                tokenId: string;
+                tokenName: string;
+            } | null;
+            /** Format: date-time */
+            expiresAt: string;
+            id: string;
+            proposedBy: {
+                tokenId: string;
+                tokenName: string;
+            };
+            reason: string | null;
+            /** @description Approved: the commit response; conflicted: the problem; otherwise null. */
+            result: (components["schemas"]["CommitResponse"] | components["schemas"]["Problem"]) | null;
+            /** @enum {string} */
+            status: "pending" | "approved" | "rejected" | "conflicted" | "expired";
+            summary: string;
         };
         ProposalCreateRequest: {
             commit: components["schemas"]["CommitRequest"];
@@ -861,6 +968,18 @@ export interface components {
         PutRecordRequest: {
             data: Record<string, unknown>;
             events?: components["schemas"]["Event"][] | null;
+        };
+        Record: {
+            collection: string;
+            /** Format: date-time */
+            createdAt: string;
+            data: {
+                [key: string]: unknown;
+            };
+            id: string;
+            /** Format: date-time */
+            updatedAt: string;
+            version: number;
         };
         RecordWrite: {
             collection: string;
@@ -882,6 +1001,15 @@ export interface components {
         };
         /** Format: date-time */
         Timestamp: string;
+        Token: {
+            /** Format: date-time */
+            createdAt: string;
+            id: string;
+            lastUsedAt: string | null;
+            name: string;
+            revokedAt: string | null;
+            scopes: ("read" | "commit" | "propose" | "approve" | "consume" | "admin")[];
+        };
         TokenCreateRequest: {
             name: string;
             scopes: ("read" | "commit" | "propose" | "approve" | "consume" | "admin")[];
@@ -1001,7 +1129,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "text/html": unknown;
+                    "text/html": string;
                 };
             };
         };
@@ -1021,7 +1149,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "text/html": unknown;
+                    "text/html": string;
                 };
             };
         };
@@ -1046,7 +1174,10 @@ export interface operations {
                      *       "status": "ok"
                      *     }
                      */
-                    "application/json": unknown;
+                    "application/json": {
+                        /** @constant */
+                        status: "ok";
+                    };
                 };
             };
         };
@@ -1066,7 +1197,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "text/plain": unknown;
+                    "text/plain": string;
                 };
             };
             401: components["responses"]["Unauthorized"];
@@ -1089,7 +1220,19 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": unknown;
+                    "application/json": {
+                        components: Record<string, unknown>;
+                        info: {
+                            title: string;
+                            version: string;
+                        };
+                        openapi: string;
+                        paths: {
+                            [key: string]: {
+                                [key: string]: unknown;
+                            };
+                        };
+                    };
                 };
             };
         };
@@ -1103,7 +1246,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Ready (503 with the same shape when not). */
+            /** @description Ready. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -1119,7 +1262,38 @@ export interface operations {
                      *       }
                      *     }
                      */
-                    "application/json": unknown;
+                    "application/json": {
+                        checks: {
+                            [key: string]: string;
+                        };
+                        /** @enum {string} */
+                        status: "ready" | "not ready";
+                    };
+                };
+            };
+            /** @description Not ready: `checks` says which check failed. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": "not ready",
+                     *       "checks": {
+                     *         "database": "ok",
+                     *         "migrations": "ok",
+                     *         "dispatcher": "heartbeat stale"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        checks: {
+                            [key: string]: string;
+                        };
+                        /** @enum {string} */
+                        status: "ready" | "not ready";
+                    };
                 };
             };
         };
@@ -1139,7 +1313,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "text/javascript": unknown;
+                    "text/javascript": string;
                 };
             };
         };
@@ -1159,7 +1333,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "text/plain": unknown;
+                    "text/typescript": string;
                 };
             };
         };
@@ -1204,7 +1378,23 @@ export interface operations {
                      *       "next": null
                      *     }
                      */
-                    "application/json": unknown;
+                    "application/json": {
+                        data: {
+                            aggregate: string | null;
+                            /** Format: date-time */
+                            at: string;
+                            deliveryId: string;
+                            durationMs: number;
+                            endpointId: string | null;
+                            error: string | null;
+                            eventId: string | null;
+                            responsePrefix: string | null;
+                            sequence: number | null;
+                            statusCode: number | null;
+                            type: string | null;
+                        }[];
+                        next: string | null;
+                    };
                 };
             };
             401: components["responses"]["Unauthorized"];
@@ -1294,7 +1484,7 @@ export interface operations {
                      *       ]
                      *     }
                      */
-                    "application/json": unknown;
+                    "application/json": components["schemas"]["CommitResponse"];
                 };
             };
             400: components["responses"]["MalformedJson"];
@@ -1354,7 +1544,10 @@ export interface operations {
                      *       "next": null
                      *     }
                      */
-                    "application/json": unknown;
+                    "application/json": {
+                        data: components["schemas"]["Delivery"][];
+                        next: string | null;
+                    };
                 };
             };
             401: components["responses"]["Unauthorized"];
@@ -1397,7 +1590,7 @@ export interface operations {
                      *       "sequence": 7
                      *     }
                      */
-                    "application/json": unknown;
+                    "application/json": components["schemas"]["Delivery"];
                 };
             };
             401: components["responses"]["Unauthorized"];
@@ -1434,7 +1627,7 @@ export interface operations {
                      *       }
                      *     ]
                      */
-                    "application/json": unknown;
+                    "application/json": components["schemas"]["Attempt"][];
                 };
             };
             401: components["responses"]["Unauthorized"];
@@ -1486,7 +1679,7 @@ export interface operations {
                      *       "sequence": 7
                      *     }
                      */
-                    "application/json": unknown;
+                    "application/json": components["schemas"]["Delivery"];
                 };
             };
             400: components["responses"]["MalformedJson"];
@@ -1530,7 +1723,9 @@ export interface operations {
                      *       "replayed": 3
                      *     }
                      */
-                    "application/json": unknown;
+                    "application/json": {
+                        replayed: number;
+                    };
                 };
             };
             400: components["responses"]["MalformedJson"];
@@ -1583,7 +1778,10 @@ export interface operations {
                      *       "next": null
                      *     }
                      */
-                    "application/json": unknown;
+                    "application/json": {
+                        data: components["schemas"]["Endpoint"][];
+                        next: string | null;
+                    };
                 };
             };
             401: components["responses"]["Unauthorized"];
@@ -1630,14 +1828,28 @@ export interface operations {
                      *       "disabled": false,
                      *       "disabledReason": null,
                      *       "createdAt": "2026-11-29T10:00:00.000Z",
-                     *       "lastSuccessAt": "2026-11-29T10:00:00.000Z",
+                     *       "lastSuccessAt": null,
                      *       "lastFailureAt": null,
                      *       "pending": 0,
                      *       "dead": 0,
                      *       "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
                      *     }
                      */
-                    "application/json": unknown;
+                    "application/json": {
+                        /** Format: date-time */
+                        createdAt: string;
+                        dead: number;
+                        description: string | null;
+                        disabled: boolean;
+                        disabledReason: string | null;
+                        eventTypes: string[];
+                        id: string;
+                        lastFailureAt: string | null;
+                        lastSuccessAt: string | null;
+                        pending: number;
+                        secret: string;
+                        url: string;
+                    };
                 };
             };
             400: components["responses"]["MalformedJson"];
@@ -1682,7 +1894,7 @@ export interface operations {
                      *       "dead": 0
                      *     }
                      */
-                    "application/json": unknown;
+                    "application/json": components["schemas"]["Endpoint"];
                 };
             };
             401: components["responses"]["Unauthorized"];
@@ -1715,7 +1927,12 @@ export interface operations {
                      *       "deadLettered": 0
                      *     }
                      */
-                    "application/json": unknown;
+                    "application/json": {
+                        deadLettered: number;
+                        /** @constant */
+                        deleted: true;
+                        id: string;
+                    };
                 };
             };
             401: components["responses"]["Unauthorized"];
@@ -1758,8 +1975,8 @@ export interface operations {
                      *         "return.*"
                      *       ],
                      *       "description": "returns service",
-                     *       "disabled": false,
-                     *       "disabledReason": null,
+                     *       "disabled": true,
+                     *       "disabledReason": "disabled by an operator",
                      *       "createdAt": "2026-11-29T10:00:00.000Z",
                      *       "lastSuccessAt": "2026-11-29T10:00:00.000Z",
                      *       "lastFailureAt": null,
@@ -1767,7 +1984,7 @@ export interface operations {
                      *       "dead": 0
                      *     }
                      */
-                    "application/json": unknown;
+                    "application/json": components["schemas"]["Endpoint"];
                 };
             };
             400: components["responses"]["MalformedJson"];
@@ -1813,7 +2030,7 @@ export interface operations {
                      *       "dead": 0
                      *     }
                      */
-                    "application/json": unknown;
+                    "application/json": components["schemas"]["Endpoint"];
                 };
             };
             401: components["responses"]["Unauthorized"];
@@ -1844,7 +2061,9 @@ export interface operations {
                      *       "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
                      *     }
                      */
-                    "application/json": unknown;
+                    "application/json": {
+                        secret: string;
+                    };
                 };
             };
             401: components["responses"]["Unauthorized"];
@@ -1876,7 +2095,10 @@ export interface operations {
                      *       "previous": []
                      *     }
                      */
-                    "application/json": unknown;
+                    "application/json": {
+                        previous: string[];
+                        secret: string;
+                    };
                 };
             };
             401: components["responses"]["Unauthorized"];
@@ -1910,7 +2132,12 @@ export interface operations {
                      *       "responsePrefix": "{\"result\":\"applied\"}"
                      *     }
                      */
-                    "application/json": unknown;
+                    "application/json": {
+                        durationMs: number;
+                        error: string | null;
+                        responsePrefix: string | null;
+                        statusCode: number | null;
+                    };
                 };
             };
             401: components["responses"]["Unauthorized"];
@@ -1971,7 +2198,21 @@ export interface operations {
                      *       "next": null
                      *     }
                      */
-                    "application/json": unknown;
+                    "application/json": {
+                        data: {
+                            /** Format: date-time */
+                            createdAt: string;
+                            deprecated: boolean;
+                            deprecatedAt: string | null;
+                            description: string | null;
+                            /** @description The payload's JSON Schema (draft 2020-12), or null. */
+                            schema: unknown;
+                            type: string;
+                            /** Format: date-time */
+                            updatedAt: string;
+                        }[];
+                        next: string | null;
+                    };
                 };
             };
             401: components["responses"]["Unauthorized"];
@@ -2023,7 +2264,18 @@ export interface operations {
                      *       "updatedAt": "2026-11-29T10:00:00.000Z"
                      *     }
                      */
-                    "application/json": unknown;
+                    "application/json": {
+                        /** Format: date-time */
+                        createdAt: string;
+                        deprecated: boolean;
+                        deprecatedAt: string | null;
+                        description: string | null;
+                        /** @description The payload's JSON Schema (draft 2020-12), or null. */
+                        schema: unknown;
+                        type: string;
+                        /** Format: date-time */
+                        updatedAt: string;
+                    };
                 };
             };
             401: components["responses"]["Unauthorized"];
@@ -2102,7 +2354,18 @@ export interface operations {
                      *       "updatedAt": "2026-11-29T10:00:00.000Z"
                      *     }
                      */
-                    "application/json": unknown;
+                    "application/json": {
+                        /** Format: date-time */
+                        createdAt: string;
+                        deprecated: boolean;
+                        deprecatedAt: string | null;
+                        description: string | null;
+                        /** @description The payload's JSON Schema (draft 2020-12), or null. */
+                        schema: unknown;
+                        type: string;
+                        /** Format: date-time */
+                        updatedAt: string;
+                    };
                 };
             };
             /** @description Registered. */
@@ -2137,7 +2400,18 @@ export interface operations {
                      *       "updatedAt": "2026-11-29T10:00:00.000Z"
                      *     }
                      */
-                    "application/json": unknown;
+                    "application/json": {
+                        /** Format: date-time */
+                        createdAt: string;
+                        deprecated: boolean;
+                        deprecatedAt: string | null;
+                        description: string | null;
+                        /** @description The payload's JSON Schema (draft 2020-12), or null. */
+                        schema: unknown;
+                        type: string;
+                        /** Format: date-time */
+                        updatedAt: string;
+                    };
                 };
             };
             400: components["responses"]["MalformedJson"];
@@ -2164,9 +2438,7 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content: {
-                    "application/json": unknown;
-                };
+                content?: never;
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
@@ -2199,7 +2471,43 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": unknown;
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "0b7e4a0c-6a8e-4d9b-9c1e-5f0e1d2c3b4a",
+                     *           "type": "return.approved",
+                     *           "aggregate": "returns/r-123",
+                     *           "sequence": 7,
+                     *           "payload": {
+                     *             "returnId": "r-123"
+                     *           },
+                     *           "occurredAt": "2026-11-29T10:00:00.000Z",
+                     *           "deliverAfter": null,
+                     *           "deliverBy": "2026-11-29T10:00:00.000Z",
+                     *           "commitId": "cmt_01JDZ8V7M2Q4",
+                     *           "deliveries": [
+                     *             {
+                     *               "id": "dlv_01JDZ8V7M2Q4",
+                     *               "endpointId": "ep_01JDZ8V7M2Q4",
+                     *               "status": "delivered",
+                     *               "attemptCount": 1,
+                     *               "nextAttemptAt": null,
+                     *               "lastStatusCode": 200,
+                     *               "lastError": null,
+                     *               "deliveredAt": "2026-11-29T10:00:00.000Z",
+                     *               "deadReason": null
+                     *             }
+                     *           ]
+                     *         }
+                     *       ],
+                     *       "next": null
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["EventResponse"][];
+                        next: string | null;
+                    };
                 };
             };
             401: components["responses"]["Unauthorized"];
@@ -2253,7 +2561,7 @@ export interface operations {
                      *       ]
                      *     }
                      */
-                    "application/json": unknown;
+                    "application/json": components["schemas"]["EventResponse"];
                 };
             };
             401: components["responses"]["Unauthorized"];
@@ -2306,7 +2614,31 @@ export interface operations {
                      *       "next": null
                      *     }
                      */
-                    "application/json": unknown;
+                    "application/json": {
+                        data: {
+                            /** Format: date-time */
+                            createdAt: string;
+                            decidedAt: string | null;
+                            decidedBy: {
+                                tokenId: string;
+                                tokenName: string;
+                            } | null;
+                            /** Format: date-time */
+                            expiresAt: string;
+                            id: string;
+                            proposedBy: {
+                                tokenId: string;
+                                tokenName: string;
+                            };
+                            reason: string | null;
+                            /** @description Approved: the commit response; conflicted: the problem; otherwise null. */
+                            result: (components["schemas"]["CommitResponse"] | components["schemas"]["Problem"]) | null;
+                            /** @enum {string} */
+                            status: "pending" | "approved" | "rejected" | "conflicted" | "expired";
+                            summary: string;
+                        }[];
+                        next: string | null;
+                    };
                 };
             };
             401: components["responses"]["Unauthorized"];
@@ -2404,7 +2736,7 @@ export interface operations {
                      *       "result": null
                      *     }
                      */
-                    "application/json": unknown;
+                    "application/json": components["schemas"]["Proposal"];
                 };
             };
             400: components["responses"]["MalformedJson"];
@@ -2482,7 +2814,39 @@ export interface operations {
                      *       ]
                      *     }
                      */
-                    "application/json": unknown;
+                    "application/json": {
+                        commit: components["schemas"]["CommitRequest"];
+                        /** Format: date-time */
+                        createdAt: string;
+                        /** @description Each record of the commit as it is now (`version: 0`, `data: null` if it never existed). */
+                        current: {
+                            collection: string;
+                            data: {
+                                [key: string]: unknown;
+                            } | null;
+                            deleted: boolean;
+                            id: string;
+                            version: number;
+                        }[];
+                        decidedAt: string | null;
+                        decidedBy: {
+                            tokenId: string;
+                            tokenName: string;
+                        } | null;
+                        /** Format: date-time */
+                        expiresAt: string;
+                        id: string;
+                        proposedBy: {
+                            tokenId: string;
+                            tokenName: string;
+                        };
+                        reason: string | null;
+                        /** @description Approved: the commit response; conflicted: the problem; otherwise null. */
+                        result: (components["schemas"]["CommitResponse"] | components["schemas"]["Problem"]) | null;
+                        /** @enum {string} */
+                        status: "pending" | "approved" | "rejected" | "conflicted" | "expired";
+                        summary: string;
+                    };
                 };
             };
             401: components["responses"]["Unauthorized"];
@@ -2571,7 +2935,7 @@ export interface operations {
                      *             "type": "return.approved",
                      *             "aggregate": "returns/r-123",
                      *             "sequence": 7,
-                     *             "deliverBy": "2026-11-30T10:00:00.000Z",
+                     *             "deliverBy": "2026-11-29T10:00:00.000Z",
                      *             "deliveries": [
                      *               {
                      *                 "id": "dlv_01JDZ8V7M2Q4",
@@ -2583,7 +2947,7 @@ export interface operations {
                      *       }
                      *     }
                      */
-                    "application/json": unknown;
+                    "application/json": components["schemas"]["Proposal"];
                 };
             };
             400: components["responses"]["MalformedJson"];
@@ -2663,7 +3027,7 @@ export interface operations {
                      *       "result": null
                      *     }
                      */
-                    "application/json": unknown;
+                    "application/json": components["schemas"]["Proposal"];
                 };
             };
             400: components["responses"]["MalformedJson"];
@@ -2698,7 +3062,27 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": unknown;
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "collection": "returns",
+                     *           "id": "r-123",
+                     *           "version": 4,
+                     *           "data": {
+                     *             "status": "approved"
+                     *           },
+                     *           "createdAt": "2026-11-29T10:00:00.000Z",
+                     *           "updatedAt": "2026-11-29T10:00:00.000Z"
+                     *         }
+                     *       ],
+                     *       "next": null
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["Record"][];
+                        next: string | null;
+                    };
                 };
             };
             401: components["responses"]["Unauthorized"];
@@ -2739,7 +3123,7 @@ export interface operations {
                      *       "updatedAt": "2026-11-29T10:00:00.000Z"
                      *     }
                      */
-                    "application/json": unknown;
+                    "application/json": components["schemas"]["Record"];
                 };
             };
             401: components["responses"]["Unauthorized"];
@@ -2804,16 +3188,43 @@ export interface operations {
                      *       "createdAt": "2026-11-29T10:00:00.000Z",
                      *       "updatedAt": "2026-11-29T10:00:00.000Z",
                      *       "commitId": "cmt_01JDZ8V7M2Q4",
-                     *       "events": []
+                     *       "events": [
+                     *         {
+                     *           "id": "0b7e4a0c-6a8e-4d9b-9c1e-5f0e1d2c3b4a",
+                     *           "type": "return.approved",
+                     *           "aggregate": "returns/r-123",
+                     *           "sequence": 7,
+                     *           "deliverBy": "2026-11-29T10:00:00.000Z",
+                     *           "deliveries": [
+                     *             {
+                     *               "id": "dlv_01JDZ8V7M2Q4",
+                     *               "endpointId": "ep_01JDZ8V7M2Q4"
+                     *             }
+                     *           ]
+                     *         }
+                     *       ]
                      *     }
                      */
-                    "application/json": unknown;
+                    "application/json": {
+                        collection: string;
+                        commitId: string;
+                        /** Format: date-time */
+                        createdAt: string;
+                        data: {
+                            [key: string]: unknown;
+                        };
+                        events: components["schemas"]["CommittedEvent"][];
+                        id: string;
+                        /** Format: date-time */
+                        updatedAt: string;
+                        version: number;
+                    };
                 };
             };
             /** @description Created; `ETag` is the new version. */
             201: {
                 headers: {
-                    /** @description The record's version in quotes, e.g. "4". */
+                    /** @description The record's version in quotes, e.g. "1". */
                     ETag?: string;
                     [name: string]: unknown;
                 };
@@ -2822,7 +3233,7 @@ export interface operations {
                      * @example {
                      *       "collection": "returns",
                      *       "id": "r-123",
-                     *       "version": 4,
+                     *       "version": 1,
                      *       "data": {
                      *         "status": "approved"
                      *       },
@@ -2832,7 +3243,20 @@ export interface operations {
                      *       "events": []
                      *     }
                      */
-                    "application/json": unknown;
+                    "application/json": {
+                        collection: string;
+                        commitId: string;
+                        /** Format: date-time */
+                        createdAt: string;
+                        data: {
+                            [key: string]: unknown;
+                        };
+                        events: components["schemas"]["CommittedEvent"][];
+                        id: string;
+                        /** Format: date-time */
+                        updatedAt: string;
+                        version: number;
+                    };
                 };
             };
             400: components["responses"]["MalformedJson"];
@@ -2883,7 +3307,25 @@ export interface operations {
                      *       ]
                      *     }
                      */
-                    "application/json": unknown;
+                    "application/json": {
+                        dead: number;
+                        deadlineExceededTotal: number;
+                        deliveredLastHour: number;
+                        due: number;
+                        endpoints: {
+                            dead: number;
+                            deadlineExceededTotal: number;
+                            deliveredLastHour: number;
+                            due: number;
+                            id: string;
+                            inFlight: number;
+                            oldestPendingAgeSeconds: number;
+                            pending: number;
+                        }[];
+                        inFlight: number;
+                        oldestPendingAgeSeconds: number;
+                        pending: number;
+                    };
                 };
             };
             401: components["responses"]["Unauthorized"];
@@ -2921,7 +3363,20 @@ export interface operations {
                      *       ]
                      *     }
                      */
-                    "application/json": unknown;
+                    "application/json": {
+                        buckets: {
+                            delivered: number;
+                            latencyMaxMs: number | null;
+                            latencyP50Ms: number | null;
+                            /** Format: date-time */
+                            start: string;
+                        }[];
+                        bucketSeconds: number;
+                        /** Format: date-time */
+                        from: string;
+                        /** Format: date-time */
+                        to: string;
+                    };
                 };
             };
             401: components["responses"]["Unauthorized"];
@@ -2949,7 +3404,27 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": unknown;
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "tok_01JDZ8V7M2Q4",
+                     *           "name": "returns-service",
+                     *           "scopes": [
+                     *             "commit"
+                     *           ],
+                     *           "createdAt": "2026-11-29T10:00:00.000Z",
+                     *           "lastUsedAt": "2026-11-29T10:00:00.000Z",
+                     *           "revokedAt": null
+                     *         }
+                     *       ],
+                     *       "next": null
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["Token"][];
+                        next: string | null;
+                    };
                 };
             };
             401: components["responses"]["Unauthorized"];
@@ -2996,7 +3471,14 @@ export interface operations {
                      *       "token": "otk_…"
                      *     }
                      */
-                    "application/json": unknown;
+                    "application/json": {
+                        /** Format: date-time */
+                        createdAt: string;
+                        id: string;
+                        name: string;
+                        scopes: ("read" | "commit" | "propose" | "approve" | "consume" | "admin")[];
+                        token: string;
+                    };
                 };
             };
             400: components["responses"]["MalformedJson"];
@@ -3030,7 +3512,11 @@ export interface operations {
                      *       "revoked": true
                      *     }
                      */
-                    "application/json": unknown;
+                    "application/json": {
+                        id: string;
+                        /** @constant */
+                        revoked: true;
+                    };
                 };
             };
             401: components["responses"]["Unauthorized"];
