@@ -13,6 +13,7 @@ import { dispatchCommand, serveCommand } from "./cli/serve.ts";
 import { ConfigError, loadConfig } from "./config.ts";
 import { migrate } from "./db/migrate.ts";
 import { openDatabase } from "./db/open.ts";
+import { mcpCommand } from "./mcp/stdio.ts";
 
 const HELP = `outboxd — a transactional outbox in one binary
 
@@ -36,6 +37,8 @@ Commands:
                              re-seal every endpoint secret: opened with OUTBOXD_MASTER_KEY
                              (or plain if unset), sealed with OUTBOXD_NEW_MASTER_KEY (or
                              stored plain with --decrypt); stop outboxd first
+  mcp --url URL              the MCP server for AI agents on stdio, acting on the outboxd at URL
+                             with the token in OUTBOXD_TOKEN (docs/agents.md); logs on stderr
   help                       this text
 
 Configuration is read from environment variables; see docs/configuration.md.
@@ -62,8 +65,9 @@ const COMMANDS: Record<string, (args: string[]) => Promise<void>> = {
   prune: pruneCommand,
   backup: backupCommand,
   "rotate-master-key": rotateMasterKeyCommand,
+  mcp: mcpCommand,
 };
-const LONG_RUNNING = new Set(["serve", "dispatch"]);
+const LONG_RUNNING = new Set(["serve", "dispatch", "mcp"]);
 
 async function main(argv: string[]): Promise<number> {
   const [command, ...args] = argv;

@@ -7,6 +7,7 @@
 // routes, and test/http/openapi.test.ts fails, naming the route, for one served without it.
 import { Hono } from "hono";
 import { catalogWebhooks } from "../event-types/webhooks-doc.ts";
+import { mcpRoutes } from "../mcp/http.ts";
 import { dashboardRoutes } from "../ops/dashboard/routes.ts";
 import { NO_TRACING } from "../ops/tracing.ts";
 import type { AppEnv, HttpDeps } from "./context.ts";
@@ -43,6 +44,7 @@ export function createHttpApp(given: HttpDeps): Hono<AppEnv> {
   eventRoutes(app, deps);
   eventTypeRoutes(app, deps);
   proposalRoutes(app, deps);
+  mcpRoutes(app, deps);
   tokenRoutes(app, deps);
   snippetRoutes(app);
   historyRoutes(app, deps);

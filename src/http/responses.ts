@@ -203,6 +203,7 @@ export const TokenCreatedAnswer = v.strictObject({
   createdAt: Instant,
   token: v.string(),
 });
+export const WhoAmIAnswer = v.strictObject({ id: v.string(), name: v.string(), scopes: Scopes });
 export const TokenRevokedAnswer = v.strictObject({ id: v.string(), revoked: v.literal(true) });
 
 // Operations

@@ -72,6 +72,7 @@ export const problems = {
     new Problem(404, "not-found", "Not found", detail, extra),
   unauthorized: (detail: string) => new Problem(401, "unauthorized", "Unauthorized", detail),
   forbidden: (detail: string) => new Problem(403, "forbidden", "Forbidden", detail),
+  methodNotAllowed: (detail: string) => new Problem(405, "method-not-allowed", "Method not allowed", detail),
   unavailable: (detail: string) => new Problem(503, "unavailable", "Service unavailable", detail),
 };
 

@@ -129,6 +129,13 @@ describe("scopes", () => {
     ["GET", "/v1/proposals/prp_none", undefined, ["propose", "approve", "read", "commit"]],
     ["POST", "/v1/proposals/prp_none/approve", undefined, ["approve"]],
     ["POST", "/v1/proposals/prp_none/reject", undefined, ["approve"]],
+    ["GET", "/v1/whoami", undefined, ["read", "commit", "propose", "approve", "consume"]],
+    [
+      "POST",
+      "/mcp",
+      { jsonrpc: "2.0", id: 1, method: "ping" },
+      ["read", "commit", "propose", "approve", "consume"],
+    ],
     ["GET", "/v1/event-types", undefined, ["read"]],
     ["GET", "/v1/event-types/auth.typed", undefined, ["read"]],
     ["DELETE", "/v1/event-types/auth.none", undefined, []],
@@ -176,7 +183,7 @@ describe("scopes", () => {
         .replace(/\/v1\/proposals\/prp_none/, "/v1/proposals/:x");
     const covered = new Set([...tabled].map(normal));
     const publicRoutes = ["GET /healthz", "GET /readyz", "GET /snippet/verify.ts", "GET /snippet/verify.js"];
-    publicRoutes.push("GET /openapi.json", "GET /docs", "GET /");
+    publicRoutes.push("GET /openapi.json", "GET /docs", "GET /", "GET /mcp", "DELETE /mcp");
     const uncovered = [...served]
       .map(normal)
       .filter((key) => !covered.has(key) && !publicRoutes.includes(key));

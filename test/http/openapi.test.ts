@@ -58,11 +58,9 @@ const CONTRACT: [method: string, path: string, scopes: string[]][] = [
   ["get", "/v1/proposals/{id}", ["propose", "approve", "read"]],
   ["post", "/v1/proposals/{id}/approve", ["approve"]],
   ["post", "/v1/proposals/{id}/reject", ["approve"]],
-  ["post", "/v1/proposals", ["propose"]],
-  ["get", "/v1/proposals", ["propose", "approve", "read"]],
-  ["get", "/v1/proposals/{id}", ["propose", "approve", "read"]],
-  ["post", "/v1/proposals/{id}/approve", ["approve"]],
-  ["post", "/v1/proposals/{id}/reject", ["approve"]],
+  ["post", "/mcp", ["read", "commit", "propose", "approve", "consume"]],
+  ["get", "/mcp", []],
+  ["delete", "/mcp", []],
   ["get", "/metrics", ["read"]],
   ["get", "/healthz", []],
   ["get", "/readyz", []],
@@ -74,7 +72,8 @@ const CONTRACT: [method: string, path: string, scopes: string[]][] = [
 ];
 
 /** Additive routes (docs/design.md, "outboxd extension"). */
-const EXTENSIONS: [method: string, path: string][] = [
+const EXTENSIONS: [method: string, path: string, scopes?: string[]][] = [
+  ["get", "/v1/whoami", ["read", "commit", "propose", "approve", "consume"]],
   ["get", "/v1/stats/history"],
   ["get", "/v1/attempts"],
 ];
@@ -191,10 +190,10 @@ describe("/openapi.json", () => {
       expect(`${method} ${path}: ${op["x-outboxd-scope"]}`).toBe(`${method} ${path}: ${scopes}`);
       expect(op["x-outboxd-extension"]).toBeUndefined();
     }
-    for (const [method, path] of EXTENSIONS) {
+    for (const [method, path, scopes] of EXTENSIONS) {
       const op = doc.paths[path]?.[method];
       expect(op["x-outboxd-extension"]).toBe(true);
-      expect(op["x-outboxd-scope"]).toEqual(["read"]);
+      expect(op["x-outboxd-scope"]).toEqual(scopes ?? ["read"]);
       expect(op.description).toContain("outboxd extension");
     }
   });

@@ -88,6 +88,12 @@ export function jsonSchema(schema: v.GenericSchema): Json {
   return withComponentRefs(toJsonSchema(schema, { ...CONVERSION, definitions: NAMED_SCHEMAS })) as Json;
 }
 
+/** One schema on its own, every part inline (no $ref): what an MCP tool's input schema must be. */
+export function standaloneJsonSchema(schema: v.GenericSchema): Json {
+  const { $schema: _dialect, ...rest } = toJsonSchema(schema, CONVERSION) as Json;
+  return rest;
+}
+
 /** components.schemas: every named schema. */
 export function componentSchemas(): Record<string, Json> {
   const schemas = withComponentRefs(toJsonSchemaDefs(NAMED_SCHEMAS, CONVERSION)) as Record<string, Json>;

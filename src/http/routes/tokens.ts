@@ -1,11 +1,11 @@
 // API tokens (DESIGN §3 Tokens): the token itself is shown once, on creation.
-import { createToken, listTokens, revokeToken } from "../../auth/tokens.ts";
+import { createToken, listTokens, revokeToken, SCOPES } from "../../auth/tokens.ts";
 import { problems } from "../../lib/problem.ts";
 import { readJson } from "../body.ts";
 import type { App, HttpDeps } from "../context.ts";
 import { scopedRoute } from "../openapi/route.ts";
 import { DEFAULT_LIMIT, page } from "../pagination.ts";
-import { pageOf, TokenAnswer, TokenCreatedAnswer, TokenRevokedAnswer } from "../responses.ts";
+import { pageOf, TokenAnswer, TokenCreatedAnswer, TokenRevokedAnswer, WhoAmIAnswer } from "../responses.ts";
 import { PageQuerySchema, TokenCreateSchema } from "../schemas.ts";
 import { validate } from "../validation.ts";
 import { PAGED, pageExample, T } from "./examples.ts";
@@ -78,6 +78,29 @@ export function tokenRoutes(app: App, deps: HttpDeps): void {
       const query = validate(PageQuerySchema, c.req.query());
       const limit = query.limit ?? DEFAULT_LIMIT;
       return c.json(page(await deps.db.driver.read(listTokens(limit, query.after)), limit, (t) => t.id));
+    },
+  );
+
+  app.get(
+    "/v1/whoami",
+    scopedRoute(deps, {
+      scopes: SCOPES.filter((s) => s !== "admin"),
+      tag,
+      summary: "The calling token: its id, name and scopes",
+      description:
+        "outboxd extension: what `outboxd mcp` asks at start, to list the tools the token allows. Any token.",
+      answers: {
+        200: {
+          description: "The token (never its secret).",
+          schema: WhoAmIAnswer,
+          example: { id: TOKEN_ID, name: "returns-agent", scopes: ["propose", "read"] },
+        },
+      },
+      extension: true,
+    }),
+    (c) => {
+      const { id, name, scopes } = c.get("identity");
+      return c.json({ id, name, scopes });
     },
   );
 
