@@ -7,6 +7,7 @@ import type { Config } from "./config.ts";
 import { databaseClock } from "./db/db-clock.ts";
 import { migrate } from "./db/migrate.ts";
 import { type Database, openDatabase } from "./db/open.ts";
+import { deadLetterOrphans } from "./deliveries/dead-letter.ts";
 import { type AttemptEvent, Dispatcher } from "./dispatch/dispatcher.ts";
 import { SecretBox } from "./endpoints/secrets.ts";
 import type { Resolver } from "./endpoints/url-guard.ts";
@@ -55,6 +56,13 @@ export async function createOutboxd(config: Config, options: OutboxdOptions = {}
   const clock = options.clock ?? shared?.clock ?? systemClock;
   const applied = await db.writer.write(migrate());
   if (applied.length > 0) logger.log("info", "migrations applied", { migrations: applied });
+  const orphans = await db.writer.write(deadLetterOrphans(clock()));
+  if (orphans > 0) {
+    logger.log("warn", "deliveries moved to the dead-letter queue", {
+      count: orphans,
+      reason: "endpoint_deleted",
+    });
+  }
   if (config.adminToken === undefined) {
     const path = await bootstrapAdminToken(db, clock());
     if (path) logger.log("warn", "created an admin token; it is in this file only", { path });

@@ -125,7 +125,10 @@ export async function replayCommand(args: string[]): Promise<void> {
 }
 
 export async function pruneCommand(): Promise<void> {
-  const total = await withDatabase((db, config) => pruneAll(db.writer, Date.now() - config.retentionMs));
+  const total = await withDatabase((db, config) => {
+    const now = Date.now();
+    return pruneAll(db.writer, { before: now - config.retentionMs, now });
+  });
   console.log(
     `pruned ${total.deliveries} delivered deliveries, ${total.attempts} attempts, ${total.commits} commits`,
   );

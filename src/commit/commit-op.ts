@@ -7,6 +7,7 @@ import { enqueueDelivery } from "../deliveries/enqueue.ts";
 import { matchesEventType } from "../endpoints/patterns.ts";
 import { failpoint } from "../failpoints.ts";
 import { canonicalJson } from "../lib/canonical-json.ts";
+import { IDEMPOTENCY_TTL_MS } from "../lib/idempotency.ts";
 import { newId, uuidv7 } from "../lib/ids.ts";
 import { problems } from "../lib/problem.ts";
 import { iso } from "../lib/time.ts";
@@ -116,9 +117,6 @@ const SQL = {
     VALUES (:id, :tokenId, :key, :requestHash, :response, :now)`,
 };
 
-/** How long a successful response is kept for retries with the same Idempotency-Key (DESIGN §3). */
-export const IDEMPOTENCY_TTL_MS = 24 * 3_600_000;
-
 /**
  * The stored answer to an earlier request with this token and Idempotency-Key, if that key is
  * still live (younger than IDEMPOTENCY_TTL_MS); a 422 when the earlier request had another body.
@@ -186,7 +184,9 @@ export function* commitOp(input: CommitInput): Op<CommitOutcome> {
   failpoint("commit.after_records");
 
   const endpointRows =
-    input.events.length > 0 ? yield* allBatchShared<{ id: string; eventTypes: string }>(SQL.endpoints) : [];
+    input.events.length > 0
+      ? yield* allBatchShared<{ id: string; eventTypes: string }>("endpoints", SQL.endpoints)
+      : [];
   const endpoints = endpointRows.map((e) => ({ id: e.id, patterns: JSON.parse(e.eventTypes) as string[] }));
   const targetsOf = (event: EventWrite, i: number): string[] =>
     event.endpoints
@@ -311,7 +311,8 @@ function commitReads(input: CommitInput): Statement[] {
   for (const write of input.records) {
     reads.push({ sql: SQL.getRecord, args: { collection: write.collection, id: write.id }, kind: "get" });
   }
-  if (input.events.length > 0) reads.push({ sql: SQL.endpoints, args: {}, kind: "all", batchShared: true });
+  if (input.events.length > 0)
+    reads.push({ sql: SQL.endpoints, args: {}, kind: "all", batchShared: { table: "endpoints" } });
   for (const event of input.events) {
     if (event.id !== undefined) reads.push({ sql: SQL.findEvent, args: { id: event.id }, kind: "get" });
   }

@@ -13,10 +13,11 @@ export interface Statement {
   /** `all` returns rows, `get` the first row or undefined, `run` the number of changed rows. */
   kind: "all" | "get" | "run";
   /**
-   * A read whose answer may be shared by every operation of one group commit (the Writer
-   * runs it once per batch): for reads of small, rarely written tables such as endpoints.
+   * A read whose answer may be shared by every operation of one group commit (the Writer runs
+   * it once per batch, until a statement of the batch writes this table): for reads of small,
+   * rarely written tables such as endpoints.
    */
-  batchShared?: boolean;
+  batchShared?: { table: string };
   /**
    * A write whose row count the operation never looks at (`exec`): the remote write path then
    * need not check the count it answered (remote-writer.ts).
@@ -45,9 +46,20 @@ export function* all<R = Row>(sql: string, args: Args = {}): Op<R[]> {
   return (yield { sql, args, kind: "all" }) as R[];
 }
 
-/** `all`, answered once per group commit (see Statement.batchShared). */
-export function* allBatchShared<R = Row>(sql: string, args: Args = {}): Op<R[]> {
-  return (yield { sql, args, kind: "all", batchShared: true }) as R[];
+/** `all` of `table` only, answered once per group commit (see Statement.batchShared). */
+export function* allBatchShared<R = Row>(table: string, sql: string, args: Args = {}): Op<R[]> {
+  return (yield { sql, args, kind: "all", batchShared: { table } }) as R[];
+}
+
+/**
+ * Whether `sql` may write `table` (INSERT INTO, UPDATE, DELETE FROM, REPLACE INTO it, anywhere
+ * in the statement, so a CTE before the UPDATE counts too). Errs on the side of yes.
+ */
+export function writesTable(sql: string, table: string): boolean {
+  return new RegExp(
+    `\\b(?:INSERT(?:\\s+OR\\s+\\w+)?\\s+INTO|REPLACE\\s+INTO|UPDATE(?:\\s+OR\\s+\\w+)?|DELETE\\s+FROM)\\s+["\\x60\\[]?${table}\\b`,
+    "i",
+  ).test(sql);
 }
 
 export function* get<R = Row>(sql: string, args: Args = {}): Op<R | undefined> {

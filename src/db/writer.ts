@@ -4,7 +4,7 @@
 // operation's failure rolls back only its own work. A caller's promise settles only after
 // the COMMIT that made its work durable (or failed).
 import type { Driver } from "./driver.ts";
-import { type Op, type Outcome, run } from "./op.ts";
+import { type Op, type Outcome, run, type Statement, writesTable } from "./op.ts";
 
 interface Queued {
   op: Op<unknown>;
@@ -107,14 +107,17 @@ function settle(batch: Queued[], outcomes: Outcome[]): void {
  * and a failing one is rolled back to it; the savepoints are never released one by one (COMMIT
  * ends them all), which saves a statement per operation.
  *
- * Reads marked batchShared are answered once per batch. That is sound because every operation
- * of a batch is acknowledged by the same COMMIT: they are concurrent for their clients, so a
- * commit that does not see an endpoint created earlier in the same batch is indistinguishable
- * from one ordered before it.
+ * Reads marked batchShared are answered once per batch, until a statement of the batch writes
+ * the table they read. That is sound because every operation of a batch is acknowledged by the
+ * same COMMIT: they are concurrent for their clients, so a commit that does not see an endpoint
+ * created earlier in the same batch is indistinguishable from one ordered before it. It is not
+ * sound across a write to that table: a commit after an endpoint's delete that still saw the
+ * endpoint would write deliveries to it after the delete dead-lettered its deliveries (issue 19),
+ * so any write to the table drops the shared answer and the next read sees the write.
  */
 function* batchOp(batch: Queued[]): Op<Outcome[]> {
   const outcomes: Outcome[] = [];
-  const shared = new Map<string, unknown>();
+  const shared = new SharedReads();
   for (const item of batch) {
     let savepoint = false;
     try {
@@ -132,13 +135,10 @@ function* batchOp(batch: Queued[]): Op<Outcome[]> {
         }
         let result: unknown;
         try {
-          const key = statement.batchShared
-            ? `${statement.sql}\u0000${JSON.stringify(statement.args)}`
-            : null;
-          if (key !== null && shared.has(key)) result = shared.get(key);
-          else {
+          result = shared.answer(statement);
+          if (result === undefined) {
             result = yield statement;
-            if (key !== null) shared.set(key, result);
+            shared.remember(statement, result);
           }
         } catch (error) {
           step = item.op.throw(error);
@@ -149,8 +149,41 @@ function* batchOp(batch: Queued[]): Op<Outcome[]> {
       outcomes.push({ ok: true, value: step.value });
     } catch (error) {
       if (savepoint) yield* run("ROLLBACK TO op");
+      // A shared answer read after this operation's own (now undone) writes would be wrong.
+      shared.clear();
       outcomes.push({ ok: false, error });
     }
   }
   return outcomes;
+}
+
+/** The batchShared answers of one batch, each dropped when a statement writes its table. */
+class SharedReads {
+  readonly #answers = new Map<string, { table: string; rows: unknown }>();
+
+  /** The shared answer to this statement, if it is a shared read already answered. */
+  answer(statement: Statement): unknown {
+    return statement.batchShared ? this.#answers.get(key(statement))?.rows : undefined;
+  }
+
+  clear(): void {
+    this.#answers.clear();
+  }
+
+  /** After a statement ran: keep a shared read's answer, or forget those a write outdated. */
+  remember(statement: Statement, result: unknown): void {
+    if (statement.batchShared) {
+      this.#answers.set(key(statement), { table: statement.batchShared.table, rows: result });
+      return;
+    }
+    // A `run` that changed nothing (e.g. the throttled endpoint health update) outdates nothing.
+    if (this.#answers.size === 0 || (statement.kind === "run" && result === 0)) return;
+    for (const [k, { table }] of this.#answers) {
+      if (writesTable(statement.sql, table)) this.#answers.delete(k);
+    }
+  }
+}
+
+function key(statement: Statement): string {
+  return `${statement.sql}\u0000${JSON.stringify(statement.args)}`;
 }

@@ -29,6 +29,26 @@ export interface ClaimRequest {
 const SCAN_FACTOR = 4;
 
 /**
+ * What a claim could take now (row alias `d`, binds :now), and the one definition of `due`
+ * (DESIGN §3 stats): pending, the head of its (endpoint, aggregate) queue, due, not leased (or
+ * its lease ran out), before its deadline, at an endpoint that exists and is enabled. Spelled
+ * with `status = 'pending' AND is_head = 1` literally so the planner can use deliveries_ready.
+ */
+const CLAIMABLE_NOW = `d.status = 'pending' AND d.is_head = 1 AND d.next_attempt_at <= :now
+  AND (d.lease_expires_at IS NULL OR d.lease_expires_at <= :now)
+  AND d.deliver_by > :now
+  AND EXISTS (SELECT 1 FROM endpoints e WHERE e.id = d.endpoint_id AND e.disabled = 0)`;
+
+/** How many deliveries a claim could take now, per endpoint (stats' `due`). */
+export function* claimableByEndpoint(now: number): Op<{ endpointId: string; n: number }[]> {
+  return yield* all(
+    `SELECT d.endpoint_id AS endpointId, count(*) AS n FROM deliveries d INDEXED BY deliveries_ready
+     WHERE ${CLAIMABLE_NOW} GROUP BY d.endpoint_id`,
+    { now },
+  );
+}
+
+/**
  * Claims, in one statement, up to `limit` deliveries that are due, not leased (or whose lease
  * expired), before their deadline, at an enabled endpoint, and the head of their
  * (endpoint, aggregate) queue: no pending delivery of a lower sequence exists there, whether
@@ -38,10 +58,7 @@ export function* claimDeliveries(request: ClaimRequest): Op<ClaimedDelivery[]> {
   return yield* all<ClaimedDelivery>(
     `WITH heads AS (
        SELECT d.id, d.endpoint_id, d.next_attempt_at FROM deliveries d INDEXED BY deliveries_ready
-       WHERE d.status = 'pending' AND d.is_head = 1 AND d.next_attempt_at <= :now
-         AND (d.lease_expires_at IS NULL OR d.lease_expires_at <= :now)
-         AND d.deliver_by > :now
-         AND EXISTS (SELECT 1 FROM endpoints e WHERE e.id = d.endpoint_id AND e.disabled = 0)
+       WHERE ${CLAIMABLE_NOW}
          -- Before the scan limit: else the backlog of a saturated endpoint fills the whole scan
          -- and starves every other endpoint until it drains.
          AND coalesce(json_extract(:room, '$."' || d.endpoint_id || '"'), :endpointLimit) > 0

@@ -26,3 +26,17 @@ export function* deadLetterEndpoint(endpointId: string, at: number): Op<number> 
     },
   );
 }
+
+/**
+ * Start-up repair: pending deliveries whose endpoint no longer exists (left by versions before
+ * issue 19's fix, when a delete shared a group commit with commits to the endpoint) become dead
+ * with `endpoint_deleted`, as the delete would have made them. Without it they were never
+ * claimed, counted as due, and died at their deadline for the wrong reason.
+ */
+export function* deadLetterOrphans(at: number): Op<number> {
+  return yield* run(
+    `UPDATE deliveries SET ${DEAD_LETTER_SET}
+     WHERE status = 'pending' AND NOT EXISTS (SELECT 1 FROM endpoints e WHERE e.id = deliveries.endpoint_id)`,
+    { at, reason: "endpoint_deleted" satisfies DeadReason },
+  );
+}

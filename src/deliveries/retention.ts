@@ -1,9 +1,14 @@
 // Retention (OUTBOXD_RETENTION): deletes delivered deliveries, their attempts, old minute
-// buckets and old commit rows. Invariant kept here: pending and dead deliveries are never
-// pruned, nor the attempts of a delivery that is not delivered, so nothing undelivered
-// disappears.
+// buckets and old commit rows. Invariants kept here:
+//   - pending and dead deliveries are never pruned, nor the attempts of a delivery that is not
+//     delivered, so nothing undelivered disappears;
+//   - a commit holding an Idempotency-Key younger than its window (IDEMPOTENCY_TTL_MS, 24 h) is
+//     kept even when OUTBOXD_RETENTION is shorter: a client retrying within the window must get
+//     the stored answer, not a second commit (issue 19). Retention shorter than a day still
+//     prunes deliveries and keyless commits on time.
 import { type Op, run } from "../db/op.ts";
 import type { Writer } from "../db/writer.ts";
+import { IDEMPOTENCY_TTL_MS } from "../lib/idempotency.ts";
 import { idBefore } from "../lib/ids.ts";
 import { type Chunked, inChunks } from "./chunks.ts";
 import { minuteOf } from "./counters.ts";
@@ -12,8 +17,15 @@ const PRUNE_CHUNK = 5_000;
 
 export type Pruned = { deliveries: number; attempts: number; commits: number };
 
-/** Deletes what retention allows from before `before`, at most `limit` rows of each kind. */
-export function* prune(before: number, limit: number): Op<Pruned> {
+export interface Cutoff {
+  /** Now minus the retention: delivered rows and commits older than this may go. */
+  before: number;
+  /** Now: commits whose Idempotency-Key is younger than the window stay. */
+  now: number;
+}
+
+/** Deletes what retention allows, at most `limit` rows of each kind. */
+export function* prune({ before, now }: Cutoff, limit: number): Op<Pruned> {
   // The attempts of deliveries delivered before the cutoff (all of them started before it).
   const attempts = yield* run(
     `DELETE FROM attempts WHERE pos IN (
@@ -32,13 +44,15 @@ export function* prune(before: number, limit: number): Op<Pruned> {
   yield* run("DELETE FROM delivered_minutes WHERE minute < :minute", { minute: minuteOf(before) });
   const commits = yield* run(
     // Commit ids begin with their creation time: the primary key is the time index.
-    "DELETE FROM commits WHERE id IN (SELECT id FROM commits WHERE id < :cutoff LIMIT :limit)",
-    { cutoff: idBefore("cmt", before), limit },
+    `DELETE FROM commits WHERE id IN (
+       SELECT id FROM commits WHERE id < :cutoff AND (idempotency_key IS NULL OR created_at <= :keysBefore)
+       LIMIT :limit)`,
+    { cutoff: idBefore("cmt", before), keysBefore: now - IDEMPOTENCY_TTL_MS, limit },
   );
   return { deliveries, attempts, commits };
 }
 
-/** Prunes everything retention allows from before `before`, in chunks; returns the totals. */
-export function pruneAll(writer: Writer, before: number, options: Chunked = {}): Promise<Pruned> {
-  return inChunks(writer, (limit) => prune(before, limit), { limit: PRUNE_CHUNK, ...options });
+/** Prunes everything retention allows, in chunks; returns the totals. */
+export function pruneAll(writer: Writer, cutoff: Cutoff, options: Chunked = {}): Promise<Pruned> {
+  return inChunks(writer, (limit) => prune(cutoff, limit), { limit: PRUNE_CHUNK, ...options });
 }

@@ -229,7 +229,7 @@ export class Dispatcher extends EventEmitter {
 
   /** Deletes delivered rows and attempts older than the retention period; returns the counts. */
   async pruneNow(now = this.#deps.clock()) {
-    return pruneAll(this.#deps.db.writer, now - this.#deps.config.retentionMs, BOOKKEEPING);
+    return pruneAll(this.#deps.db.writer, { before: now - this.#deps.config.retentionMs, now }, BOOKKEEPING);
   }
 
   async #pump(): Promise<void> {

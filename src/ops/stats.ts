@@ -1,6 +1,7 @@
 // GET /v1/stats (DESIGN §3): the state of the outbox. Every query reads a partial index over
 // pending rows or a range of a time index, so the cost follows the backlog, not the history.
 import { all, get, type Op } from "../db/op.ts";
+import { claimableByEndpoint } from "../deliveries/claim.ts";
 import { DEADLINE_EXCEEDED_COUNTER, minuteOf } from "../deliveries/counters.ts";
 
 export interface DeliveryStats {
@@ -21,7 +22,6 @@ interface GroupRow {
   endpointId: string;
   pending: number;
   inFlight: number;
-  due: number;
   oldestAvailableAt: number | null;
 }
 
@@ -29,11 +29,12 @@ export function* stats(now: number): Op<Stats> {
   const pendingRows = yield* all<GroupRow>(
     `SELECT endpoint_id AS endpointId, count(*) AS pending,
        sum(lease_expires_at > :now) AS inFlight,
-       sum(next_attempt_at <= :now AND (lease_expires_at IS NULL OR lease_expires_at <= :now)) AS due,
        min(CASE WHEN available_at <= :now THEN available_at END) AS oldestAvailableAt
      FROM deliveries WHERE status = 'pending' GROUP BY endpoint_id`,
     { now },
   );
+  // Exactly what a claim could take now: the claim's own predicate (src/deliveries/claim.ts).
+  const dueRows = yield* claimableByEndpoint(now);
   const deadRows = yield* all<{ endpointId: string; n: number }>(
     "SELECT endpoint_id AS endpointId, count(*) AS n FROM deliveries WHERE status = 'dead' GROUP BY endpoint_id",
   );
@@ -54,6 +55,7 @@ export function* stats(now: number): Op<Stats> {
 
   const byId = <T extends { endpointId: string }>(rows: T[]) => new Map(rows.map((r) => [r.endpointId, r]));
   const pending = byId(pendingRows);
+  const due = byId(dueRows);
   const dead = byId(deadRows);
   const deadline = byId(deadlineRows);
   const delivered = byId(deliveredRows);
@@ -69,7 +71,7 @@ export function* stats(now: number): Op<Stats> {
       id,
       pending: p?.pending ?? 0,
       inFlight: p?.inFlight ?? 0,
-      due: p?.due ?? 0,
+      due: due.get(id)?.n ?? 0,
       oldestPendingAgeSeconds: ageSeconds(now, p?.oldestAvailableAt ?? null),
       dead: dead.get(id)?.n ?? 0,
       // Per endpoint: those dead for their deadline now; the global total also counts replayed ones.

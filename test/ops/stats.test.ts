@@ -38,7 +38,7 @@ test("deliveredLastHour sums the minute buckets of the last hour, per endpoint a
     ep_b: 4,
   });
 
-  await db.writer.write(prune(now - 3_600_000, 1000));
+  await db.writer.write(prune({ before: now - 3_600_000, now }, 1000));
   const left = await db.driver.read(
     all<{ minute: number }>("SELECT minute FROM delivered_minutes ORDER BY minute"),
   );

@@ -1,0 +1,154 @@
+// Issue 19 (1), property-style: endpoint creates, pattern changes and deletes mixed at random
+// into group commits of fanning-out and explicitly addressed commits. Everything of one run is
+// queued before the writer drains, so it shares one batch (one transaction, one shared endpoint
+// read). After each run, no pending delivery may point at an endpoint that does not exist, and
+// every delivery to a deleted endpoint is dead with `endpoint_deleted`.
+// Seeded: OUTBOXD_FUZZ_SEED=<n> replays a run.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { rmSync } from "node:fs";
+import { join } from "node:path";
+import fc from "fast-check";
+import { commitOp } from "../../src/commit/commit-op.ts";
+import { migrate } from "../../src/db/migrate.ts";
+import { all } from "../../src/db/op.ts";
+import { type Database, openDatabase } from "../../src/db/open.ts";
+import { createEndpoint, deleteEndpoint, updateEndpoint } from "../../src/endpoints/endpoints.ts";
+import { tempDir } from "../helpers/server.ts";
+
+const TYPES = ["order.created", "order.paid", "user.created"];
+const PATTERNS = [["*"], ["order.*"], ["user.created"], ["order.paid"]];
+const POOL = 4;
+
+type Action =
+  | { kind: "create"; patterns: number }
+  | { kind: "delete"; endpoint: number }
+  | { kind: "repattern"; endpoint: number; patterns: number }
+  | { kind: "fanOut"; type: number }
+  | { kind: "explicit"; endpoint: number };
+
+const action: fc.Arbitrary<Action> = fc.oneof(
+  fc.record({ kind: fc.constant("create" as const), patterns: fc.nat(PATTERNS.length - 1) }),
+  fc.record({ kind: fc.constant("delete" as const), endpoint: fc.nat(POOL - 1) }),
+  fc.record({
+    kind: fc.constant("repattern" as const),
+    endpoint: fc.nat(POOL - 1),
+    patterns: fc.nat(PATTERNS.length - 1),
+  }),
+  fc.record({ kind: fc.constant("fanOut" as const), type: fc.nat(TYPES.length - 1) }),
+  fc.record({ kind: fc.constant("explicit" as const), endpoint: fc.nat(POOL - 1) }),
+);
+
+describe("endpoint writes inside group commits", () => {
+  let dir: string;
+  let db: Database;
+  let n = 0;
+  /** Each run's aggregates carry its number, so a run is checked on its own rows. */
+  let run = 0;
+  beforeAll(async () => {
+    dir = tempDir();
+    db = await openDatabase({
+      databaseUrl: `file:${join(dir, "outboxd.db")}`,
+      databaseAuthToken: undefined,
+      driver: "engine",
+      synchronous: "NORMAL",
+      busyTimeoutMs: 5_000,
+    });
+    await db.writer.write(migrate());
+  });
+  afterAll(async () => {
+    await db.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  function commit(type: string, endpoints: string[] | undefined) {
+    n += 1;
+    const now = Date.now();
+    return commitOp({
+      by: { tokenId: "tok_test", tokenName: "test" },
+      records: [],
+      events: [
+        {
+          id: undefined,
+          type,
+          aggregate: `run${run}/${n % 7}`,
+          payload: "{}",
+          deliverAfter: null,
+          deliverBy: now + 3_600_000,
+          endpoints,
+        },
+      ],
+      idempotency: undefined,
+      traceparent: undefined,
+      conflictStatus: 409,
+      now,
+    });
+  }
+
+  test("no pending delivery points at a missing endpoint, whatever the mix", async () => {
+    const seed = Number(process.env.OUTBOXD_FUZZ_SEED ?? Date.now() % 1_000_000);
+    await fc.assert(
+      fc.asyncProperty(fc.array(action, { minLength: 1, maxLength: 40 }), async (actions) => {
+        run += 1;
+        const now = Date.now();
+        const pool: string[] = [];
+        for (let i = 0; i < POOL; i++) {
+          const created = await db.writer.write(
+            createEndpoint(
+              { url: "http://127.0.0.1:9/", eventTypes: ["*"], description: null, sealedSecrets: "[]" },
+              now,
+            ),
+          );
+          pool.push(created.id);
+        }
+        const id = (i: number) => pool[i] as string;
+        // Queued in one go (no await in between): the writer runs them as one group commit.
+        const writes = actions.map((a) => {
+          switch (a.kind) {
+            case "create":
+              return db.writer.write(
+                createEndpoint(
+                  {
+                    url: "http://127.0.0.1:9/new",
+                    eventTypes: PATTERNS[a.patterns] as string[],
+                    description: null,
+                    sealedSecrets: "[]",
+                  },
+                  now,
+                ),
+              );
+            case "delete":
+              return db.writer.write(deleteEndpoint(id(a.endpoint), now));
+            case "repattern":
+              return db.writer.write(
+                updateEndpoint(id(a.endpoint), { eventTypes: PATTERNS[a.patterns] as string[] }, now),
+              );
+            case "fanOut":
+              return db.writer.write(commit(TYPES[a.type] as string, undefined));
+            case "explicit":
+              return db.writer.write(commit("order.created", [id(a.endpoint)]));
+          }
+        });
+        const outcomes = await Promise.allSettled(writes);
+        // The only failure allowed: an explicit commit naming an endpoint already deleted.
+        outcomes.forEach((outcome, i) => {
+          if (outcome.status === "rejected") {
+            const error = outcome.reason as { errors?: unknown };
+            expect(`${actions[i]?.kind}: ${JSON.stringify(error.errors ?? String(error))}`).toMatch(
+              /^explicit: .*unknown endpoint/,
+            );
+          }
+        });
+        const orphans = await db.driver.read(
+          all(
+            `SELECT d.id, d.status, d.dead_reason AS reason FROM deliveries d
+             WHERE d.aggregate LIKE :run AND NOT EXISTS (SELECT 1 FROM endpoints e WHERE e.id = d.endpoint_id)
+               AND (d.status <> 'dead' OR d.dead_reason <> 'endpoint_deleted')`,
+            { run: `run${run}/%` },
+          ),
+        );
+        expect(orphans).toEqual([]);
+      }),
+      { seed, numRuns: 60 },
+    );
+  });
+});
