@@ -61,10 +61,9 @@ describe("deleting an endpoint inside a group commit", () => {
       for (const { endpoint, response } of explicit) {
         if (response.status === 422) {
           // After the delete: the named endpoint does not exist, whatever the batching.
-          expect(response.body.errors).toContainEqual({
-            pointer: "/events/0/endpoints/0",
-            detail: `unknown endpoint ${endpoint}`,
-          });
+          expect(response.body.errors.map((e: { pointer: string }) => e.pointer)).toEqual([
+            "/events/0/endpoints/0",
+          ]);
           continue;
         }
         // Before the delete: its delivery was dead-lettered by it.
