@@ -102,7 +102,7 @@ describe("endpoint writes inside group commits", () => {
         }
         const id = (i: number) => pool[i] as string;
         // Queued in one go (no await in between): the writer runs them as one group commit.
-        const writes = actions.map((a) => {
+        const perform = (a: Action): Promise<unknown> => {
           switch (a.kind) {
             case "create":
               return db.writer.write(
@@ -127,7 +127,8 @@ describe("endpoint writes inside group commits", () => {
             case "explicit":
               return db.writer.write(commit("order.created", [id(a.endpoint)]));
           }
-        });
+        };
+        const writes = actions.map(perform);
         const outcomes = await Promise.allSettled(writes);
         // The only failure allowed: an explicit commit naming an endpoint already deleted.
         outcomes.forEach((outcome, i) => {

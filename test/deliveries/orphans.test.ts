@@ -58,7 +58,7 @@ describe("deleting an endpoint inside a group commit", () => {
         )
         .all();
       expect(orphans).toEqual([]);
-      for (const { endpoint, response } of explicit) {
+      for (const { response } of explicit) {
         if (response.status === 422) {
           // After the delete: the named endpoint does not exist, whatever the batching.
           expect(response.body.errors.map((e: { pointer: string }) => e.pointer)).toEqual([

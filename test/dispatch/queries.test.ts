@@ -396,7 +396,9 @@ describe("dispatch queries", () => {
       { kind: "dead", at, reason: "deadline_exceeded" },
       500,
     );
-    const pruned = await server.outboxd.db.writer.write(prune({ before: at + 1_000, now: at + 1_000 }, 10_000));
+    const pruned = await server.outboxd.db.writer.write(
+      prune({ before: at + 1_000, now: at + 1_000 }, 10_000),
+    );
     expect(pruned.deliveries).toBeGreaterThanOrEqual(1);
     const left = await sql<{ id: string }>(server, "SELECT id FROM deliveries WHERE id IN (:a, :b, :c)", {
       a: delivered as string,
