@@ -80,6 +80,7 @@ describe("endpoint writes inside group commits", () => {
       idempotency: undefined,
       traceparent: undefined,
       conflictStatus: 409,
+      maxDeliveries: 10_000,
       now,
     });
   }
