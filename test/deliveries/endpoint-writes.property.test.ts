@@ -152,5 +152,5 @@ describe("endpoint writes inside group commits", () => {
       }),
       { seed, numRuns: 60 },
     );
-  });
+  }, 60_000);
 });
