@@ -8,7 +8,6 @@
 import { Hono } from "hono";
 import { catalogWebhooks } from "../event-types/webhooks-doc.ts";
 import { mcpRoutes } from "../mcp/http.ts";
-import { dashboardRoutes } from "../ops/dashboard/routes.ts";
 import { NO_TRACING } from "../ops/tracing.ts";
 import type { AppEnv, HttpDeps } from "./context.ts";
 import { errorHandler, onNotFound } from "./errors.ts";
@@ -16,6 +15,7 @@ import { openApiRoutes } from "./openapi.ts";
 import { rateLimiterFor } from "./rate-limit.ts";
 import { requestLog } from "./request-log.ts";
 import { commitRoutes } from "./routes/commits.ts";
+import { dashboardRoutes } from "./routes/dashboard.ts";
 import { endpointRoutes } from "./routes/endpoints.ts";
 import { eventTypeRoutes } from "./routes/event-types.ts";
 import { eventRoutes } from "./routes/events.ts";

@@ -36,7 +36,9 @@ export const PROBLEM_RESPONSES = {
   },
   503: {
     name: "Unavailable",
-    description: "Unavailable (the database was busy past its timeout); retry after `Retry-After`.",
+    description:
+      "Unavailable: the database was busy past its timeout or could not be reached (nothing was written), " +
+      "or the route needs a dispatcher this process does not run; retry (after `Retry-After` when given).",
   },
 } as const;
 export type ProblemStatus = keyof typeof PROBLEM_RESPONSES;
@@ -68,7 +70,7 @@ export interface RouteSpec {
   body?: { schema: v.GenericSchema; required?: boolean; example?: unknown };
   /** Every status other than a problem, with its answer. */
   answers: Record<number, Answer>;
-  /** Problem statuses; 401, 403 and 429 are added for every route that needs a token. */
+  /** Problem statuses; 401, 403, 429 and 503 are added for every route that needs a token. */
   problems?: ProblemStatus[];
   /** An additive route that DESIGN does not name (say so in docs/design.md too). */
   extension?: boolean;
@@ -115,7 +117,8 @@ function operation(spec: RouteSpec, scopes: readonly Scope[], scopeText: string)
   const responses: Record<string, unknown> = {};
   for (const [status, answer] of Object.entries(spec.answers)) responses[status] = response(answer);
   const statuses = new Set<ProblemStatus>(spec.problems ?? []);
-  if (scopes.length > 0) for (const status of [401, 403, 429] as const) statuses.add(status);
+  // A token is looked up in the database, so any such route can find it busy or out of reach (503).
+  if (scopes.length > 0) for (const status of [401, 403, 429, 503] as const) statuses.add(status);
   for (const status of [...statuses].sort((a, b) => a - b)) {
     responses[status] = { $ref: `#/components/responses/${PROBLEM_RESPONSES[status].name}` };
   }

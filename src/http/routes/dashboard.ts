@@ -1,7 +1,8 @@
-// GET / (DESIGN §3): the dashboard page. Public: the page itself holds no data.
-import type { App } from "../../http/context.ts";
-import { publicRoute } from "../../http/openapi/route.ts";
-import { DASHBOARD_HEADERS, dashboardPage } from "./page.ts";
+// GET / (DESIGN §3): the dashboard page (src/ops/dashboard). Public: the page itself holds no
+// data. Registered here so that http uses ops, not the other way round.
+import { DASHBOARD_HEADERS, dashboardPage } from "../../ops/dashboard/page.ts";
+import type { App } from "../context.ts";
+import { publicRoute } from "../openapi/route.ts";
 
 export function dashboardRoutes(app: App): void {
   app.get(
