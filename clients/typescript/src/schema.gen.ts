@@ -1097,7 +1097,7 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description Unavailable (the database was busy past its timeout); retry after `Retry-After`. */
+        /** @description Unavailable: the database was busy past its timeout or could not be reached (nothing was written), or the route needs a dispatcher this process does not run; retry (after `Retry-After` when given). */
         Unavailable: {
             headers: {
                 [name: string]: unknown;
@@ -1203,6 +1203,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Unavailable"];
         };
     };
     getOpenapiJson: {
@@ -1401,6 +1402,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             422: components["responses"]["Invalid"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Unavailable"];
         };
     };
     postCommits: {
@@ -1494,6 +1496,7 @@ export interface operations {
             413: components["responses"]["BodyTooLarge"];
             422: components["responses"]["Invalid"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Unavailable"];
         };
     };
     getDeliveries: {
@@ -1554,6 +1557,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             422: components["responses"]["Invalid"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Unavailable"];
         };
     };
     getDeliveriesId: {
@@ -1597,6 +1601,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Unavailable"];
         };
     };
     getDeliveriesIdAttempts: {
@@ -1634,6 +1639,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Unavailable"];
         };
     };
     postDeliveriesIdReplay: {
@@ -1690,6 +1696,7 @@ export interface operations {
             413: components["responses"]["BodyTooLarge"];
             422: components["responses"]["Invalid"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Unavailable"];
         };
     };
     postDeliveriesReplay: {
@@ -1734,6 +1741,7 @@ export interface operations {
             413: components["responses"]["BodyTooLarge"];
             422: components["responses"]["Invalid"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Unavailable"];
         };
     };
     getEndpoints: {
@@ -1788,6 +1796,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             422: components["responses"]["Invalid"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Unavailable"];
         };
     };
     postEndpoints: {
@@ -1858,6 +1867,7 @@ export interface operations {
             413: components["responses"]["BodyTooLarge"];
             422: components["responses"]["Invalid"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Unavailable"];
         };
     };
     getEndpointsId: {
@@ -1901,6 +1911,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Unavailable"];
         };
     };
     deleteEndpointsId: {
@@ -1939,6 +1950,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Unavailable"];
         };
     };
     patchEndpointsId: {
@@ -1994,6 +2006,7 @@ export interface operations {
             413: components["responses"]["BodyTooLarge"];
             422: components["responses"]["Invalid"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Unavailable"];
         };
     };
     postEndpointsIdEnable: {
@@ -2037,6 +2050,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Unavailable"];
         };
     };
     postEndpointsIdRotateSecret: {
@@ -2070,6 +2084,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Unavailable"];
         };
     };
     getEndpointsIdSecret: {
@@ -2105,6 +2120,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Unavailable"];
         };
     };
     postEndpointsIdTest: {
@@ -2219,6 +2235,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             422: components["responses"]["Invalid"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Unavailable"];
         };
     };
     getEventTypesType: {
@@ -2283,6 +2300,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             422: components["responses"]["Invalid"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Unavailable"];
         };
     };
     putEventTypesType: {
@@ -2420,6 +2438,7 @@ export interface operations {
             413: components["responses"]["BodyTooLarge"];
             422: components["responses"]["Invalid"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Unavailable"];
         };
     };
     deleteEventTypesType: {
@@ -2445,6 +2464,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             422: components["responses"]["Invalid"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Unavailable"];
         };
     };
     getEvents: {
@@ -2514,6 +2534,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             422: components["responses"]["Invalid"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Unavailable"];
         };
     };
     getEventsId: {
@@ -2568,6 +2589,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Unavailable"];
         };
     };
     getProposals: {
@@ -2645,6 +2667,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             422: components["responses"]["Invalid"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Unavailable"];
         };
     };
     postProposals: {
@@ -2746,6 +2769,7 @@ export interface operations {
             413: components["responses"]["BodyTooLarge"];
             422: components["responses"]["Invalid"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Unavailable"];
         };
     };
     getProposalsId: {
@@ -2853,6 +2877,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Unavailable"];
         };
     };
     postProposalsIdApprove: {
@@ -2958,6 +2983,7 @@ export interface operations {
             413: components["responses"]["BodyTooLarge"];
             422: components["responses"]["Invalid"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Unavailable"];
         };
     };
     postProposalsIdReject: {
@@ -3038,6 +3064,7 @@ export interface operations {
             413: components["responses"]["BodyTooLarge"];
             422: components["responses"]["Invalid"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Unavailable"];
         };
     };
     getRecordsCollection: {
@@ -3089,6 +3116,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             422: components["responses"]["Invalid"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Unavailable"];
         };
     };
     getRecordsCollectionId: {
@@ -3131,6 +3159,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             422: components["responses"]["Invalid"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Unavailable"];
         };
     };
     putRecordsCollectionId: {
@@ -3267,6 +3296,7 @@ export interface operations {
             413: components["responses"]["BodyTooLarge"];
             422: components["responses"]["Invalid"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Unavailable"];
         };
     };
     getStats: {
@@ -3331,6 +3361,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Unavailable"];
         };
     };
     getStatsHistory: {
@@ -3382,6 +3413,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Unavailable"];
         };
     };
     getTokens: {
@@ -3431,6 +3463,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             422: components["responses"]["Invalid"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Unavailable"];
         };
     };
     postTokens: {
@@ -3487,6 +3520,7 @@ export interface operations {
             413: components["responses"]["BodyTooLarge"];
             422: components["responses"]["Invalid"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Unavailable"];
         };
     };
     deleteTokensId: {
@@ -3523,6 +3557,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Unavailable"];
         };
     };
 }
