@@ -63,6 +63,36 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/mcp": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Not offered: no server-initiated stream (stateless)
+         * @description Public: no token.
+         */
+        get: operations["getMcp"];
+        put?: never;
+        /**
+         * The MCP server for AI agents (Streamable HTTP, stateless)
+         * @description Scope: `read` or `commit` or `propose` or `approve` or `consume` (`admin` holds every scope).
+         *
+         *     A JSON-RPC message of the Model Context Protocol, answered in JSON (send `Accept: application/json, text/event-stream`). Any token: the tools listed are those its scopes allow (docs/agents.md); each calls this API with the same token, and its refusals are the API's problems as tool results with `isError`.
+         */
+        post: operations["postMcp"];
+        /**
+         * Not offered: there is no session to end
+         * @description Public: no token.
+         */
+        delete: operations["deleteMcp"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/metrics": {
         parameters: {
             query?: never;
@@ -797,6 +827,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/whoami": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The calling token: its id, name and scopes
+         * @description Scope: `read` or `commit` or `propose` or `approve` or `consume` (`admin` holds every scope).
+         *
+         *     outboxd extension: what `outboxd mcp` asks at start, to list the tools the token allows. Any token.
+         */
+        get: operations["getWhoami"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -1178,6 +1230,84 @@ export interface operations {
                         /** @constant */
                         status: "ok";
                     };
+                };
+            };
+        };
+    };
+    getMcp: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Not offered: POST only (`Allow: POST`). */
+            405: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    postMcp: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The JSON-RPC answer. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        jsonrpc: "2.0";
+                    } | {
+                        /** @constant */
+                        jsonrpc: "2.0";
+                    }[];
+                };
+            };
+            /** @description A notification or answer was accepted. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["MalformedJson"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    deleteMcp: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Not offered: POST only (`Allow: POST`). */
+            405: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
         };
@@ -3556,6 +3686,44 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    getWhoami: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The token (never its secret). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "tok_01JDZ8V7M2Q4",
+                     *       "name": "returns-agent",
+                     *       "scopes": [
+                     *         "propose",
+                     *         "read"
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        id: string;
+                        name: string;
+                        scopes: ("read" | "commit" | "propose" | "approve" | "consume" | "admin")[];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
             503: components["responses"]["Unavailable"];
         };
