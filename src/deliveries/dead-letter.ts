@@ -5,7 +5,7 @@
 import { type Op, run } from "../db/op.ts";
 
 /** Why a delivery is dead (`dead_reason`). */
-export type DeadReason = "deadline_exceeded" | "endpoint_deleted";
+export type DeadReason = "deadline_exceeded" | "endpoint_deleted" | "cancelled";
 
 /** The one SET clause of every dead-letter; binds :at and :reason. */
 export const DEAD_LETTER_SET =

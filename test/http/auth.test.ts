@@ -110,6 +110,7 @@ describe("scopes", () => {
     ["POST", "/v1/endpoints/:endpoint/rotate-secret", undefined, []],
     ["POST", "/v1/endpoints/:endpoint/enable", undefined, []],
     ["POST", "/v1/deliveries/:delivery/replay", undefined, []],
+    ["POST", "/v1/deliveries/:delivery/cancel", undefined, []],
     ["POST", "/v1/deliveries/replay", { status: "dead" }, []],
     ["POST", "/v1/tokens", { name: "x", scopes: ["read"] }, []],
     ["DELETE", "/v1/tokens/tok_nonexistent", undefined, []],

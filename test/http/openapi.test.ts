@@ -44,6 +44,7 @@ const CONTRACT: [method: string, path: string, scopes: string[]][] = [
   ["get", "/v1/deliveries/{id}", ["read"]],
   ["get", "/v1/deliveries/{id}/attempts", ["read"]],
   ["post", "/v1/deliveries/{id}/replay", ["admin"]],
+  ["post", "/v1/deliveries/{id}/cancel", ["admin"]],
   ["post", "/v1/deliveries/replay", ["admin"]],
   ["post", "/v1/tokens", ["admin"]],
   ["get", "/v1/tokens", ["read"]],

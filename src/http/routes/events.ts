@@ -1,12 +1,14 @@
 // Events, deliveries, the attempt log and dead-letter replay (DESIGN §3 Events and deliveries).
 import * as v from "valibot";
 import { getEvent, listEvents } from "../../commit/events.ts";
+import { cancelDelivery } from "../../deliveries/cancel.ts";
 import { deadlineWithin } from "../../deliveries/deadline.ts";
 import { getDelivery, listAttempts, listDeliveries } from "../../deliveries/read.ts";
 import { replayAllDead, replayDelivery } from "../../deliveries/replay.ts";
 import { invalidField, problems } from "../../lib/problem.ts";
 import { hasBody, readJson } from "../body.ts";
 import type { App, HttpDeps } from "../context.ts";
+import { problemResponse } from "../errors.ts";
 import { scopedRoute } from "../openapi/route.ts";
 import { DEFAULT_LIMIT, page } from "../pagination.ts";
 import { AttemptAnswer, DeliveryAnswer, EventAnswer, pageOf, ReplayedAnswer } from "../responses.ts";
@@ -225,6 +227,50 @@ export function eventRoutes(app: App, deps: HttpDeps): void {
       if (outcome === "endpoint_deleted")
         throw problems.conflict("endpoint-deleted", `the endpoint of delivery ${id} was deleted`);
       deps.dispatch?.wake();
+      return c.json(await db.driver.read(getDelivery(id)));
+    },
+  );
+
+  app.post(
+    "/v1/deliveries/:id/cancel",
+    scopedRoute(deps, {
+      scopes: "admin",
+      tag,
+      summary: "Cancel a pending delivery",
+      description:
+        'A `pending` delivery that is not leased becomes `dead` with `deadReason: "cancelled"` (visible and ' +
+        "replayable); the next event of its aggregate is then free to go. 409 otherwise: `not-pending` for a " +
+        "delivered or dead one, `delivery-leased` with `Retry-After` (seconds until the lease ends) for one " +
+        "being sent now, whose attempt decides.",
+      answers: {
+        200: {
+          description: "The delivery, now dead.",
+          schema: DeliveryAnswer,
+          example: { ...DELIVERY_EXAMPLE, status: "dead", deadReason: "cancelled" },
+        },
+      },
+      problems: [404, 409],
+    }),
+    async (c) => {
+      const id = c.req.param("id");
+      const now = clock();
+      const outcome = await db.writer.write(cancelDelivery(id, now));
+      if (outcome.kind === "not_found") throw problems.notFound(`delivery ${id} does not exist`);
+      if (outcome.kind === "not_pending") {
+        throw problems.conflict(
+          "not-pending",
+          `the delivery is ${outcome.status}; only pending deliveries can be cancelled`,
+        );
+      }
+      if (outcome.kind === "leased") {
+        // Being sent right now: the attempt decides; the operator may try again once the lease ends.
+        const seconds = Math.max(1, Math.ceil((outcome.leaseExpiresAt - now) / 1000));
+        const problem = problems.conflict(
+          "delivery-leased",
+          "the delivery is being sent; retry after its lease",
+        );
+        return problemResponse(problem, { "retry-after": String(seconds) });
+      }
       return c.json(await db.driver.read(getDelivery(id)));
     },
   );

@@ -1,0 +1,36 @@
+// Transition: pending (not leased) → dead with reason `cancelled`, by an operator (DESIGN Part
+// II §2/§3 change): the way out for a delivery nobody wants sent any more (a far-off
+// deliverAfter that holds its aggregate back, a change that was withdrawn). It stays visible
+// and replayable like every dead delivery (replay.ts). A leased row is being sent right now:
+// its sender's completion decides, so it is refused until the lease runs out.
+// Invariant kept here: when the cancelled row was its queue's head, the queue's next pending
+// row becomes the head (heads.ts promoteHeads), in the same transaction.
+import { all, get, type Op } from "../db/op.ts";
+import { DEAD_LETTER_SET, type DeadReason } from "./dead-letter.ts";
+import { promoteHeads, type Queue, RETURNING_QUEUE } from "./heads.ts";
+
+export type CancelOutcome =
+  | { kind: "cancelled" }
+  | { kind: "not_found" }
+  | { kind: "not_pending"; status: string }
+  | { kind: "leased"; leaseExpiresAt: number };
+
+export function* cancelDelivery(id: string, now: number): Op<CancelOutcome> {
+  const row = yield* get<{ status: string; leaseExpiresAt: number | null }>(
+    "SELECT status, lease_expires_at AS leaseExpiresAt FROM deliveries WHERE id = :id",
+    { id },
+  );
+  if (!row) return { kind: "not_found" };
+  if (row.status !== "pending") return { kind: "not_pending", status: row.status };
+  if (row.leaseExpiresAt !== null && row.leaseExpiresAt > now) {
+    return { kind: "leased", leaseExpiresAt: row.leaseExpiresAt };
+  }
+  const queues = yield* all<Queue>(
+    `UPDATE deliveries SET ${DEAD_LETTER_SET}
+     WHERE id = :id AND status = 'pending' AND (lease_expires_at IS NULL OR lease_expires_at <= :at)
+     ${RETURNING_QUEUE}`,
+    { id, at: now, reason: "cancelled" satisfies DeadReason },
+  );
+  yield* promoteHeads(queues);
+  return { kind: "cancelled" };
+}
