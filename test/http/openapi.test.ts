@@ -532,6 +532,23 @@ describe("real answers follow the documented schemas", () => {
       200,
     );
     expectStatus(await call("POST", "/v1/deliveries/replay", { body: { status: "pending" } }), 422);
+    const scheduled = expectStatus(
+      await call("POST", "/v1/commits", {
+        body: {
+          events: [
+            {
+              type: "invoice.reminded",
+              aggregate: "invoices/i-1",
+              endpoints: [bad.id],
+              deliverAfter: new Date(Date.now() + 86_400_000).toISOString(),
+            },
+          ],
+        },
+      }),
+      201,
+    ).events[0].deliveries[0].id;
+    expectStatus(await call("POST", `/v1/deliveries/${scheduled}/cancel`), 200);
+    expectStatus(await call("POST", `/v1/deliveries/${scheduled}/cancel`), 409);
 
     // Operations and the public routes.
     expectStatus(await call("GET", "/v1/stats"), 200);
