@@ -311,6 +311,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/deliveries/{id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel a pending delivery
+         * @description Scope: `admin` (`admin` holds every scope).
+         *
+         *     A `pending` delivery that is not leased becomes `dead` with `deadReason: "cancelled"` (visible and replayable); the next event of its aggregate is then free to go. 409 otherwise: `not-pending` for a delivered or dead one, `delivery-leased` with `Retry-After` (seconds until the lease ends) for one being sent now, whose attempt decides.
+         */
+        post: operations["postDeliveriesIdCancel"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/deliveries/{id}/replay": {
         parameters: {
             query?: never;
@@ -1770,6 +1792,50 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             503: components["responses"]["Unavailable"];
+        };
+    };
+    postDeliveriesIdCancel: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The delivery, now dead. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "dlv_01JDZ8V7M2Q4",
+                     *       "endpointId": "ep_01JDZ8V7M2Q4",
+                     *       "status": "dead",
+                     *       "attemptCount": 12,
+                     *       "nextAttemptAt": null,
+                     *       "lastStatusCode": 500,
+                     *       "lastError": "HTTP 500",
+                     *       "deliveredAt": null,
+                     *       "deadReason": "cancelled",
+                     *       "eventId": "0b7e4a0c-6a8e-4d9b-9c1e-5f0e1d2c3b4a",
+                     *       "type": "return.approved",
+                     *       "aggregate": "returns/r-123",
+                     *       "sequence": 7
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Delivery"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["RateLimited"];
         };
     };
     postDeliveriesIdReplay: {
