@@ -17,6 +17,28 @@ export interface Checked {
   body: any;
 }
 
+/**
+ * The routes `app` serves that `doc` does not document (`get /v1/x/{id}`), middleware (`ALL`) aside,
+ * and the documented ones it does not serve.
+ */
+export function routeDrift(
+  routes: readonly { method: string; path: string }[],
+  doc: Doc,
+): { undocumented: string[]; unserved: string[] } {
+  const served = new Set(
+    routes
+      .filter((r) => r.method !== "ALL")
+      .map((r) => `${r.method.toLowerCase()} ${r.path.replace(/:([A-Za-z0-9_]+)/g, "{$1}")}`),
+  );
+  const documented = new Set(
+    Object.entries<Doc>(doc.paths).flatMap(([path, item]) => Object.keys(item).map((m) => `${m} ${path}`)),
+  );
+  return {
+    undocumented: [...served].filter((route) => !documented.has(route)),
+    unserved: [...documented].filter((route) => !served.has(route)),
+  };
+}
+
 export class OpenApiChecker {
   private readonly ajv = new Ajv2020({ allErrors: true, strict: true });
   private readonly compiled = new Map<string, ValidateFunction>();
