@@ -13,8 +13,10 @@ const INFO = {
   version: pkg.version,
   summary: "A transactional outbox: commit records and events atomically, deliver them as signed webhooks.",
   description:
-    "JSON over HTTP. Send `Authorization: Bearer <token>`; scopes: `admin` ⊃ everything, `commit` = write " +
-    "commits and records and read records, `read` = every GET except secrets. Timestamps are RFC 3339 in UTC, " +
+    "JSON over HTTP. Send `Authorization: Bearer <token>`; scopes: `admin` ⊃ everything, `commit` (⊃ " +
+    "`propose`) = write commits and records and read records, `propose` = create proposals, `approve` = " +
+    "decide them, `consume` = pull deliveries, `read` = every GET except secrets and streams; each route " +
+    "names the scopes that may call it. Timestamps are RFC 3339 in UTC, " +
     "durations match `^\\d+(ms|s|m|h|d)$`, an optional field given as `null` means absent, unknown fields " +
     "are refused (422). Errors are RFC 9457 problem details. Routes marked `x-outboxd-extension` are " +
     "additive outboxd extensions of the contract.",
