@@ -5,11 +5,13 @@ export {}; // a module: top-level await
 // {"sent", "ok", "errors", "responses": [[eventId, respondedAtMs], …]}.
 //
 //   URL=http://127.0.0.1:8080 TOKEN=… RATE=2000 SECONDS=10 bun bench/load/fixed-rate.ts
+// ENDPOINTS (comma-separated endpoint ids) addresses every event to those endpoints only.
 const url = `${process.env.URL}/v1/commits`;
 const token = process.env.TOKEN ?? "";
 const rate = Number(process.env.RATE ?? 500);
 const seconds = Number(process.env.SECONDS ?? 10);
 const aggregates = Number(process.env.AGGREGATES ?? 1000);
+const endpoints = process.env.ENDPOINTS ? process.env.ENDPOINTS.split(",") : undefined;
 
 const responses: [string, number][] = [];
 let sent = 0;
@@ -21,7 +23,7 @@ function send(n: number): void {
   const id = `r${n % aggregates}`;
   const body = JSON.stringify({
     records: [{ collection: "orders", id, data: { n } }],
-    events: [{ type: "order.changed", payload: { n } }],
+    events: [{ type: "order.changed", payload: { n }, ...(endpoints ? { endpoints } : {}) }],
   });
   const request = fetch(url, {
     method: "POST",

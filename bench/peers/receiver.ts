@@ -6,7 +6,8 @@
 // Env: PORT (0 = pick one; prints {"listening": "http://127.0.0.1:N"}), VERIFY_SECRET (then each
 // webhook is checked with the receiver snippet's verifyWebhook first, as a user's receiver
 // would; a failed check answers 400 and is counted in `rejected`, not in `count`),
-// MAX_SECONDS (exits by itself after this long, 3600).
+// MAX_SECONDS (exits by itself after this long, 3600), HANG (1: deliveries are never answered;
+// they are counted when they arrive, and the connection is held until the sender gives up).
 // HTTP: GET /count → {"count", "rejected"}; GET /arrivals?since=MS → [{"id", "at"}] for the
 // arrivals at or after MS (ms epoch, Date.now() clock), in arrival order; POST /reset forgets
 // everything. The id is the `webhook-id` header (outboxd) or else the body's `id` (peers).
@@ -16,6 +17,7 @@ import { verifyWebhook } from "../../src/receiver/verify.ts";
 const PORT = Number(process.env.PORT ?? 0);
 const SECRET = process.env.VERIFY_SECRET;
 const MAX_SECONDS = Number(process.env.MAX_SECONDS ?? 3600);
+const HANG = process.env.HANG === "1";
 
 let count = 0;
 let rejected = 0;
@@ -46,6 +48,7 @@ async function deliver(request: Request): Promise<Response> {
   count++;
   ids.push(id || bodyId(body));
   ats.push(Date.now());
+  if (HANG) return new Promise<Response>(() => {});
   return new Response(null, { status: 200 });
 }
 
@@ -66,7 +69,8 @@ function arrivals(since: number): { id: string; at: number }[] {
 const server = Bun.serve({
   hostname: "127.0.0.1",
   port: PORT,
-  idleTimeout: 120,
+  // Bun's maximum: a hanging receiver holds its connections longer than any send timeout.
+  idleTimeout: 255,
   async fetch(request) {
     const { pathname, searchParams } = new URL(request.url);
     if (request.method === "GET" && pathname === "/count") return Response.json({ count, rejected });

@@ -1,9 +1,16 @@
-// Scenario 3: commits at a fixed rate (open loop, from a separate process) while delivering;
-// latency from the commit's response to the receiver's arrival, and whether the backlog stays
-// flat (a sustained-rate test: after the load stops, what is left must drain at once).
-import { BUN, percentile, REPO, startOutboxd, startPeer, TOKEN } from "../lib.ts";
+// Scenario 3: commit and deliver at once. Commits at a fixed rate (open loop, from a separate
+// process) to outboxd with one endpoint at a separate receiver process; latency from each
+// commit's response to its arrival at the receiver, and whether the rate was sustained: nothing
+// refused, the backlog flat (at most 100 ms worth of commits waiting when the load stopped) and
+// everything delivered within 1 s of the load stopping.
+//
+// Its limit, measured the same way in the same run: a bare Hono handler that stores nothing and
+// makes one `fetch` to the same receiver per request (bench/peers/bare-hono-fetch.ts).
+import { BUN, peakRssMb, percentile, REPO, startOutboxd, startPeer, TOKEN } from "../lib.ts";
 
 export interface LatencyRow {
+  /** "outboxd" or "limit" (the bare handler). */
+  who: string;
   rate: number;
   seconds: number;
   committed: number;
@@ -14,74 +21,133 @@ export interface LatencyRow {
   p99Ms: number;
   backlogAfterLoad: number;
   sustained: boolean;
+  peakRssMb: number;
+}
+
+export interface FixedRateResult {
+  committed: number;
+  errors: number;
+  delivered: number;
+  p50Ms: number;
+  p95Ms: number;
+  p99Ms: number;
+  /** Committed but not yet at the receiver when the load stopped. */
+  waitingAtStop: number;
+  /** Everything committed arrived within 1 s of the load stopping. */
+  drained: boolean;
+}
+
+/**
+ * Open-loop commits to `url` for `seconds`, then waits up to 1 s for the stragglers, and
+ * measures commit response → arrival at `receiverUrl` (which must be bench/peers/receiver.ts).
+ */
+export async function fixedRate(options: {
+  url: string;
+  receiverUrl: string;
+  rate: number;
+  seconds: number;
+  endpoints?: string[];
+}): Promise<FixedRateResult> {
+  const since = Date.now();
+  const generator = Bun.spawn({
+    cmd: [BUN, "bench/load/fixed-rate.ts"],
+    cwd: REPO,
+    env: {
+      ...process.env,
+      URL: options.url,
+      TOKEN,
+      RATE: String(options.rate),
+      SECONDS: String(options.seconds),
+      ...(options.endpoints ? { ENDPOINTS: options.endpoints.join(",") } : {}),
+    },
+    stdout: "pipe",
+    stderr: "inherit",
+  });
+  const report = JSON.parse((await new Response(generator.stdout).text()).trim()) as {
+    sent: number;
+    ok: number;
+    errors: number;
+    responses: [string, number][];
+  };
+  await generator.exited;
+  const arrivalsNow = async () =>
+    (await (await fetch(`${options.receiverUrl}/arrivals?since=${since}`)).json()) as {
+      id: string;
+      at: number;
+    }[];
+  let arrivals = await arrivalsNow();
+  const waitingAtStop = Math.max(0, report.ok - arrivals.length);
+  const drainDeadline = Date.now() + 1000;
+  while (arrivals.length < report.ok && Date.now() < drainDeadline) {
+    await Bun.sleep(20);
+    arrivals = await arrivalsNow();
+  }
+  const arrivedAt = new Map(arrivals.map((a) => [a.id, a.at]));
+  // An arrival can precede the response's arrival at the client (the dispatcher is woken by
+  // the commit itself): that latency counts as 0.
+  const latencies = report.responses
+    .map(([id, respondedAt]) => (arrivedAt.get(id) ?? Number.NaN) - respondedAt)
+    .filter(Number.isFinite)
+    .map((ms) => Math.max(0, ms));
+  return {
+    committed: report.ok,
+    errors: report.errors,
+    delivered: latencies.length,
+    p50Ms: round(percentile(latencies, 50)),
+    p95Ms: round(percentile(latencies, 95)),
+    p99Ms: round(percentile(latencies, 99)),
+    waitingAtStop,
+    drained: latencies.length === report.ok,
+  };
 }
 
 export async function latencyScenario(options: {
   rate: number;
   seconds: number;
+  /** Measure the limit (bare Hono + fetch) instead of outboxd. */
+  limit?: boolean;
   env?: Record<string, string>;
 }): Promise<LatencyRow> {
   const receiver = await startPeer([BUN, "bench/peers/receiver.ts"], {});
-  const outboxd = await startOutboxd(options.env ?? {});
-  try {
-    await outboxd.api("POST", "/v1/endpoints", { url: `${receiver.url}/hook` });
-    const since = Date.now();
-    const generator = Bun.spawn({
-      cmd: [BUN, "bench/load/fixed-rate.ts"],
-      cwd: REPO,
-      env: {
-        ...process.env,
-        URL: outboxd.url,
-        TOKEN,
-        RATE: String(options.rate),
-        SECONDS: String(options.seconds),
-      },
-      stdout: "pipe",
-      stderr: "inherit",
+  let server: { url: string; pid: number; stop(): Promise<void> };
+  if (options.limit) {
+    server = await startPeer([BUN, "bench/peers/bare-hono-fetch.ts"], {
+      RECEIVER_URL: `${receiver.url}/hook`,
     });
-    const report = JSON.parse((await new Response(generator.stdout).text()).trim()) as {
-      sent: number;
-      ok: number;
-      errors: number;
-      responses: [string, number][];
-    };
-    await generator.exited;
-    const backlog = ((await outboxd.api("GET", "/v1/stats")).body as { pending: number }).pending;
-    // Whatever is left must be delivered within a second for the rate to count as sustained.
-    const drainDeadline = Date.now() + 1000;
-    let arrivals: { id: string; at: number }[] = [];
-    while (Date.now() < drainDeadline) {
-      arrivals = (await (await fetch(`${receiver.url}/arrivals?since=${since}`)).json()) as typeof arrivals;
-      if (arrivals.length >= report.ok) break;
-      await Bun.sleep(20);
-    }
-    const arrivedAt = new Map(arrivals.map((a) => [a.id, a.at]));
-    // An arrival can precede the response's arrival at the client (the dispatcher is woken by
-    // the commit itself): that latency counts as 0.
-    const latencies = report.responses
-      .map(([id, respondedAt]) => (arrivedAt.get(id) ?? Number.NaN) - respondedAt)
-      .filter(Number.isFinite)
-      .map((ms) => Math.max(0, ms));
-    const row = {
+  } else {
+    const outboxd = await startOutboxd(options.env ?? {});
+    await outboxd.api("POST", "/v1/endpoints", { url: `${receiver.url}/hook` });
+    server = outboxd;
+  }
+  try {
+    const result = await fixedRate({
+      url: server.url,
+      receiverUrl: receiver.url,
       rate: options.rate,
       seconds: options.seconds,
-      committed: report.ok,
-      errors: report.errors,
-      delivered: latencies.length,
-      p50Ms: round(percentile(latencies, 50)),
-      p95Ms: round(percentile(latencies, 95)),
-      p99Ms: round(percentile(latencies, 99)),
-      backlogAfterLoad: backlog,
-      // Sustained: nothing refused, everything delivered, and when the load stopped no more than
-      // 100 ms worth of commits were still waiting (the backlog did not grow).
-      sustained: report.errors === 0 && latencies.length === report.ok && backlog <= options.rate / 10,
+    });
+    const row: LatencyRow = {
+      who: options.limit ? "limit" : "outboxd",
+      rate: options.rate,
+      seconds: options.seconds,
+      committed: result.committed,
+      errors: result.errors,
+      delivered: result.delivered,
+      p50Ms: result.p50Ms,
+      p95Ms: result.p95Ms,
+      p99Ms: result.p99Ms,
+      backlogAfterLoad: result.waitingAtStop,
+      // Sustained: nothing refused, everything delivered within 1 s after the load stopped, and
+      // when it stopped no more than 100 ms worth of commits were still waiting (flat backlog).
+      sustained: result.errors === 0 && result.drained && result.waitingAtStop <= options.rate / 10,
+      peakRssMb: peakRssMb(server.pid),
     };
     console.error(
-      `latency @${options.rate}/s: p50 ${row.p50Ms} ms, p99 ${row.p99Ms} ms, sustained ${row.sustained}`,
+      `latency ${row.who} @${options.rate}/s: p50 ${row.p50Ms} ms, p99 ${row.p99Ms} ms, waiting at stop ${row.backlogAfterLoad}, sustained ${row.sustained}`,
     );
     return row;
   } finally {
-    await outboxd.stop();
+    await server.stop();
     await receiver.stop();
   }
 }

@@ -139,27 +139,37 @@ export async function peerDeliveries(options: { databaseUrl: string; total: numb
 }
 
 /** The one-shot limits: bare @libsql/client grouped commits and bare fetch at 64 in flight. */
+/** One JSON line from a peer script run to completion (its last line of stdout). */
+export async function runPeerScript(cmd: string[], env: Record<string, string>) {
+  const proc = Bun.spawn({ cmd, env: { ...process.env, ...env }, stdout: "pipe", stderr: "inherit" });
+  const out = await new Response(proc.stdout).text();
+  await proc.exited;
+  return JSON.parse(out.trim().split("\n").at(-1) ?? "{}");
+}
+
+/**
+ * Limits: the bare @libsql/client commit loop, and bare `fetch` to the receiver with 64 in
+ * flight (the default global concurrency) and with 8 (the default per-endpoint concurrency: the
+ * most one endpoint is sent at once with default settings).
+ */
 export async function limits(seconds: number) {
-  const run = async (cmd: string[], env: Record<string, string>) => {
-    const proc = Bun.spawn({
-      cmd,
-      env: { ...process.env, ...env, DURATION: String(seconds) },
-      stdout: "pipe",
-      stderr: "inherit",
-    });
-    const out = await new Response(proc.stdout).text();
-    await proc.exited;
-    return JSON.parse(out.trim().split("\n").at(-1) ?? "{}");
-  };
-  const libsql = await run([BUN, "bench/peers/bare-libsql.ts"], {});
+  const env = { DURATION: String(seconds) };
+  const libsql = await runPeerScript([BUN, "bench/peers/bare-libsql.ts"], env);
   const receiver = await startPeer([BUN, "bench/peers/receiver.ts"], {});
   try {
-    const fetchLimit = await run([BUN, "bench/peers/bare-fetch.ts"], {
+    const fetch64 = await runPeerScript([BUN, "bench/peers/bare-fetch.ts"], {
+      ...env,
       RECEIVER_URL: `${receiver.url}/hook`,
     });
+    const fetch8 = await runPeerScript([BUN, "bench/peers/bare-fetch.ts"], {
+      ...env,
+      RECEIVER_URL: `${receiver.url}/hook`,
+      INFLIGHT: "8",
+    });
     return {
-      bareLibsqlCommitsPerSecond: libsql.commitsPerSecond,
-      bareFetchRequestsPerSecond: fetchLimit.requestsPerSecond,
+      bareLibsqlCommitsPerSecond: libsql.commitsPerSecond as number,
+      bareFetchRequestsPerSecond: fetch64.requestsPerSecond as number,
+      bareFetch8RequestsPerSecond: fetch8.requestsPerSecond as number,
     };
   } finally {
     await receiver.stop();
