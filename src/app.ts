@@ -101,7 +101,7 @@ export async function createOutboxd(config: Config, options: OutboxdOptions = {}
     limits: config,
     clock,
     tracing,
-    onDeliveries: () => dispatcher?.wake(),
+    onDeliveries: (_count, endpointIds) => dispatcher?.wake(endpointIds),
     afterCommit: (ms) => metrics.recordCommit(ms),
   });
   const proposals = new ProposalService({

@@ -40,8 +40,11 @@ export interface CommitServiceDeps {
   db: Database;
   limits: Limits;
   clock: Clock;
-  /** Called after a commit that created deliveries is durable (wakes the dispatcher). */
-  onDeliveries?: (count: number) => void;
+  /**
+   * Called after a commit that created deliveries is durable (wakes the dispatcher), with the
+   * endpoints they are for.
+   */
+  onDeliveries?: (count: number, endpointIds: Set<string>) => void;
   /** Called once the commit is durable, before the response is sent (metrics). */
   afterCommit?: (durationMs: number) => void;
   /** The event-type catalog (DESIGN §9); absent = every type accepted unchecked. */
@@ -117,7 +120,12 @@ export class CommitService {
     if (outcome.replayed) return { ...outcome, deprecatedAt: null };
     failpoint("commit.after_commit");
     this.#deps.afterCommit?.(performance.now() - started);
-    if (outcome.deliveries > 0) this.#deps.onDeliveries?.(outcome.deliveries);
+    if (outcome.deliveries > 0) {
+      const endpointIds = new Set(
+        outcome.result.events.flatMap((e) => e.deliveries.map((d) => d.endpointId)),
+      );
+      this.#deps.onDeliveries?.(outcome.deliveries, endpointIds);
+    }
     return { ...outcome, deprecatedAt };
   }
 }

@@ -7,10 +7,10 @@
 //   - a row that leaves pending promotes its queue's next head (heads.ts);
 //   - every delivered row is counted in its minute bucket, every deadline death in the
 //     counter (counters.ts), in the same transaction.
-import { exec, type Op, run } from "../db/op.ts";
-import { bumpDeadlineCounter, recordDelivered } from "./counters.ts";
+import { all, exec, type Op, run } from "../db/op.ts";
+import { bumpDeadlineCounter, recordDelivered, recordDeliveredMany } from "./counters.ts";
 import { DEAD_LETTER_SET } from "./dead-letter.ts";
-import { promoteHeads } from "./heads.ts";
+import { distinctQueues, promoteHeads } from "./heads.ts";
 
 export interface AttemptRecord {
   deliveryId: string;
@@ -54,6 +54,81 @@ export function* completeDelivery(attempt: AttemptRecord, completion: Completion
   }
   yield* touchEndpointHealth(attempt.endpointId, completion);
   return true;
+}
+
+export interface CompletionItem {
+  attempt: AttemptRecord;
+  completion: Completion;
+}
+
+/**
+ * Records a batch of attempts and their outcomes, as completeDelivery does for each, with
+ * set-based statements: one INSERT for the attempt log, one fenced UPDATE for every delivered
+ * row, one head promotion for their queues, the minute buckets and endpoint health once per
+ * key. Other outcomes (retries, 410, dead) are rare and go one by one. Returns, per item,
+ * whether the fence let it through.
+ */
+export function* completeDeliveries(items: CompletionItem[]): Op<boolean[]> {
+  if (items.length === 0) return [];
+  yield* exec(
+    `INSERT INTO attempts (delivery_id, started_at, duration_ms, status_code, error, response_prefix)
+     SELECT value ->> '$.deliveryId', value ->> '$.startedAt', value ->> '$.durationMs',
+       value ->> '$.statusCode', value ->> '$.error', value ->> '$.responsePrefix'
+     FROM json_each(:attempts)`,
+    { attempts: JSON.stringify(items.map((item) => item.attempt)) },
+  );
+  const recorded = items.map(() => false);
+  const delivered: number[] = [];
+  for (const [i, item] of items.entries()) {
+    if (item.completion.kind === "delivered") delivered.push(i);
+    else if (yield* applyCompletion(item.attempt, item.completion)) recorded[i] = true;
+  }
+  if (delivered.length > 0) {
+    const rows = delivered.map((i) => {
+      const { attempt, completion } = items[i] as CompletionItem;
+      return { id: attempt.deliveryId, owner: attempt.owner, at: completion.at, code: attempt.statusCode };
+    });
+    // Fenced like the single UPDATE: only rows still leased to the claim that sent them.
+    const changed = yield* all<{ id: string }>(
+      `UPDATE deliveries SET status = 'delivered', delivered_at = b.at, lease_owner = NULL,
+         lease_expires_at = NULL, last_status_code = b.code, last_error = NULL
+       FROM (SELECT value ->> '$.id' AS id, value ->> '$.owner' AS owner, value ->> '$.at' AS at,
+               value ->> '$.code' AS code FROM json_each(:rows)) AS b
+       WHERE deliveries.id = b.id AND deliveries.lease_owner = b.owner AND deliveries.status = 'pending'
+       RETURNING deliveries.id AS id`,
+      { rows: JSON.stringify(rows) },
+    );
+    const ids = new Set(changed.map((row) => row.id));
+    for (const i of delivered) {
+      if (ids.has((items[i] as CompletionItem).attempt.deliveryId)) recorded[i] = true;
+    }
+    yield* recordDeliveredMany(
+      delivered
+        .filter((i) => recorded[i])
+        .map((i) => {
+          const { attempt, completion } = items[i] as CompletionItem & { completion: { kind: "delivered" } };
+          return { endpointId: attempt.endpointId, at: completion.at, latencyMs: completion.latencyMs };
+        }),
+    );
+  }
+  // Rows that left pending promote their queues' next heads, once per queue.
+  const left = items.filter(
+    (item, i) => recorded[i] && (item.completion.kind === "delivered" || item.completion.kind === "dead"),
+  );
+  yield* promoteHeads(distinctQueues(left.map((item) => item.attempt)));
+  // Endpoint health: the latest time per endpoint and column.
+  const health = new Map<string, { endpointId: string; completion: Completion }>();
+  for (const [i, item] of items.entries()) {
+    if (!recorded[i]) continue;
+    const key = `${item.attempt.endpointId}\u0000${item.completion.kind === "delivered"}`;
+    const seen = health.get(key);
+    if (!seen || seen.completion.at < item.completion.at) {
+      health.set(key, { endpointId: item.attempt.endpointId, completion: item.completion });
+    }
+  }
+  for (const { endpointId, completion } of health.values())
+    yield* touchEndpointHealth(endpointId, completion);
+  return recorded;
 }
 
 function* logAttempt(attempt: AttemptRecord): Op<void> {

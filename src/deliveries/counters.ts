@@ -40,6 +40,41 @@ export function* recordDelivered(endpointId: string, at: number, latencyMs: numb
   }
 }
 
+/** Counts many deliveries: one statement (or two) per bucket they fall in, not per delivery. */
+export function* recordDeliveredMany(
+  deliveries: { endpointId: string; at: number; latencyMs: number }[],
+): Op<void> {
+  const buckets = new Map<
+    string,
+    { minute: number; endpointId: string; floor: number; n: number; latency: number }
+  >();
+  for (const d of deliveries) {
+    const latency = Math.max(0, Math.round(d.latencyMs));
+    const minute = minuteOf(d.at);
+    const floor = latencyFloor(latency);
+    const key = `${minute}\u0000${d.endpointId}\u0000${floor}`;
+    const bucket = buckets.get(key);
+    if (bucket) {
+      bucket.n += 1;
+      bucket.latency = Math.max(bucket.latency, latency);
+    } else buckets.set(key, { minute, endpointId: d.endpointId, floor, n: 1, latency });
+  }
+  for (const key of buckets.values()) {
+    const counted = yield* run(
+      `UPDATE delivered_minutes SET count = count + :n, max_latency_ms = max(max_latency_ms, :latency)
+       WHERE minute = :minute AND endpoint_id = :endpointId AND latency_floor = :floor`,
+      key,
+    );
+    if (counted === 0) {
+      yield* run(
+        `INSERT INTO delivered_minutes (minute, endpoint_id, latency_floor, count, max_latency_ms)
+         VALUES (:minute, :endpointId, :floor, :n, :latency)`,
+        key,
+      );
+    }
+  }
+}
+
 export function* bumpDeadlineCounter(by: number): Op<void> {
   yield* run(
     `INSERT INTO counters (name, value) VALUES (:name, :by)

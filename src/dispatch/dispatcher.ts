@@ -12,7 +12,7 @@ import type { Config } from "../config.ts";
 import type { Op } from "../db/op.ts";
 import type { Database } from "../db/open.ts";
 import { type ClaimedDelivery, claimDeliveries } from "../deliveries/claim.ts";
-import { type Completion, completeDelivery } from "../deliveries/complete.ts";
+import { type Completion, completeDeliveries } from "../deliveries/complete.ts";
 import { expireAllDeadlines } from "../deliveries/expire.ts";
 import { pruneAll } from "../deliveries/retention.ts";
 import type { SecretBox } from "../endpoints/secrets.ts";
@@ -168,9 +168,14 @@ export class Dispatcher extends EventEmitter {
     this.#attemptLog.stop();
   }
 
-  /** Claim and send now (after a commit, a replay, a completion). Coalesces concurrent calls. */
-  wake(): void {
+  /**
+   * Claim and send now (after a commit, a replay, a completion). Coalesces concurrent calls.
+   * `endpointIds`: the endpoints that have new work (a commit's); when every one of them already
+   * holds enough claimed ahead, no claim is made now: theirs follows as those are used up.
+   */
+  wake(endpointIds?: Iterable<string>): void {
     if (!this.#running) return;
+    if (endpointIds && [...endpointIds].every((id) => !this.#slots.wantsMore(id))) return;
     if (this.#pumping) {
       this.#again = true;
       return;
@@ -257,13 +262,7 @@ export class Dispatcher extends EventEmitter {
     const claimedAt = clock();
     const owner = `${this.#owner}:${this.#claims}`;
     const claimed = await db.writer.write(
-      () =>
-        claimDeliveries({
-          owner,
-          now: claimedAt,
-          leaseMs: config.leaseMs,
-          ...room,
-        }),
+      () => claimDeliveries({ owner, now: claimedAt, leaseMs: config.leaseMs, ...room }),
       BOOKKEEPING,
     );
     if (claimed.length > 0) failpoint("dispatch.after_claim");
@@ -365,8 +364,8 @@ export class Dispatcher extends EventEmitter {
       this.#attemptLog.record(attempt);
       this.emit("attempt", attempt);
     });
-    // Delivered rows made their queues' next events heads: claim them.
-    this.wake();
+    // Delivered rows made their queues' next events heads: claim them, where there is room.
+    this.wake(new Set(items.map((item) => item.record.endpointId)));
   }
 
   /** One send; whatever stops it before the request is made is an outcome too, never a throw. */
@@ -446,10 +445,8 @@ export class Dispatcher extends EventEmitter {
 }
 
 /** A batch of outcomes as one writer operation; per item, whether its fence let it through. */
-function* completeAll(items: PendingCompletion<AttemptEvent>[]): Op<boolean[]> {
-  const recorded: boolean[] = [];
-  for (const item of items) recorded.push(yield* completeDelivery(item.record, item.completion));
-  return recorded;
+function completeAll(items: PendingCompletion<AttemptEvent>[]): Op<boolean[]> {
+  return completeDeliveries(items.map((item) => ({ attempt: item.record, completion: item.completion })));
 }
 
 function toMessage(event: EventToSend, delivery: ClaimedDelivery): WebhookMessage {

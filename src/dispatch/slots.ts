@@ -8,9 +8,12 @@
 //   multiplicative decrease): a send that times out, cannot connect, or is told to slow down
 //   (429, 502, 503, 504) halves it, once per round of sends; each success adds one back. An
 //   endpoint in trouble ends up with one probe in flight and recovers as soon as it answers.
-// - A claim takes up to one window ahead (`limit` more per endpoint than it may send), kept
-//   here, so a slot freed by an answer is refilled at once instead of after a claim has waited
-//   its turn at the single writer. Claimed rows carry their lease; a crash loses nothing.
+// - Claims run ahead: per healthy endpoint up to CLAIM_AHEAD times more than it may send, kept here,
+//   so a slot freed by an answer is refilled at once instead of after a claim has waited its
+//   turn at the single writer, and one claim serves dozens of sends. The next claim for an
+//   endpoint is made when half of what it holds ahead is used up, not on every wake. An
+//   endpoint in trouble holds only as many ahead as it may send (they would wait for its
+//   timeouts). Claimed rows carry their lease; a crash loses nothing.
 import type { ClaimedDelivery } from "../deliveries/claim.ts";
 
 export interface SlotLimits {
@@ -41,6 +44,12 @@ export interface ClaimRoom {
 
 /** How many a claim may take for endpoints new to this process when the pool is full. */
 const RESERVE_CLAIM = 16;
+/**
+ * Claimed ahead per healthy endpoint, in multiples of its limit (beyond its sends in flight):
+ * 16 with the default limit of 8, so one claim serves about 8 sends. More would save little
+ * (the claim is off the send path) and would let one dispatcher hold the work others could do.
+ */
+export const CLAIM_AHEAD = 2;
 
 export class Slots {
   readonly #limits: SlotLimits;
@@ -81,24 +90,41 @@ export class Slots {
     return state;
   }
 
+  /** How many an endpoint holds ahead at most: fewer once it is in trouble. */
+  #ahead(state: EndpointState): number {
+    return state.limit >= this.#limits.endpointConcurrency ? CLAIM_AHEAD * state.limit : state.limit;
+  }
+
+  /** Whether a claim for this endpoint is due: half of what it holds ahead is used up. */
+  wantsMore(endpointId: string): boolean {
+    const state = this.#endpoints.get(endpointId);
+    return !state || state.ready.length <= this.#ahead(state) / 2;
+  }
+
   /**
    * What the next claim may take. There is always something: endpoints this process holds
    * nothing for may have due work it cannot see without claiming (at least their reserved send).
    */
   claimRoom(): ClaimRoom {
     const { concurrency, endpointConcurrency } = this.#limits;
-    const globalRoom = 2 * concurrency - this.#inFlight - this.#ready;
+    const globalRoom = (1 + CLAIM_AHEAD) * concurrency - this.#inFlight - this.#ready;
     const endpointRoom: Record<string, number> = {};
+    let wanted = 0;
     for (const [id, state] of this.#endpoints) {
       const held = state.inFlight + state.ready.length;
       // Pool full: only endpoints with nothing at all get their one reserved send.
-      endpointRoom[id] = globalRoom > 0 ? Math.max(0, 2 * state.limit - held) : held === 0 ? 1 : 0;
+      const room = globalRoom > 0 ? Math.max(0, state.limit + this.#ahead(state) - held) : held === 0 ? 1 : 0;
+      endpointRoom[id] = room;
+      wanted += room;
     }
+    // Endpoints not listed hold nothing here: a full window each, or their reserved send.
+    const endpointLimit = globalRoom > 0 ? (1 + CLAIM_AHEAD) * endpointConcurrency : 1;
     return {
-      limit: globalRoom > 0 ? globalRoom : RESERVE_CLAIM,
+      // No more than the listed endpoints can take (or one unlisted endpoint): the claim scans a
+      // few times its limit, and a large scan is what makes a claim expensive.
+      limit: globalRoom > 0 ? Math.min(globalRoom, Math.max(wanted, endpointLimit)) : RESERVE_CLAIM,
       endpointRoom,
-      // Endpoints not listed hold nothing here: a full window each, or their reserved send.
-      endpointLimit: globalRoom > 0 ? 2 * endpointConcurrency : 1,
+      endpointLimit,
     };
   }
 
@@ -141,8 +167,7 @@ export class Slots {
 
   /**
    * A send ended (the receiver answered, or not). `trouble`: timed out, could not connect, or
-   * asked to slow down. Returns true when the endpoint has used up half of what it holds
-   * ahead, i.e. it is time to claim more for it.
+   * asked to slow down. Returns whether it is time to claim more for the endpoint (wantsMore).
    */
   finished(endpointId: string, startedAt: number, trouble: boolean, now: number): boolean {
     const state = this.#endpoints.get(endpointId);
@@ -158,8 +183,11 @@ export class Slots {
       state.limit += 1;
     }
     const held = state.inFlight + state.ready.length;
-    if (held === 0 && state.limit === this.#limits.endpointConcurrency) this.#forget(endpointId);
-    return held <= state.limit;
+    if (held === 0 && state.limit === this.#limits.endpointConcurrency) {
+      this.#forget(endpointId);
+      return true;
+    }
+    return this.wantsMore(endpointId);
   }
 
   #forget(endpointId: string): void {

@@ -3,7 +3,7 @@
 // the endpoint's room), the completion fence, deadline expiry and retention (DESIGN §2, §6).
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { type ClaimedDelivery, claimDeliveries } from "../../src/deliveries/claim.ts";
-import { type Completion, completeDelivery } from "../../src/deliveries/complete.ts";
+import { type Completion, completeDeliveries, completeDelivery } from "../../src/deliveries/complete.ts";
 import { expireDeadlines } from "../../src/deliveries/expire.ts";
 import { prune } from "../../src/deliveries/retention.ts";
 import { startServer, type TestServer } from "../helpers/server.ts";
@@ -99,6 +99,73 @@ describe("dispatch queries", () => {
       expect(row.lease_expires_at).toBe(now + LEASE);
     }
     expect(await claim("owner-2", now + 1)).toEqual([]);
+  });
+
+  test("a batch of completions: each fenced on its own lease, delivered ones set-based, next heads promoted, counted once", async () => {
+    await drain();
+    const a = await queue(2);
+    const b = await queue(2);
+    const c = await queue(1);
+    const claimed = await claim("batch-1");
+    expect(claimed.map((d) => d.id).sort()).toEqual([a[0], b[0], c[0]].sort() as string[]);
+    const byId = new Map(claimed.map((d) => [d.id, d]));
+    const item = (id: string, owner: string, completion: Completion, statusCode: number) => {
+      const d = byId.get(id) as ClaimedDelivery;
+      const attempt = {
+        deliveryId: d.id,
+        owner,
+        endpointId: d.endpointId,
+        aggregate: d.aggregate,
+        startedAt: Date.now(),
+        durationMs: 2,
+        statusCode,
+        error: null,
+        responsePrefix: null,
+      };
+      return { attempt, completion };
+    };
+    const at = Date.now();
+    const [minuteBefore] = await sql<{ n: number }>(
+      server,
+      "SELECT coalesce(sum(count), 0) AS n FROM delivered_minutes WHERE endpoint_id = :endpointId",
+      { endpointId },
+    );
+    const recorded = await server.outboxd.db.writer.write(
+      completeDeliveries([
+        item(a[0] as string, "batch-1", { kind: "delivered", at, latencyMs: 4 }, 200),
+        // A late finisher of an older claim: refused by the fence, still logged.
+        item(b[0] as string, "someone-else", { kind: "delivered", at, latencyMs: 4 }, 200),
+        item(c[0] as string, "batch-1", { kind: "retry", at, nextAttemptAt: at + 60_000 }, 500),
+      ]),
+    );
+    expect(recorded).toEqual([true, false, true]);
+    expect((await deliveryRow(server, a[0] as string)).status).toBe("delivered");
+    expect(await deliveryRow(server, b[0] as string)).toMatchObject({
+      status: "pending",
+      lease_owner: "batch-1",
+    });
+    expect(await deliveryRow(server, c[0] as string)).toMatchObject({ status: "pending", lease_owner: null });
+    // a's successor is its queue's head now; b's is not (b's head is still pending).
+    const head = async (id: string) =>
+      (await sql<{ h: number }>(server, "SELECT is_head AS h FROM deliveries WHERE id = :id", { id }))[0]?.h;
+    expect(await head(a[1] as string)).toBe(1);
+    expect(await head(b[1] as string)).toBe(0);
+    const [minuteAfter] = await sql<{ n: number }>(
+      server,
+      "SELECT coalesce(sum(count), 0) AS n FROM delivered_minutes WHERE endpoint_id = :endpointId",
+      { endpointId },
+    );
+    expect((minuteAfter?.n ?? 0) - (minuteBefore?.n ?? 0)).toBe(1);
+    for (const id of [a[0], b[0], c[0]]) {
+      const rows = await sql<{ n: number }>(
+        server,
+        "SELECT count(*) AS n FROM attempts WHERE delivery_id = :id",
+        {
+          id: id as string,
+        },
+      );
+      expect(rows[0]?.n).toBe(1);
+    }
   });
 
   test("event n+1 is claimable only once n is no longer pending (delivered or dead)", async () => {

@@ -4,6 +4,7 @@
 // next_attempt_at to now, never by waiting out a backoff.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { AttemptEvent } from "../../src/dispatch/dispatcher.ts";
+import { CLAIM_AHEAD } from "../../src/dispatch/slots.ts";
 import { type Received, startReceiver, type TestReceiver } from "../helpers/receiver.ts";
 import { startServer } from "../helpers/server.ts";
 import {
@@ -417,8 +418,9 @@ describe("concurrency limits (OUTBOXD_CONCURRENCY=4, OUTBOXD_ENDPOINT_CONCURRENC
       );
     }
     await waitUntil("both endpoints at their limit", () => held.length === 4);
-    // A sweep with every slot taken claims nothing more than one window ahead: per endpoint, two
-    // in flight and two claimed to follow the moment a slot frees.
+    // Claims run ahead (CLAIM_AHEAD times the endpoint's limit, leased, waiting for a slot): two
+    // in flight and four ahead per endpoint; yet nothing more is sent, and a sweep with every
+    // slot taken claims and starts nothing more.
     const leased = async () =>
       (
         await sql<{ n: number }>(
@@ -426,9 +428,12 @@ describe("concurrency limits (OUTBOXD_CONCURRENCY=4, OUTBOXD_ENDPOINT_CONCURRENC
           "SELECT count(*) AS n FROM deliveries WHERE lease_owner IS NOT NULL",
         )
       )[0]?.n;
-    await waitUntil("the window ahead claimed", async () => (await leased()) === 8);
+    const expected = 2 * (2 + CLAIM_AHEAD * 2);
+    await waitUntil("the next ones claimed ahead", async () => (await leased()) === expected);
     await rig.server.outboxd.dispatcher?.sweep();
-    expect(await leased()).toBe(8);
+    expect(await leased()).toBe(expected);
+    expect(held.length).toBe(4);
+    expect(rig.server.outboxd.dispatcher?.inFlight).toBe(4);
 
     holding = false;
     for (const release of held.splice(0)) release();
