@@ -84,32 +84,43 @@ export function* completeDeliveries(items: CompletionItem[]): Op<boolean[]> {
     else if (yield* applyCompletion(item.attempt, item.completion)) recorded[i] = true;
   }
   if (delivered.length > 0) {
-    const rows = delivered.map((i) => {
-      const { attempt, completion } = items[i] as CompletionItem;
-      return { id: attempt.deliveryId, owner: attempt.owner, at: completion.at, code: attempt.statusCode };
-    });
-    // Fenced like the single UPDATE: only rows still leased to the claim that sent them.
-    const changed = yield* all<{ id: string }>(
-      `UPDATE deliveries SET status = 'delivered', delivered_at = b.at, lease_owner = NULL,
-         lease_expires_at = NULL, last_status_code = b.code, last_error = NULL
-       FROM (SELECT value ->> '$.id' AS id, value ->> '$.owner' AS owner, value ->> '$.at' AS at,
-               value ->> '$.code' AS code FROM json_each(:rows)) AS b
-       WHERE deliveries.id = b.id AND deliveries.lease_owner = b.owner AND deliveries.status = 'pending'
-       RETURNING deliveries.id AS id`,
-      { rows: JSON.stringify(rows) },
+    // The fence, read first (inside this transaction; on the remote write path a guarded read, so
+    // the group runs again if a lease changes before its write): a row changes only while it is
+    // pending and leased to the claim that sent it. Reading rather than UPDATE … RETURNING keeps
+    // every write of the batch free to follow.
+    const leases = yield* all<{ id: string; owner: string | null; status: string }>(
+      `SELECT id, lease_owner AS owner, status FROM deliveries
+       WHERE id IN (SELECT value FROM json_each(:ids))`,
+      { ids: JSON.stringify(delivered.map((i) => (items[i] as CompletionItem).attempt.deliveryId)) },
     );
-    const ids = new Set(changed.map((row) => row.id));
+    const owners = new Map(leases.filter((l) => l.status === "pending").map((l) => [l.id, l.owner]));
+    const rows: { id: string; owner: string; at: number; code: number | null }[] = [];
+    const counted: { endpointId: string; at: number; latencyMs: number }[] = [];
     for (const i of delivered) {
-      if (ids.has((items[i] as CompletionItem).attempt.deliveryId)) recorded[i] = true;
+      const { attempt, completion } = items[i] as CompletionItem;
+      if (completion.kind !== "delivered" || owners.get(attempt.deliveryId) !== attempt.owner) continue;
+      // One winner per row, should a batch hold the same delivery twice.
+      owners.delete(attempt.deliveryId);
+      recorded[i] = true;
+      rows.push({
+        id: attempt.deliveryId,
+        owner: attempt.owner,
+        at: completion.at,
+        code: attempt.statusCode,
+      });
+      counted.push({ endpointId: attempt.endpointId, at: completion.at, latencyMs: completion.latencyMs });
     }
-    yield* recordDeliveredMany(
-      delivered
-        .filter((i) => recorded[i])
-        .map((i) => {
-          const { attempt, completion } = items[i] as CompletionItem & { completion: { kind: "delivered" } };
-          return { endpointId: attempt.endpointId, at: completion.at, latencyMs: completion.latencyMs };
-        }),
-    );
+    if (rows.length > 0) {
+      yield* exec(
+        `UPDATE deliveries SET status = 'delivered', delivered_at = b.at, lease_owner = NULL,
+           lease_expires_at = NULL, last_status_code = b.code, last_error = NULL
+         FROM (SELECT value ->> '$.id' AS id, value ->> '$.owner' AS owner, value ->> '$.at' AS at,
+                 value ->> '$.code' AS code FROM json_each(:rows)) AS b
+         WHERE deliveries.id = b.id AND deliveries.lease_owner = b.owner AND deliveries.status = 'pending'`,
+        { rows: JSON.stringify(rows) },
+      );
+      yield* recordDeliveredMany(counted);
+    }
   }
   // Rows that left pending promote their queues' next heads, once per queue.
   const left = items.filter(
