@@ -1,15 +1,10 @@
 // Configuration comes from environment variables, read and validated once at start. Every
 // setting, its default and its meaning are listed here and in docs/configuration.md.
+import type { DatabaseConfig } from "./db/open.ts";
 import { parseDuration } from "./lib/duration.ts";
 import { type TracingSettings, tracingSettings } from "./ops/tracing.ts";
 
-export interface Config {
-  databaseUrl: string;
-  databaseAuthToken: string | undefined;
-  /** `engine` (libsql package, local files only) or `client` (@libsql/client). */
-  driver: "engine" | "client";
-  synchronous: "FULL" | "NORMAL";
-  busyTimeoutMs: number;
+export interface Config extends DatabaseConfig {
   host: string;
   port: number;
   adminToken: string | undefined;

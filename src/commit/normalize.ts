@@ -4,9 +4,9 @@
 import type * as v from "valibot";
 import type { Config } from "../config.ts";
 import { type Deadline, deadlineWithin, storableDeadline } from "../deliveries/deadline.ts";
-import type { CommitSchema, EventSchema } from "../http/schemas.ts";
 import { type FieldError, problems } from "../lib/problem.ts";
 import type { CommitInput, Committer, EventWrite, RecordWrite } from "./commit-op.ts";
+import type { CommitSchema, EventSchema } from "./schemas.ts";
 
 export type CommitBody = v.InferOutput<typeof CommitSchema>;
 type EventBody = v.InferOutput<typeof EventSchema>;

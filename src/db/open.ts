@@ -1,6 +1,5 @@
 import { mkdirSync } from "node:fs";
 import { dirname, resolve } from "node:path";
-import type { Config } from "../config.ts";
 import { openClientDriver } from "./client-driver.ts";
 import type { Driver } from "./driver.ts";
 import { openEngineDriver } from "./engine-driver.ts";
@@ -15,10 +14,15 @@ export interface Database {
   close(): Promise<void>;
 }
 
-export type DatabaseConfig = Pick<
-  Config,
-  "databaseUrl" | "databaseAuthToken" | "driver" | "synchronous" | "busyTimeoutMs"
->;
+/** What opening the database needs; src/config.ts reads and validates it (Config extends this). */
+export interface DatabaseConfig {
+  databaseUrl: string;
+  databaseAuthToken: string | undefined;
+  /** `engine` (libsql package, local files only) or `client` (@libsql/client). */
+  driver: "engine" | "client";
+  synchronous: "FULL" | "NORMAL";
+  busyTimeoutMs: number;
+}
 
 /** The file path of a `file:` URL (query string dropped), or null for remote URLs. */
 export function localPath(url: string): string | null {
