@@ -21,14 +21,18 @@ export interface Running {
   stop(): Promise<void>;
 }
 
-/** outboxd `serve` (or another command) from source, on a fresh database unless one is given. */
+/**
+ * outboxd `serve` (or another command) from source, on a fresh database unless one is given;
+ * `runtime` are options for bun before the script (a `--preload`).
+ */
 export async function startOutboxd(
   env: Record<string, string> = {},
   command = "serve",
   dir = tempDir("outboxd-bench-"),
+  runtime: string[] = [],
 ): Promise<Running> {
   const port = await freePort();
-  const child = startChild([BUN, "src/main.ts", command], {
+  const child = startChild([BUN, ...runtime, "src/main.ts", command], {
     PORT: String(port),
     OUTBOXD_DATABASE_URL: `file:${join(dir, "outboxd.db")}`,
     OUTBOXD_ADMIN_TOKEN: TOKEN,

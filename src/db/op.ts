@@ -23,6 +23,8 @@ export interface Statement {
    * need not check the count it answered (remote-writer.ts).
    */
   blind?: boolean;
+  /** The UPDATE of `updateOrInsert`: its count only decides whether the INSERT runs. */
+  orInsert?: boolean;
 }
 
 /**
@@ -73,6 +75,16 @@ export function* run(sql: string, args: Args = {}): Op<number> {
 /** `run` for a write whose row count does not matter to the operation (see Statement.blind). */
 export function* exec(sql: string, args: Args = {}): Op<void> {
   yield { sql, args, kind: "run", blind: true };
+}
+
+/**
+ * An UPDATE and, when it changed no row, an INSERT with the same arguments (cheaper in SQLite
+ * than an upsert when the row mostly exists). Here both run one after the other; the remote
+ * write path sends them together, the INSERT conditioned on the UPDATE's count (remote-writer.ts).
+ */
+export function* updateOrInsert(update: string, insert: string, args: Args): Op<void> {
+  const changed = yield { sql: update, args, kind: "run", orInsert: true };
+  if (changed === 0) yield* run(insert, args);
 }
 
 /** Announces reads (see Prefetch); a no-op on local files. */

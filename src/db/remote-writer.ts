@@ -78,6 +78,8 @@ interface Task {
   shared: Set<string>;
   writes: Write[];
   final: Statement | null;
+  /** The write position right after an updateOrInsert UPDATE (its INSERT goes there), or -1. */
+  insertAfter: number;
   outcome: Outcome | null;
   /** Must run alone on the general path. */
   alone: boolean;
@@ -230,6 +232,8 @@ export class RemoteWriter {
       }
       const statement = step.value;
       if (statement.kind === "prefetch") return { kind: "prefetch", statements: statement.statements };
+      const insertAfter = task.insertAfter;
+      task.insertAfter = -1;
       if (isRead(statement)) {
         const key = statementKey(statement);
         if (statement.batchShared) {
@@ -250,7 +254,20 @@ export class RemoteWriter {
         resume(task, answer);
         continue;
       }
+      if (statement.kind === "run" && statement.orInsert) {
+        // updateOrInsert: told "no row", the operation asks for its INSERT, which the batch
+        // then runs only if the UPDATE really changed nothing.
+        task.writes.push({ statement, guess: null });
+        task.insertAfter = task.writes.length;
+        resume(task, 0);
+        continue;
+      }
       if (statement.kind === "run") {
+        if (insertAfter === task.writes.length) {
+          task.writes.push({ statement: onlyIfNothingChanged(statement), guess: null });
+          resume(task, 1);
+          continue;
+        }
         const guess =
           statement.blind || certainlyOneRow(statement.sql)
             ? null
@@ -407,6 +424,7 @@ function newTask(
     shared: new Set(),
     writes: [],
     final: null,
+    insertAfter: -1,
     outcome: null,
     alone: false,
   };
@@ -445,6 +463,13 @@ function certainlyOneRow(sql: string): boolean {
     /\bVALUES\b/i.test(sql) &&
     !/\bON\s+CONFLICT\b|\bOR\s+(IGNORE|REPLACE)\b/i.test(sql)
   );
+}
+
+/** `INSERT … VALUES (…)` as `INSERT … SELECT … WHERE changes() = 0`: only if the UPDATE before it changed nothing. */
+function onlyIfNothingChanged(insert: Statement): Statement {
+  const sql = insert.sql.replace(/\bVALUES\s*\(([\s\S]*)\)\s*$/i, "SELECT $1 WHERE changes() = 0");
+  if (sql === insert.sql) throw new Error(`not a single-row INSERT … VALUES: ${insert.sql}`);
+  return { ...insert, sql };
 }
 
 function answerOf(statement: Statement, result: ResultSet): unknown {

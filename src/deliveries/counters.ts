@@ -2,7 +2,7 @@
 // metrics and the dashboard's history read these instead of the delivered rows), and the
 // running total of deadline dead-letters (which survives replay and retention). Written in the
 // same transaction as the transition they count (complete.ts, expire.ts).
-import { type Op, run } from "../db/op.ts";
+import { type Op, run, updateOrInsert } from "../db/op.ts";
 
 export const DEADLINE_EXCEEDED_COUNTER = "deadline_exceeded";
 
@@ -26,18 +26,13 @@ export function* recordDelivered(endpointId: string, at: number, latencyMs: numb
   const latency = Math.max(0, Math.round(latencyMs));
   const key = { minute: minuteOf(at), endpointId, floor: latencyFloor(latency), latency };
   // Update, and insert only for a new bucket: cheaper in SQLite than an upsert every time.
-  const counted = yield* run(
+  yield* updateOrInsert(
     `UPDATE delivered_minutes SET count = count + 1, max_latency_ms = max(max_latency_ms, :latency)
      WHERE minute = :minute AND endpoint_id = :endpointId AND latency_floor = :floor`,
+    `INSERT INTO delivered_minutes (minute, endpoint_id, latency_floor, count, max_latency_ms)
+       VALUES (:minute, :endpointId, :floor, 1, :latency)`,
     key,
   );
-  if (counted === 0) {
-    yield* run(
-      `INSERT INTO delivered_minutes (minute, endpoint_id, latency_floor, count, max_latency_ms)
-       VALUES (:minute, :endpointId, :floor, 1, :latency)`,
-      key,
-    );
-  }
 }
 
 /** Counts many deliveries: one statement (or two) per bucket they fall in, not per delivery. */

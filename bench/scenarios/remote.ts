@@ -1,0 +1,183 @@
+// Scenario: outboxd on a remote libSQL database (issue 15), through a SIMULATED network. No
+// libSQL server can be installed on the development and CI hosts, so `serve` and `dispatch` run
+// the @libsql/client driver on a local database file with test/helpers/network.ts in between:
+// every Hrana-over-HTTP request it would send waits a fixed round trip (2 ms) first, and is
+// counted. The figures are the remote write path's cost in round trips; a real network adds
+// bandwidth and the server's own work, which this does not model.
+//  - commits/s at 64 connections with one `serve` process, and with two sharing the database
+//    (32 connections each), with the round trips each group commit cost;
+//  - deliveries/s of a backlog drained by one `dispatch` process over the same network, with
+//    the order per aggregate checked at the receiver.
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { newSecret } from "../../test/helpers/snippet-receiver.ts";
+import { load, startOutboxd, TOKEN, tempDir, waitUntil } from "../lib.ts";
+import { COMMIT_BODY } from "./commit.ts";
+import { prefill } from "./delivery.ts";
+
+const PRELOAD = ["--preload", "./test/helpers/network-preload.ts"];
+
+export interface RemoteCommitRow {
+  serves: number;
+  connections: number;
+  roundTripMs: number;
+  commitsPerSecond: number;
+  p50Ms: number;
+  p99Ms: number;
+  errors: number;
+  /** Requests per group commit (read batches + write batches + interactive statements) / write batches. */
+  roundTripsPerGroup: number;
+  commitsPerGroup: number;
+}
+
+export interface RemoteDeliveryRow {
+  roundTripMs: number;
+  deliveries: number;
+  aggregates: number;
+  deliveriesPerSecond: number;
+  orderViolations: number;
+  roundTripsPerSecond: number;
+}
+
+type Counts = Record<string, number>;
+
+function readCounts(file: string): Counts {
+  try {
+    return JSON.parse(readFileSync(file, "utf8")) as Counts;
+  } catch {
+    return {};
+  }
+}
+
+function delta(after: Counts, before: Counts): Counts {
+  return Object.fromEntries(Object.entries(after).map(([k, v]) => [k, v - (before[k] ?? 0)]));
+}
+
+function networkEnv(roundTripMs: number, statsFile: string): Record<string, string> {
+  return {
+    OUTBOXD_DRIVER: "client",
+    OUTBOXD_SIMULATED_RTT_MS: String(roundTripMs),
+    OUTBOXD_SIMULATED_NETWORK_STATS: statsFile,
+  };
+}
+
+export async function remoteCommitScenario(options: {
+  seconds: number;
+  roundTripMs: number;
+  serves: number;
+  connections: number;
+}): Promise<RemoteCommitRow> {
+  const dir = tempDir("outboxd-bench-remote-");
+  const stats = Array.from({ length: options.serves }, (_, i) => join(dir, `network-${i}.json`));
+  const serves = [];
+  // One after the other: the first applies the migrations.
+  for (const file of stats) {
+    serves.push(await startOutboxd(networkEnv(options.roundTripMs, file), "serve", dir, PRELOAD));
+  }
+  try {
+    // The counts are written every 250 ms: wait for a fresh file before and after the load.
+    await Bun.sleep(600);
+    const before = stats.map(readCounts);
+    const perServe = Math.max(1, Math.round(options.connections / options.serves));
+    const results = await Promise.all(
+      serves.map((serve) =>
+        load({
+          url: `${serve.url}/v1/commits`,
+          connections: perServe,
+          seconds: options.seconds,
+          body: COMMIT_BODY,
+          headers: { authorization: `Bearer ${TOKEN}` },
+        }),
+      ),
+    );
+    await Bun.sleep(600);
+    const used = stats.map((file, i) => delta(readCounts(file), before[i] ?? {}));
+    const sum = (key: string) => used.reduce((n, c) => n + (c[key] ?? 0), 0);
+    const groups = sum("write-batch");
+    const requests =
+      sum("read-batch") + sum("write-batch") + sum("tx-statement") + sum("tx-end") + sum("execute");
+    const commitsPerSecond = results.reduce((n, r) => n + r.requestsPerSecond, 0);
+    const row: RemoteCommitRow = {
+      serves: options.serves,
+      connections: perServe * options.serves,
+      roundTripMs: options.roundTripMs,
+      commitsPerSecond,
+      p50Ms: Math.max(...results.map((r) => r.latencyP50Ms)),
+      p99Ms: Math.max(...results.map((r) => r.latencyP99Ms)),
+      errors: results.reduce((n, r) => n + r.errors + r.non2xx, 0),
+      roundTripsPerGroup: groups > 0 ? Math.round((requests / groups) * 100) / 100 : Number.NaN,
+      commitsPerGroup: groups > 0 ? Math.round(((commitsPerSecond * options.seconds) / groups) * 10) / 10 : 0,
+    };
+    console.error(
+      `remote commit ${options.serves} serve(s) c=${row.connections} rtt=${options.roundTripMs}ms: ` +
+        `${row.commitsPerSecond}/s, ${row.roundTripsPerGroup} round trips per group of ${row.commitsPerGroup}`,
+    );
+    return row;
+  } finally {
+    for (const serve of serves) await serve.stop();
+  }
+}
+
+/** A receiver in this process that answers 200 and checks each aggregate's sequences arrive 1, 2, 3… */
+function orderCheckingReceiver() {
+  const last = new Map<string, number>();
+  const state = { count: 0, violations: 0 };
+  const server = Bun.serve({
+    hostname: "127.0.0.1",
+    port: 0,
+    fetch(request) {
+      const aggregate = request.headers.get("outbox-aggregate") ?? "";
+      const sequence = Number(request.headers.get("outbox-sequence"));
+      const previous = last.get(aggregate) ?? 0;
+      if (sequence === previous + 1) {
+        last.set(aggregate, sequence);
+        state.count++;
+      } else if (sequence > previous + 1) {
+        state.violations++;
+      }
+      // (sequence <= previous: a redelivery, answered 200 and not counted)
+      return new Response(null, { status: 200 });
+    },
+  });
+  return { url: `http://127.0.0.1:${server.port}/hook`, state, stop: () => server.stop(true) };
+}
+
+export async function remoteDeliveryScenario(options: {
+  total: number;
+  aggregates: number;
+  roundTripMs: number;
+  env?: Record<string, string>;
+}): Promise<RemoteDeliveryRow> {
+  const receiver = orderCheckingReceiver();
+  const dir = tempDir("outboxd-bench-remote-delivery-");
+  try {
+    await prefill(dir, { url: receiver.url, secret: newSecret() }, options.total, options.aggregates);
+    const statsFile = join(dir, "network.json");
+    const dispatcher = await startOutboxd(
+      { ...networkEnv(options.roundTripMs, statsFile), ...options.env },
+      "dispatch",
+      dir,
+      PRELOAD,
+    );
+    const started = performance.now();
+    await waitUntil("the backlog to drain", async () => receiver.state.count >= options.total, 600_000);
+    const seconds = (performance.now() - started) / 1000;
+    const counts = readCounts(statsFile);
+    await dispatcher.stop();
+    const requests = Object.values(counts).reduce((a, b) => a + b, 0);
+    const row: RemoteDeliveryRow = {
+      roundTripMs: options.roundTripMs,
+      deliveries: options.total,
+      aggregates: options.aggregates,
+      deliveriesPerSecond: Math.round(options.total / seconds),
+      orderViolations: receiver.state.violations,
+      roundTripsPerSecond: Math.round(requests / seconds),
+    };
+    console.error(
+      `remote delivery rtt=${options.roundTripMs}ms: ${row.deliveriesPerSecond}/s, ${row.orderViolations} order violations`,
+    );
+    return row;
+  } finally {
+    receiver.stop();
+  }
+}
