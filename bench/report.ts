@@ -3,6 +3,7 @@
 import { median } from "./lib.ts";
 import type { Results } from "./run.ts";
 import type { LatencyRow } from "./scenarios/latency.ts";
+import { remoteReport } from "./scenarios/remote.ts";
 
 type Range = { median: number; min: number; max: number };
 const range = (m: Range) => `${m.median} (${m.min}–${m.max})`;
@@ -208,5 +209,6 @@ export function report(r: Results): string {
   ].filter(Number.isFinite);
   if (rss.length > 0) lines.push(`- peak RSS: ${Math.max(...rss)} MB (target ≤ 200)`);
   if (r.coldStart) lines.push(`- cold start: ${r.coldStart.coldStartMs.median} ms (target ≤ 200)`);
+  if (r.remote) lines.push("", ...remoteReport(r.remote));
   return `${lines.join("\n")}\n`;
 }

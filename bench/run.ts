@@ -8,7 +8,7 @@
 // sockets, and their limit), peers (PostgreSQL outbox and pg-boss), backlog (100,000
 // deliveries, default settings), latency (commit and deliver at 1,000-5,000/s, default
 // settings, with the bare Hono + fetch limit), isolation (hanging receivers beside a healthy
-// one), growth, coldstart.
+// one), growth, coldstart, remote (a libSQL server through a simulated 2 ms round trip).
 import { mkdirSync, writeFileSync } from "node:fs";
 import { cpus, totalmem } from "node:os";
 import { join } from "node:path";
@@ -29,6 +29,7 @@ import {
   peerCommits,
   peerDeliveries,
 } from "./scenarios/peers.ts";
+import { type RemoteResults, remoteScenarios } from "./scenarios/remote.ts";
 
 const SCENARIOS = [
   "commits",
@@ -39,6 +40,7 @@ const SCENARIOS = [
   "isolation",
   "growth",
   "coldstart",
+  "remote",
 ] as const;
 type Scenario = (typeof SCENARIOS)[number];
 
@@ -98,6 +100,7 @@ export interface Results {
   isolation?: { withHanging: IsolationRow[]; without: IsolationRow[] };
   growth?: GrowthRow[];
   coldStart?: ColdStartRow;
+  remote?: RemoteResults;
 }
 
 const startedAt = new Date().toISOString();
@@ -169,6 +172,7 @@ if (wanted("isolation")) {
 }
 if (wanted("growth")) results.growth = await growthScenario(settings.growth);
 if (wanted("coldstart")) results.coldStart = await coldStartScenario(quick ? 2 : 5);
+if (wanted("remote")) results.remote = await remoteScenarios(quick);
 
 const dir = join(REPO, "bench/results");
 mkdirSync(dir, { recursive: true });
