@@ -25,9 +25,11 @@ export interface RemoteCommitRow {
   p50Ms: number;
   p99Ms: number;
   errors: number;
-  /** Requests per group commit (read batches + write batches + interactive statements) / write batches. */
+  /** Requests per group commit: (read batches + write batches) / write batches, retries included. */
   roundTripsPerGroup: number;
   commitsPerGroup: number;
+  /** Requests outside group commits (the sweep's transactions, clock readings, token touches). */
+  otherRequestsPerSecond: number;
 }
 
 export interface RemoteDeliveryRow {
@@ -94,8 +96,8 @@ export async function remoteCommitScenario(options: {
     const used = stats.map((file, i) => delta(readCounts(file), before[i] ?? {}));
     const sum = (key: string) => used.reduce((n, c) => n + (c[key] ?? 0), 0);
     const groups = sum("write-batch");
-    const requests =
-      sum("read-batch") + sum("write-batch") + sum("tx-statement") + sum("tx-end") + sum("execute");
+    const requests = sum("read-batch") + sum("write-batch");
+    const other = sum("tx-statement") + sum("tx-end") + sum("execute") + sum("batch");
     const commitsPerSecond = results.reduce((n, r) => n + r.requestsPerSecond, 0);
     const row: RemoteCommitRow = {
       serves: options.serves,
@@ -107,6 +109,7 @@ export async function remoteCommitScenario(options: {
       errors: results.reduce((n, r) => n + r.errors + r.non2xx, 0),
       roundTripsPerGroup: groups > 0 ? Math.round((requests / groups) * 100) / 100 : Number.NaN,
       commitsPerGroup: groups > 0 ? Math.round(((commitsPerSecond * options.seconds) / groups) * 10) / 10 : 0,
+      otherRequestsPerSecond: Math.round(other / options.seconds),
     };
     console.error(
       `remote commit ${options.serves} serve(s) c=${row.connections} rtt=${options.roundTripMs}ms: ` +
