@@ -305,10 +305,14 @@ export class RemoteWriter {
     const usedShared = new Set(batchTasks.flatMap((task) => [...task.shared]));
     for (const key of usedShared) {
       const statement = sharedReads.get(key);
-      if (statement) push(readGuard(statement, sharedAnswers.get(key)), { task: null, role: "guard" });
+      if (!statement) continue;
+      for (const guard of readGuards(statement, sharedAnswers.get(key)))
+        push(guard, { task: null, role: "guard" });
     }
     for (const task of batchTasks) {
-      for (const read of task.reads) push(readGuard(read.statement, read.answer), { task, role: "guard" });
+      for (const read of task.reads) {
+        for (const guard of readGuards(read.statement, read.answer)) push(guard, { task, role: "guard" });
+      }
       for (const write of task.writes) {
         push({ sql: write.statement.sql, args: write.statement.args }, { task, role: "write", write });
         if (write.guess !== null) {
@@ -488,33 +492,43 @@ function copy(answer: unknown): unknown {
   return answer === undefined ? undefined : { ...(answer as Row) };
 }
 
+/** Rows checked per guard statement: SQLite caps an expression's depth (1000 by default). */
+const ROWS_PER_GUARD = 64;
+
 /**
- * A statement that fails (write_guards' CHECK) unless `statement` still answers `answer`: the
- * same row for `get` (or still none), the same rows for `all`.
+ * Statements that fail (write_guards' CHECK) unless `statement` still answers `answer`: the
+ * same row for `get` (or still none), the same number of rows and each of them for `all`.
  */
-export function readGuard(statement: Statement, answer: unknown): InStatement {
-  const args: Record<string, string | number | null> = { ...statement.args };
-  let n = 0;
-  const matches = (row: Row) => {
+export function readGuards(statement: Statement, answer: unknown): InStatement[] {
+  const matches = (row: Row, args: Record<string, string | number | null>) => {
     const terms = Object.entries(row).map(([column, value]) => {
-      const name = `__g${n++}`;
+      const name = `__g${Object.keys(args).length}`;
       args[name] = value as string | number | null;
       return `g."${column.replaceAll('"', '""')}" IS :${name}`;
     });
     return `EXISTS (SELECT 1 FROM (${statement.sql}) AS g WHERE ${terms.join(" AND ") || "1"})`;
   };
   if (statement.kind === "get") {
+    const args = { ...statement.args };
     const sql =
-      answer === undefined ? `${GUARD} EXISTS (${statement.sql})` : `${GUARD} NOT ${matches(answer as Row)}`;
-    return { sql, args };
+      answer === undefined
+        ? `${GUARD} EXISTS (${statement.sql})`
+        : `${GUARD} NOT ${matches(answer as Row, args)}`;
+    return [{ sql, args }];
   }
   const rows = answer as Row[];
-  args.__rows = rows.length;
-  const terms = [
-    `(SELECT count(*) FROM (${statement.sql})) IS NOT :__rows`,
-    ...rows.map((row) => `NOT ${matches(row)}`),
+  const guards: InStatement[] = [
+    {
+      sql: `${GUARD} (SELECT count(*) FROM (${statement.sql})) IS NOT :__rows`,
+      args: { ...statement.args, __rows: rows.length },
+    },
   ];
-  return { sql: `${GUARD} ${terms.join(" OR ")}`, args };
+  for (let i = 0; i < rows.length; i += ROWS_PER_GUARD) {
+    const args = { ...statement.args };
+    const terms = rows.slice(i, i + ROWS_PER_GUARD).map((row) => `NOT ${matches(row, args)}`);
+    guards.push({ sql: `${GUARD} ${terms.join(" OR ")}`, args });
+  }
+  return guards;
 }
 
 /** The index of the statement that failed in a batch, or null when the request itself failed. */

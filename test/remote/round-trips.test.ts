@@ -244,4 +244,30 @@ describe("guards on the remote write path", () => {
     );
     expect(row).toEqual({ status: "pending", leaseOwner: "first" });
   });
+
+  test("a group commit with 1,100 endpoints (each guarded as read) still costs 2 requests", async () => {
+    await group(
+      Array.from(
+        { length: 150 },
+        (_, i) => () =>
+          createEndpoint(
+            {
+              url: `https://example.com/many/${i}`,
+              eventTypes: ["none.*"],
+              description: null,
+              sealedSecrets: "[]",
+            },
+            Date.now(),
+          ),
+      ),
+    );
+    const { requests, results } = await group(
+      Array.from({ length: 8 }, () => {
+        const input = commit();
+        return () => commitOp(input);
+      }),
+    );
+    expect(results).toHaveLength(8);
+    expect(requests).toBe(2);
+  });
 });
