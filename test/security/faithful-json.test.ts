@@ -74,7 +74,7 @@ describe("numbers and strings that would not survive storage", () => {
 
   test("numbers that round-trip and paired surrogates are accepted and come back as sent", async () => {
     const body = event(
-      '"payload": {"max": 9007199254740991, "min": -9007199254740991, "float": 1e300, "small": 5e-324, "pi": 3.141592653589793, "zero": 0e400, "emoji": "\\ud83d\\ude00", "long": "1234567890123456789"}',
+      '"payload": {"max": 9007199254740991, "min": -9007199254740991, "float": 1e300, "small": 5e-324, "sum": 0.30000000000000004, "zero": 0e400, "emoji": "\\ud83d\\ude00", "long": "1234567890123456789"}',
     );
     const id = expectStatus(await commit(body), 201).events[0].id;
     const stored = expectStatus(await server.request("GET", `/v1/events/${id}`), 200);
@@ -83,7 +83,7 @@ describe("numbers and strings that would not survive storage", () => {
       min: -9007199254740991,
       float: 1e300,
       small: 5e-324,
-      pi: 3.141592653589793,
+      sum: 0.30000000000000004,
       zero: 0,
       emoji: "😀",
       long: "1234567890123456789",
