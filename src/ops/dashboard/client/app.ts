@@ -36,7 +36,12 @@ export function dashboardApp(dom: Dom, format: Format, api: Api, ui: Ui, factori
     clearTimeout(timer);
     try {
       const get = onceEach();
-      const renders = await Promise.all(panels.map((panel) => panel.load(get)));
+      // Settle every load before deciding: with Promise.all a refused token would show the
+      // login form while the other requests are still in flight (their 401s land later).
+      const settled = await Promise.allSettled(panels.map((panel) => panel.load(get)));
+      const failed = settled.find((s): s is PromiseRejectedResult => s.status === "rejected");
+      if (failed) throw failed.reason;
+      const renders = settled.map((s) => (s as PromiseFulfilledResult<() => void>).value);
       // The token was forgotten or replaced meanwhile: these answers belong to the old one.
       if (token() !== current) return;
       showApp();
