@@ -3,7 +3,7 @@
 // Objects are strict, so a field an answer gains without being described here fails that test.
 import * as v from "valibot";
 import { SCOPES } from "../auth/tokens.ts";
-import { CommitSchema } from "./schemas.ts";
+import { CommitSchema } from "../commit/schemas.ts";
 
 const Instant = v.pipe(v.string(), v.isoTimestamp());
 const Count = v.pipe(v.number(), v.integer(), v.minValue(0));

@@ -7,18 +7,12 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { toJsonSchema } from "@valibot/to-json-schema";
 import { Hono } from "hono";
 import * as v from "valibot";
+import { CommitSchema, EventSchema, RecordWriteSchema, Timestamp } from "../../src/commit/schemas.ts";
 import type { AppEnv } from "../../src/http/context.ts";
 import { caseInsensitive } from "../../src/http/openapi/convert.ts";
 import { buildOpenApi } from "../../src/http/openapi/document.ts";
 import { publicRoute } from "../../src/http/openapi/route.ts";
-import {
-  CommitSchema,
-  EndpointCreateSchema,
-  EventSchema,
-  RecordWriteSchema,
-  Timestamp,
-  TokenCreateSchema,
-} from "../../src/http/schemas.ts";
+import { EndpointCreateSchema, TokenCreateSchema } from "../../src/http/schemas.ts";
 import { type Checked, OpenApiChecker, routeDrift } from "../helpers/openapi-check.ts";
 import { startReceiver, type TestReceiver, waitFor } from "../helpers/receiver.ts";
 import { startServer, type TestServer } from "../helpers/server.ts";

@@ -3,6 +3,7 @@
 // Add a schema here when several routes share it or readers should find it by name; any other
 // schema is written inline where it is used.
 import type * as v from "valibot";
+import { CommitSchema, Duration, EventSchema, RecordWriteSchema, Timestamp } from "../../commit/schemas.ts";
 import {
   AttemptAnswer,
   CommitResponse,
@@ -17,24 +18,19 @@ import {
   TokenAnswer,
 } from "../responses.ts";
 import {
-  CommitSchema,
-  Duration,
   EndpointCreateSchema,
   EndpointPatchSchema,
-  EventSchema,
   EventTypePutSchema,
   ProposalCreateSchema,
   ProposalDecisionSchema,
   PutRecordSchema,
-  RecordWriteSchema,
   ReplayManySchema,
   ReplayOneSchema,
-  Timestamp,
   TokenCreateSchema,
 } from "../schemas.ts";
 
 export const NAMED_SCHEMAS = {
-  // Requests: the very schemas that validate them.
+  // Requests: the very schemas that validate them (a commit's live with the write side, src/commit).
   CommitRequest: CommitSchema,
   PutRecordRequest: PutRecordSchema,
   RecordWrite: RecordWriteSchema,

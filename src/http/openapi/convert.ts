@@ -4,6 +4,7 @@
 import { toJsonSchema, toJsonSchemaDefs } from "@valibot/to-json-schema";
 import { loadVendor } from "hono-openapi";
 import type * as v from "valibot";
+import { JsonObject } from "../../commit/schemas.ts";
 import { NAMED_SCHEMAS } from "./components.ts";
 
 export type Json = Record<string, unknown>;
@@ -12,12 +13,8 @@ const CONVERSION = {
   target: "draft-2020-12",
   typeMode: "input",
   errorMode: "throw",
-  overrideSchema: ({ valibotSchema }) =>
-    // The one custom schema in schemas.ts: a JSON object that is not an array.
-    valibotSchema.type === "custom" &&
-    (valibotSchema as { message?: unknown }).message === "must be a JSON object"
-      ? { type: "object" }
-      : undefined,
+  // The one custom schema of the requests: a JSON object that is not an array.
+  overrideSchema: ({ valibotSchema }) => (valibotSchema === JsonObject ? { type: "object" } : undefined),
   overrideAction: ({ valibotAction, jsonSchema }) => {
     // A check (e.g. "a real calendar date") refines what JSON Schema already says; nothing to add.
     if (valibotAction.type === "check") return jsonSchema;
