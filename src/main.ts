@@ -9,6 +9,7 @@ import {
   tokenCommand,
 } from "./cli/admin.ts";
 import { UsageError } from "./cli/args.ts";
+import { eraseCommand, verifyCommand } from "./cli/ledger.ts";
 import { dispatchCommand, serveCommand } from "./cli/serve.ts";
 import { ConfigError, loadConfig } from "./config.ts";
 import { migrate } from "./db/migrate.ts";
@@ -30,9 +31,16 @@ Commands:
                              create an API token and print it on stdout (shown once)
   token list                 list tokens (never their secrets)
   token revoke TOKEN_ID      revoke a token
-  prune                      delete delivered deliveries, attempts and commits older than
-                             OUTBOXD_RETENTION (7d); pending and dead ones are kept
+  prune                      delete delivered deliveries, attempts and idempotency responses
+                             older than OUTBOXD_RETENTION (7d); pending and dead deliveries
+                             and the ledger are kept
   backup FILE                write a consistent copy of the live database (VACUUM INTO)
+  verify [--anchor SEQ:HASH] check the ledger: every digest, the hash chain and each record's
+                             current state; exit 0 "ok: <n> commits, head <hash>", exit 1
+                             naming the first commit that does not add up (docs/ledger.md)
+  erase --record COLLECTION/ID --version N | --event EVENT_ID
+                             erase personal data from an old version or a delivered event's
+                             payload; its digest stays, so the chain still verifies
   rotate-master-key [--decrypt]
                              re-seal every endpoint secret: opened with OUTBOXD_MASTER_KEY
                              (or plain if unset), sealed with OUTBOXD_NEW_MASTER_KEY (or
@@ -55,7 +63,8 @@ async function migrateCommand(): Promise<void> {
   }
 }
 
-const COMMANDS: Record<string, (args: string[]) => Promise<void>> = {
+// A command resolves to its exit code, or to nothing for 0.
+const COMMANDS: Record<string, (args: string[]) => Promise<unknown>> = {
   serve: serveCommand,
   dispatch: dispatchCommand,
   migrate: migrateCommand,
@@ -66,6 +75,8 @@ const COMMANDS: Record<string, (args: string[]) => Promise<void>> = {
   backup: backupCommand,
   "rotate-master-key": rotateMasterKeyCommand,
   mcp: mcpCommand,
+  verify: verifyCommand,
+  erase: eraseCommand,
 };
 const LONG_RUNNING = new Set(["serve", "dispatch", "mcp"]);
 
@@ -78,8 +89,8 @@ async function main(argv: string[]): Promise<number> {
   try {
     const run = COMMANDS[command];
     if (!run) throw new UsageError(`unknown command ${command}; see outboxd --help`);
-    await run(args);
-    return LONG_RUNNING.has(command) ? -1 : 0;
+    const code = await run(args);
+    return LONG_RUNNING.has(command) ? -1 : typeof code === "number" ? code : 0;
   } catch (error) {
     if (error instanceof ConfigError || error instanceof UsageError) {
       console.error(error.message);

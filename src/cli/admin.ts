@@ -130,7 +130,7 @@ export async function pruneCommand(): Promise<void> {
     return pruneAll(db.writer, { before: now - config.retentionMs, now });
   });
   console.log(
-    `pruned ${total.deliveries} delivered deliveries, ${total.attempts} attempts, ${total.commits} commits`,
+    `pruned ${total.deliveries} delivered deliveries, ${total.attempts} attempts, ${total.idempotencyKeys} idempotency responses`,
   );
 }
 

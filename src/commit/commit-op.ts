@@ -6,6 +6,7 @@ import { all, allBatchShared, exec, get, type Op, prefetch, run, type Statement 
 import { enqueueDelivery } from "../deliveries/enqueue.ts";
 import { matchesEventType } from "../endpoints/patterns.ts";
 import { failpoint } from "../failpoints.ts";
+import { appendCommit, type LedgerCommit, payloadDigest } from "../ledger/append.ts";
 import { canonicalJson } from "../lib/canonical-json.ts";
 import { IDEMPOTENCY_TTL_MS } from "../lib/idempotency.ts";
 import { newId, uuidv7 } from "../lib/ids.ts";
@@ -39,6 +40,8 @@ export interface EventWrite {
 export interface Committer {
   tokenId: string;
   tokenName: string;
+  /** The proposal this commit applies, if any (the ledger keeps it with the commit). */
+  proposalId?: string | undefined;
 }
 
 export interface CommitInput {
@@ -86,12 +89,11 @@ export interface CommitOutcome {
 }
 
 const SQL = {
-  findIdempotent: `SELECT request_hash AS requestHash, response FROM commits
-    WHERE token_id = :tokenId AND idempotency_key = :key AND created_at > :since`,
+  findIdempotent: `SELECT request_hash AS requestHash, response FROM idempotency_keys
+    WHERE token_id = :tokenId AND key = :key AND created_at > :since`,
   // Frees an expired key for reuse (the unique index would refuse a second row with it); the
-  // commit row itself stays for audit.
-  releaseExpiredKey: `UPDATE commits SET idempotency_key = NULL, request_hash = NULL, response = NULL
-    WHERE token_id = :tokenId AND idempotency_key = :key`,
+  // commit row itself stays in the ledger.
+  releaseExpiredKey: "DELETE FROM idempotency_keys WHERE token_id = :tokenId AND key = :key",
   getRecord:
     "SELECT version, deleted, created_at AS createdAt FROM records WHERE collection = :collection AND id = :id",
   // The current row is already known (read above, in this transaction): a plain INSERT or
@@ -101,7 +103,8 @@ const SQL = {
   updateRecord: `UPDATE records SET version = :version, data = :data, deleted = :deleted, created_at = :createdAt,
       updated_at = :now WHERE collection = :collection AND id = :id`,
   endpoints: "SELECT id, event_types AS eventTypes FROM endpoints",
-  // The token that committed the event comes from its commit row (NULL once retention pruned it).
+  // The token that committed the event comes from its commit row (the ledger keeps every commit
+  // row; NULL only for events whose commit was pruned before the ledger existed).
   findEvent: `SELECT e.type, e.aggregate, e.payload, e.deliver_after AS deliverAfter, e.sequence,
       e.deliver_by AS deliverBy, c.token_id AS tokenId
     FROM events e LEFT JOIN commits c ON c.id = e.commit_id WHERE e.id = :id`,
@@ -111,10 +114,11 @@ const SQL = {
   // the (aggregate, sequence) index: one seek, no table of counters to write.
   nextSequence: "SELECT coalesce(max(sequence), 0) + 1 AS sequence FROM events WHERE aggregate = :key",
   insertEvent: `INSERT INTO events (id, type, aggregate, sequence, payload, occurred_at, deliver_after,
-      deliver_by, commit_id, traceparent)
-    VALUES (:id, :type, :aggregate, :sequence, :payload, :now, :deliverAfter, :deliverBy, :commitId, :traceparent)`,
-  insertCommit: `INSERT INTO commits (id, token_id, idempotency_key, request_hash, response, created_at)
-    VALUES (:id, :tokenId, :key, :requestHash, :response, :now)`,
+      deliver_by, commit_id, traceparent, payload_digest)
+    VALUES (:id, :type, :aggregate, :sequence, :payload, :now, :deliverAfter, :deliverBy, :commitId, :traceparent,
+      :payloadDigest)`,
+  storeResponse: `INSERT INTO idempotency_keys (commit_id, token_id, key, request_hash, response, created_at)
+    VALUES (:commitId, :tokenId, :key, :requestHash, :response, :now)`,
 };
 
 /**
@@ -157,6 +161,15 @@ export function* commitOp(input: CommitInput): Op<CommitOutcome> {
   const commitId = newId("cmt", now);
   const records: CommitResult["records"] = [];
   const written: WrittenRecord[] = [];
+  const ledger: LedgerCommit = {
+    commitId,
+    tokenId: input.by.tokenId,
+    tokenName: input.by.tokenName,
+    proposalId: input.by.proposalId ?? null,
+    at: now,
+    records: [],
+    events: [],
+  };
   for (const [i, write] of input.records.entries()) {
     const current = yield* get<{ version: number; deleted: number; createdAt: number }>(SQL.getRecord, {
       collection: write.collection,
@@ -178,6 +191,7 @@ export function* commitOp(input: CommitInput): Op<CommitOutcome> {
       now,
     });
     records.push({ collection: write.collection, id: write.id, version, deleted });
+    ledger.records.push({ collection: write.collection, id: write.id, version, data: write.data });
     written.push({ created, createdAt, updatedAt: now });
   }
 
@@ -237,6 +251,7 @@ export function* commitOp(input: CommitInput): Op<CommitOutcome> {
         ? previous + 1
         : ((yield* get<{ sequence: number }>(SQL.nextSequence, { key: event.aggregate }))?.sequence ?? 1);
     lastSequence.set(event.aggregate, sequence);
+    const digest = payloadDigest(event.payload);
     yield* run(SQL.insertEvent, {
       id,
       type: event.type,
@@ -248,7 +263,19 @@ export function* commitOp(input: CommitInput): Op<CommitOutcome> {
       deliverBy: event.deliverBy,
       commitId,
       traceparent: input.traceparent ?? null,
+      payloadDigest: digest,
     });
+    if (digest !== null) {
+      ledger.events.push({
+        id,
+        type: event.type,
+        aggregate: event.aggregate,
+        sequence,
+        payloadDigest: digest,
+        deliverAfter: event.deliverAfter,
+        deliverBy: event.deliverBy,
+      });
+    }
     const targets = fanOut[i] ?? [];
     const deliveries: { id: string; endpointId: string }[] = [];
     const availableAt = Math.max(now, event.deliverAfter ?? now);
@@ -270,14 +297,17 @@ export function* commitOp(input: CommitInput): Op<CommitOutcome> {
   }
 
   const result: CommitResult = { commitId, records, events };
-  yield* run(SQL.insertCommit, {
-    id: commitId,
-    tokenId: input.by.tokenId,
-    key: input.idempotency?.key ?? null,
-    requestHash: input.idempotency?.requestHash ?? null,
-    response: input.idempotency ? JSON.stringify({ result, written }) : null,
-    now,
-  });
+  if (input.idempotency) {
+    yield* run(SQL.storeResponse, {
+      commitId,
+      tokenId: input.by.tokenId,
+      key: input.idempotency.key,
+      requestHash: input.idempotency.requestHash,
+      response: JSON.stringify({ result, written }),
+      now,
+    });
+  }
+  yield* appendCommit(ledger);
   return { replayed: false, result, written, deliveries: deliveryCount };
 }
 

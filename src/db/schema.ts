@@ -33,9 +33,16 @@ export const events = sqliteTable(
     deliverBy: integer("deliver_by").notNull(),
     commitId: text("commit_id").notNull(),
     traceparent: text("traceparent"),
+    // The ledger (src/ledger): sha256 of the payload's JCS, chained through the commit's hash;
+    // null for events from before the ledger (unchained). erased_at: the payload was erased
+    // (personal data) and replaced by null; the digest still proves what it was.
+    payloadDigest: text("payload_digest"),
+    erasedAt: integer("erased_at"),
   },
   (t) => [
     uniqueIndex("events_id").on(t.id),
+    // Commit ids begin with their time, so this index grows at its end.
+    index("events_commit").on(t.commitId),
     uniqueIndex("events_aggregate_sequence").on(t.aggregate, t.sequence),
     index("events_type").on(t.type, t.pos),
   ],
@@ -113,21 +120,70 @@ export const attempts = sqliteTable(
   (t) => [index("attempts_delivery").on(t.deliveryId, t.pos)],
 );
 
-/** One row per successful commit: audit trail and the stored response for idempotent retries. */
+/**
+ * One row per successful commit: who committed it and, from the ledger on, its place in the hash
+ * chain (DESIGN §13; src/ledger). Rows from before the ledger have no seq. Never pruned.
+ */
 export const commits = sqliteTable(
   "commits",
   {
     id: text("id").primaryKey(),
+    // null only for the genesis commit, written by the ledger migration.
+    tokenId: text("token_id"),
+    createdAt: integer("created_at").notNull(),
+    // Gap-free position in the chain, in apply order; 0 = the genesis commit.
+    seq: integer("seq"),
+    // Lowercase hex sha256(previous hash + JCS(content)).
+    hash: text("hash"),
+    tokenName: text("token_name"),
+    proposalId: text("proposal_id"),
+    // How many versions and events the chained content lists: lets `outboxd verify` say that one
+    // was removed rather than only that the hash differs.
+    recordCount: integer("record_count"),
+    eventCount: integer("event_count"),
+  },
+  (t) => [uniqueIndex("commits_seq").on(t.seq)],
+);
+
+/**
+ * The stored answer of a commit made with an Idempotency-Key, for retries (DESIGN §3): kept
+ * apart from the commit row because it expires (pruned by its time-prefixed commit id).
+ */
+export const idempotencyKeys = sqliteTable(
+  "idempotency_keys",
+  {
+    commitId: text("commit_id").primaryKey(),
     tokenId: text("token_id").notNull(),
-    idempotencyKey: text("idempotency_key"),
-    requestHash: text("request_hash"),
-    response: text("response"),
+    key: text("key").notNull(),
+    requestHash: text("request_hash").notNull(),
+    response: text("response").notNull(),
     createdAt: integer("created_at").notNull(),
   },
+  (t) => [uniqueIndex("idempotency_keys_token_key").on(t.tokenId, t.key)],
+);
+
+/**
+ * Every version of every record (DESIGN §13), written in the commit's transaction. `data` is
+ * null for a delete, and for an erased version (erased_at set; the digest still proves what it
+ * was). commit_id is null for the versions the ledger migration took over from older databases.
+ */
+export const recordVersions = sqliteTable(
+  "record_versions",
+  {
+    pos: integer("pos").primaryKey(),
+    collection: text("collection").notNull(),
+    id: text("id").notNull(),
+    version: integer("version").notNull(),
+    data: text("data"),
+    deleted: integer("deleted").notNull(),
+    dataDigest: text("data_digest"),
+    commitId: text("commit_id"),
+    at: integer("at").notNull(),
+    erasedAt: integer("erased_at"),
+  },
   (t) => [
-    uniqueIndex("commits_idempotency")
-      .on(t.tokenId, t.idempotencyKey)
-      .where(sql`idempotency_key IS NOT NULL`),
+    uniqueIndex("record_versions_key").on(t.collection, t.id, t.version),
+    index("record_versions_commit").on(t.commitId),
   ],
 );
 

@@ -1,11 +1,12 @@
 // Retention (OUTBOXD_RETENTION): deletes delivered deliveries, their attempts, old minute
-// buckets and old commit rows. Invariants kept here:
+// buckets and expired idempotency responses; never the ledger (commit rows, record versions,
+// events: DESIGN §13). Invariants kept here:
 //   - pending and dead deliveries are never pruned, nor the attempts of a delivery that is not
 //     delivered, so nothing undelivered disappears;
-//   - a commit holding an Idempotency-Key younger than its window (IDEMPOTENCY_TTL_MS, 24 h) is
-//     kept even when OUTBOXD_RETENTION is shorter: a client retrying within the window must get
-//     the stored answer, not a second commit (issue 19). Retention shorter than a day still
-//     prunes deliveries and keyless commits on time.
+//   - an idempotency response younger than its window (IDEMPOTENCY_TTL_MS, 24 h) is kept even
+//     when OUTBOXD_RETENTION is shorter: a client retrying within the window must get the stored
+//     answer, not a second commit (issue 19). Retention shorter than a day still prunes
+//     deliveries on time.
 import { type Op, run } from "../db/op.ts";
 import type { Writer } from "../db/writer.ts";
 import { IDEMPOTENCY_TTL_MS } from "../lib/idempotency.ts";
@@ -15,12 +16,12 @@ import { minuteOf } from "./counters.ts";
 
 const PRUNE_CHUNK = 5_000;
 
-export type Pruned = { deliveries: number; attempts: number; commits: number };
+export type Pruned = { deliveries: number; attempts: number; idempotencyKeys: number };
 
 export interface Cutoff {
-  /** Now minus the retention: delivered rows and commits older than this may go. */
+  /** Now minus the retention: delivered rows and idempotency responses older than this may go. */
   before: number;
-  /** Now: commits whose Idempotency-Key is younger than the window stay. */
+  /** Now: idempotency responses younger than their window stay. */
   now: number;
 }
 
@@ -42,14 +43,14 @@ export function* prune({ before, now }: Cutoff, limit: number): Op<Pruned> {
     { before, limit },
   );
   yield* run("DELETE FROM delivered_minutes WHERE minute < :minute", { minute: minuteOf(before) });
-  const commits = yield* run(
-    // Commit ids begin with their creation time: the primary key is the time index.
-    `DELETE FROM commits WHERE id IN (
-       SELECT id FROM commits WHERE id < :cutoff AND (idempotency_key IS NULL OR created_at <= :keysBefore)
+  const idempotencyKeys = yield* run(
+    // Keyed by commit id, which begins with its creation time: the primary key is the time index.
+    `DELETE FROM idempotency_keys WHERE commit_id IN (
+       SELECT commit_id FROM idempotency_keys WHERE commit_id < :cutoff AND created_at <= :keysBefore
        LIMIT :limit)`,
     { cutoff: idBefore("cmt", before), keysBefore: now - IDEMPOTENCY_TTL_MS, limit },
   );
-  return { deliveries, attempts, commits };
+  return { deliveries, attempts, idempotencyKeys };
 }
 
 /** Prunes everything retention allows, in chunks; returns the totals. */

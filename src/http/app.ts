@@ -20,6 +20,7 @@ import { endpointRoutes } from "./routes/endpoints.ts";
 import { eventTypeRoutes } from "./routes/event-types.ts";
 import { eventRoutes } from "./routes/events.ts";
 import { historyRoutes } from "./routes/history.ts";
+import { ledgerRoutes } from "./routes/ledger.ts";
 import { operationRoutes } from "./routes/operations.ts";
 import { proposalRoutes } from "./routes/proposals.ts";
 import { snippetRoutes } from "./routes/snippet.ts";
@@ -48,6 +49,7 @@ export function createHttpApp(given: HttpDeps): Hono<AppEnv> {
   tokenRoutes(app, deps);
   snippetRoutes(app);
   historyRoutes(app, deps);
+  ledgerRoutes(app, deps);
   openApiRoutes(app, () => catalogWebhooks(deps.catalog));
   dashboardRoutes(app);
   return app;

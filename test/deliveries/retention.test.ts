@@ -1,5 +1,6 @@
 // Issue 19 (3): an Idempotency-Key is honoured for its whole 24 h window (DESIGN §3) even when
-// OUTBOXD_RETENTION is shorter; retention still prunes everything else on time. Time is moved
+// OUTBOXD_RETENTION is shorter; retention still prunes everything else on time, except the
+// ledger (DESIGN §13), which it never prunes. Time is moved
 // by pruning "as of" a later moment instead of sleeping.
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { IDEMPOTENCY_TTL_MS } from "../../src/lib/idempotency.ts";
@@ -30,17 +31,22 @@ test("a retry inside the window gets the stored answer after a prune; outside it
   if (!dispatcher) throw new Error("the dispatcher runs in this server");
 
   // 3 s later: past the 2 s retention, well inside the key's 24 h.
-  const pruned = await dispatcher.pruneNow(Date.now() + 3_000);
-  expect(pruned.commits).toBeGreaterThanOrEqual(1);
+  await dispatcher.pruneNow(Date.now() + 3_000);
   const commits = async () => (await sql<{ id: string }>(server, "SELECT id FROM commits")).map((c) => c.id);
+  const keys = async () =>
+    (await sql<{ commit_id: string }>(server, "SELECT commit_id FROM idempotency_keys")).map((k) => k.commit_id);
+  // The ledger keeps every commit (DESIGN §13); only the stored response of a key expires.
   expect(await commits()).toContain(first.commitId);
-  expect(await commits()).not.toContain(keyless.commitId);
+  expect(await commits()).toContain(keyless.commitId);
+  expect(await keys()).toContain(first.commitId);
   const retry = await commit(key);
   expect(retry.status).toBe(201);
   expect(retry.body.commitId).toBe(first.commitId);
   expect(retry.body.records[0].version).toBe(1);
 
-  // Once the window is over, retention takes it like any other commit.
-  await dispatcher.pruneNow(Date.now() + IDEMPOTENCY_TTL_MS + 3_000);
-  expect(await commits()).not.toContain(first.commitId);
+  // Once the window is over, retention takes the stored response; the commit stays in the ledger.
+  const pruned = await dispatcher.pruneNow(Date.now() + IDEMPOTENCY_TTL_MS + 3_000);
+  expect(pruned.idempotencyKeys).toBeGreaterThanOrEqual(1);
+  expect(await keys()).not.toContain(first.commitId);
+  expect(await commits()).toContain(first.commitId);
 });

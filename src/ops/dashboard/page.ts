@@ -61,6 +61,8 @@ code { font: 12px ui-monospace, "SFMono-Regular", Menlo, "Liberation Mono", mono
 .pill.bad { background: #fbe7e7; color: var(--bad); }
 .num.bad { color: var(--bad); font-weight: 600; }
 .prefix { color: var(--muted); }
+.diff { font: 12px ui-monospace, Menlo, "Liberation Mono", monospace; white-space: pre; }
+.diff.add { color: var(--ok); } .diff.remove { color: var(--bad); } .diff.change { color: var(--warn); }
 .toast { position: fixed; right: 20px; bottom: 20px; padding: 10px 14px; border-radius: 8px; color: #fff; box-shadow: 0 4px 14px rgba(0,0,0,.15); }
 .toast.ok { background: var(--ok); } .toast.bad { background: var(--bad); }
 .proposal { border: 1px solid var(--line); border-radius: 8px; padding: 10px 14px; margin-top: 10px; }
@@ -113,6 +115,11 @@ const HTML = `<!doctype html>
     <p id="login-message" role="alert"></p>
   </form>
   <div id="app" hidden>
+    <section class="panel" id="record" hidden>
+      <h2>Record <code id="record-name"></code> <span class="count" id="record-count"></span>
+        <span class="legend"><a href="#">close</a></span></h2>
+      <table id="record-history"></table>
+    </section>
     <div class="cards">
       ${card("stat-pending", "Pending")}
       ${card("stat-oldest", "Oldest pending")}

@@ -31,13 +31,21 @@ export function formatKit({ h }: Dom) {
       return "(invalid URL)";
     }
   };
+  /** A default aggregate is "<collection>/<id>": it links to that record's page (its history). */
+  const RECORD = /^[A-Za-z0-9._:-]{1,128}\/[A-Za-z0-9._:-]{1,128}$/;
   const event = (type: string | null, aggregate: string | null, sequence: number | null): Node =>
     h(
       "span",
       {},
       h("span", { class: "type" }, type ?? "–"),
       " ",
-      h("span", { class: "muted" }, aggregate === null ? "" : `${aggregate} #${sequence}`),
+      aggregate !== null && RECORD.test(aggregate)
+        ? h(
+            "a",
+            { class: "muted record-link", href: `#/records/${aggregate}`, title: "the record's history" },
+            `${aggregate} #${sequence}`,
+          )
+        : h("span", { class: "muted" }, aggregate === null ? "" : `${aggregate} #${sequence}`),
     );
   const answer = (statusCode: number | null, error: string | null): Node => {
     if (statusCode !== null) {

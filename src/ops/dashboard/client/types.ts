@@ -52,6 +52,21 @@ export interface Attempt {
   aggregate: string | null;
   sequence: number | null;
 }
+export interface RecordVersion {
+  version: number;
+  data: unknown;
+  deleted: boolean;
+  erased: boolean;
+  commitId: string | null;
+  committedBy: { tokenId: string; tokenName: string | null } | null;
+  proposalId: string | null;
+  at: string;
+  events: { id: string; type: string; aggregate: string; sequence: number }[];
+}
+export interface EventWithDeliveries {
+  id: string;
+  deliveries: { id: string; endpointId: string; status: string; deadReason: string | null }[];
+}
 export interface Page<T> {
   data: T[];
   next: string | null;

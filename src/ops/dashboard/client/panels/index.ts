@@ -6,9 +6,11 @@ import { chartPanel } from "./chart.ts";
 import { deadLettersPanel } from "./dead-letters.ts";
 import { endpointsPanel } from "./endpoints.ts";
 import { proposalsPanel } from "./proposals.ts";
+import { recordPanel } from "./record.ts";
 import { statsPanel } from "./stats.ts";
 
 export const PANELS: PanelFactory[] = [
+  recordPanel,
   statsPanel,
   chartPanel,
   proposalsPanel,

@@ -1,0 +1,189 @@
+// Scenario: what the ledger (DESIGN §13) costs. Commits/s with the ledger against the same load
+// without its statements (OUTBOXD_BENCH_WITHOUT_LEDGER=1, a bench-only switch), runs alternated
+// so a busy machine weighs on both alike; bytes on disk per commit either way; and a page of 100
+// versions of a record that has 10,000 of them, over HTTP.
+//   bun bench/scenarios/ledger.ts [--quick]     # this scenario alone
+import { join } from "node:path";
+import Database from "libsql";
+import { type CommitInput, commitOp } from "../../src/commit/commit-op.ts";
+import { migrate } from "../../src/db/migrate.ts";
+import { openDatabase } from "../../src/db/open.ts";
+import { load, median, percentile, startOutboxd, TOKEN, tempDir } from "../lib.ts";
+import { COMMIT_BODY } from "./commit.ts";
+
+export interface LedgerRow {
+  connections: number;
+  /** Median commits/s of the runs, with the ledger and without its statements. */
+  withLedger: number[];
+  withoutLedger: number[];
+  /** withLedger median / withoutLedger median. */
+  ratio: number;
+  /** Database bytes (after a checkpoint) per commit. */
+  bytesPerCommitWith: number;
+  bytesPerCommitWithout: number;
+}
+
+export interface HistoryRow {
+  versions: number;
+  pageSize: number;
+  requests: number;
+  newestPageP50Ms: number;
+  newestPageP99Ms: number;
+  deepPageP50Ms: number;
+}
+
+/** Database size after a checkpoint, divided by its commit rows. */
+function bytesPerCommit(dir: string): number {
+  const file = join(dir, "outboxd.db");
+  const db = new Database(file);
+  db.exec("PRAGMA wal_checkpoint(TRUNCATE)");
+  const commits = (db.prepare("SELECT count(*) AS n FROM commits").get() as { n: number }).n;
+  const pages = db.prepare("PRAGMA page_count").get() as { page_count: number };
+  const free = db.prepare("PRAGMA freelist_count").get() as { freelist_count: number };
+  const pageSize = (db.prepare("PRAGMA page_size").get() as { page_size: number }).page_size;
+  db.close();
+  return Math.round(((pages.page_count - free.freelist_count) * pageSize) / Math.max(1, commits));
+}
+
+export async function ledgerCommitScenario(options: {
+  seconds: number;
+  runs: number;
+  connections: number[];
+}): Promise<LedgerRow[]> {
+  const rows: LedgerRow[] = [];
+  for (const connections of options.connections) {
+    const withLedger: number[] = [];
+    const withoutLedger: number[] = [];
+    const bytesWith: number[] = [];
+    const bytesWithout: number[] = [];
+    for (let run = 0; run < options.runs; run++) {
+      // Alternate which goes first, so a drift in the machine's load favours neither.
+      const order = run % 2 === 0 ? [true, false] : [false, true];
+      for (const ledger of order) {
+        const outboxd = await startOutboxd(ledger ? {} : { OUTBOXD_BENCH_WITHOUT_LEDGER: "1" });
+        try {
+          const result = await load({
+            url: `${outboxd.url}/v1/commits`,
+            connections,
+            seconds: options.seconds,
+            body: COMMIT_BODY,
+            headers: { authorization: `Bearer ${TOKEN}` },
+          });
+          (ledger ? withLedger : withoutLedger).push(result.requestsPerSecond);
+          (ledger ? bytesWith : bytesWithout).push(bytesPerCommit(outboxd.dir));
+        } finally {
+          await outboxd.stop();
+        }
+      }
+    }
+    const row: LedgerRow = {
+      connections,
+      withLedger,
+      withoutLedger,
+      ratio: Number((median(withLedger) / Math.max(1, median(withoutLedger))).toFixed(3)),
+      bytesPerCommitWith: median(bytesWith),
+      bytesPerCommitWithout: median(bytesWithout),
+    };
+    console.error(
+      `ledger c=${connections}: with ${withLedger.join("/")} without ${withoutLedger.join("/")} commits/s ` +
+        `(ratio ${row.ratio}); ${row.bytesPerCommitWith} vs ${row.bytesPerCommitWithout} bytes/commit`,
+    );
+    rows.push(row);
+  }
+  return rows;
+}
+
+/** One record with `versions` versions (each commit also sends one event), then pages of its history over HTTP. */
+export async function historyScenario(versions = 10_000, requests = 300): Promise<HistoryRow> {
+  const dir = tempDir("outboxd-bench-history-");
+  const db = await openDatabase({
+    databaseUrl: `file:${join(dir, "outboxd.db")}`,
+    databaseAuthToken: undefined,
+    driver: "engine",
+    synchronous: "NORMAL",
+    busyTimeoutMs: 5000,
+  });
+  await db.writer.write(migrate());
+  const now = Date.now();
+  const commit = (i: number): CommitInput => ({
+    by: { tokenId: "tok_bench", tokenName: "bench" },
+    records: [
+      {
+        collection: "orders",
+        id: "hot",
+        expectedVersion: undefined,
+        data: JSON.stringify({ n: i, status: "paid" }),
+      },
+    ],
+    events: [
+      {
+        id: undefined,
+        type: "order.changed",
+        aggregate: "orders/hot",
+        payload: JSON.stringify({ n: i }),
+        deliverAfter: null,
+        deliverBy: now + 86_400_000,
+        endpoints: undefined,
+      },
+    ],
+    idempotency: undefined,
+    traceparent: undefined,
+    conflictStatus: 409,
+    maxDeliveries: 10_000,
+    now: now + i,
+  });
+  for (let from = 0; from < versions; from += 500) {
+    await Promise.all(
+      Array.from({ length: Math.min(500, versions - from) }, (_, j) =>
+        db.writer.write(commitOp(commit(from + j))),
+      ),
+    );
+  }
+  await db.close();
+
+  const outboxd = await startOutboxd({}, "serve", dir);
+  try {
+    const time = async (path: string) => {
+      const started = performance.now();
+      const response = await fetch(`${outboxd.url}${path}`, {
+        headers: { authorization: `Bearer ${TOKEN}` },
+      });
+      const body = (await response.json()) as { data: unknown[] };
+      const ms = performance.now() - started;
+      if (response.status !== 200 || body.data.length !== 100)
+        throw new Error(`history answered ${response.status}`);
+      return ms;
+    };
+    const path = "/v1/records/orders/hot/history?limit=100";
+    for (let i = 0; i < 20; i++) await time(path); // warm-up: prepared statements, page cache
+    const newest: number[] = [];
+    const deep: number[] = [];
+    for (let i = 0; i < requests; i++) {
+      newest.push(await time(path));
+      deep.push(await time(`${path}&after=${Math.floor(versions / 2)}`));
+    }
+    const row: HistoryRow = {
+      versions,
+      pageSize: 100,
+      requests,
+      newestPageP50Ms: Number(median(newest).toFixed(2)),
+      newestPageP99Ms: Number(percentile(newest, 99).toFixed(2)),
+      deepPageP50Ms: Number(median(deep).toFixed(2)),
+    };
+    console.error(
+      `history of ${versions} versions, page of 100: p50 ${row.newestPageP50Ms} ms, p99 ${row.newestPageP99Ms} ms; from the middle p50 ${row.deepPageP50Ms} ms`,
+    );
+    return row;
+  } finally {
+    await outboxd.stop();
+  }
+}
+
+if (import.meta.main) {
+  const quick = process.argv.includes("--quick");
+  const commits = await ledgerCommitScenario(
+    quick ? { seconds: 2, runs: 1, connections: [64] } : { seconds: 5, runs: 3, connections: [16, 64] },
+  );
+  const history = await historyScenario(10_000, quick ? 50 : 300);
+  console.log(JSON.stringify({ commits, history }, null, 2));
+}

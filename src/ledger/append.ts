@@ -1,0 +1,89 @@
+// The ledger's part of a commit (DESIGN §13), called by the commit operation as its last step,
+// inside the same write transaction and savepoint: the record versions, and the commit row with
+// the next seq and its hash. Each operation of a group commit reads the head afresh, so the
+// chain follows the order the Writer applies them in; an operation that fails is rolled back to
+// its savepoint with its commit row, so the next one takes the same seq: no gaps.
+import { get, type Op, run } from "../db/op.ts";
+import { type ChainCommit, type ChainEvent, chainHash, digestOf, ZERO_HASH } from "./chain.ts";
+
+/**
+ * Bench only (bench/scenarios/ledger.ts), not a setting: runs commits without the ledger's
+ * statements, to measure what the ledger costs. A database written this way does not verify.
+ */
+const OFF = process.env.OUTBOXD_BENCH_WITHOUT_LEDGER === "1";
+
+export interface LedgerCommit {
+  commitId: string;
+  tokenId: string;
+  tokenName: string;
+  /** The proposal this commit applies (the token is then its approver's), or null. */
+  proposalId: string | null;
+  at: number;
+  /** Every record write of the commit; data is JSON text, null for a delete. */
+  records: { collection: string; id: string; version: number; data: string | null }[];
+  /** The events the commit inserted, in request order (an event id reused for the same event is not one). */
+  events: ChainEvent[];
+}
+
+const SQL = {
+  head: "SELECT seq, hash FROM commits WHERE seq = (SELECT max(seq) FROM commits)",
+  insertVersion: `INSERT INTO record_versions (collection, id, version, data, deleted, data_digest, commit_id, at)
+    VALUES (:collection, :id, :version, :data, :deleted, :dataDigest, :commitId, :at)`,
+  insertCommit: `INSERT INTO commits (id, token_id, created_at, seq, hash, token_name, proposal_id, record_count, event_count)
+    VALUES (:id, :tokenId, :at, :seq, :hash, :tokenName, :proposalId, :recordCount, :eventCount)`,
+};
+
+/** The digest an event's payload is stored and chained with (null on the bench's ledger-less runs). */
+export function payloadDigest(payload: string): string | null {
+  return OFF ? null : digestOf(payload);
+}
+
+export function* appendCommit(commit: LedgerCommit): Op<void> {
+  const row = {
+    id: commit.commitId,
+    tokenId: commit.tokenId,
+    at: commit.at,
+    tokenName: commit.tokenName,
+    proposalId: commit.proposalId,
+    recordCount: commit.records.length,
+    eventCount: commit.events.length,
+  };
+  if (OFF) {
+    yield* run(SQL.insertCommit, { ...row, seq: null, hash: null });
+    return;
+  }
+  // No head yet: the first commit of a new database (seq 0, previous hash 64 zeros).
+  const head = (yield* get<{ seq: number; hash: string | null }>(SQL.head)) ?? { seq: -1, hash: ZERO_HASH };
+  // Only a genesis commit the migration wrote and nobody sealed yet lacks its hash.
+  if (head.hash === null) throw new Error("the ledger's genesis commit is not sealed: run `outboxd migrate`");
+  const records = commit.records.map((r) => ({
+    collection: r.collection,
+    id: r.id,
+    version: r.version,
+    deleted: r.data === null,
+    dataDigest: r.data === null ? null : digestOf(r.data),
+  }));
+  for (const [i, record] of records.entries()) {
+    yield* run(SQL.insertVersion, {
+      collection: record.collection,
+      id: record.id,
+      version: record.version,
+      data: commit.records[i]?.data ?? null,
+      deleted: record.deleted ? 1 : 0,
+      dataDigest: record.dataDigest,
+      commitId: commit.commitId,
+      at: commit.at,
+    });
+  }
+  const seq = head.seq + 1;
+  const chained: ChainCommit = {
+    seq,
+    commitId: commit.commitId,
+    tokenId: commit.tokenId,
+    proposalId: commit.proposalId,
+    at: commit.at,
+    records,
+    events: commit.events,
+  };
+  yield* run(SQL.insertCommit, { ...row, seq, hash: chainHash(head.hash, chained) });
+}

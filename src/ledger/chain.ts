@@ -1,0 +1,81 @@
+// The hash chain of DESIGN §13: what a commit's content is and how its hash follows from the
+// previous one. The one place both the writer (append.ts) and `outboxd verify` compute it.
+import { canonicalJson, sha256Hex } from "../lib/canonical-json.ts";
+import { iso } from "../lib/time.ts";
+
+/** The previous hash of the first commit. */
+export const ZERO_HASH = "0".repeat(64);
+/** The commit the ledger migration writes for databases from before the ledger that hold records (seq 0). */
+export const GENESIS_ID = "cmt_genesis";
+
+export interface ChainRecord {
+  collection: string;
+  id: string;
+  version: number;
+  deleted: boolean;
+  dataDigest: string | null;
+}
+
+export interface ChainEvent {
+  id: string;
+  type: string;
+  aggregate: string;
+  sequence: number;
+  payloadDigest: string;
+  deliverAfter: number | null;
+  deliverBy: number;
+}
+
+export interface ChainCommit {
+  seq: number;
+  commitId: string;
+  tokenId: string | null;
+  proposalId: string | null;
+  at: number;
+  records: ChainRecord[];
+  /** In request order (the order they were inserted). */
+  events: ChainEvent[];
+}
+
+/** Lowercase hex sha256 of the JCS of a JSON document given as text. */
+export function digestOf(json: string): string {
+  return sha256Hex(canonicalJson(JSON.parse(json)));
+}
+
+/** Records sorted by collection then id (UTF-16 code units; the names are ASCII anyway). */
+function byKey(a: ChainRecord, b: ChainRecord): number {
+  if (a.collection !== b.collection) return a.collection < b.collection ? -1 : 1;
+  return a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
+}
+
+/** The content whose JCS is hashed, exactly as DESIGN §13 lists it (nulls explicit). */
+export function chainContent(commit: ChainCommit) {
+  return {
+    seq: commit.seq,
+    commitId: commit.commitId,
+    tokenId: commit.tokenId,
+    proposalId: commit.proposalId,
+    at: iso(commit.at),
+    records: [...commit.records].sort(byKey).map((r) => ({
+      collection: r.collection,
+      id: r.id,
+      version: r.version,
+      deleted: r.deleted,
+      dataDigest: r.dataDigest,
+    })),
+    events: commit.events.map((e) => ({
+      id: e.id,
+      type: e.type,
+      aggregate: e.aggregate,
+      sequence: e.sequence,
+      payloadDigest: e.payloadDigest,
+      deliverAfter: iso(e.deliverAfter),
+      deliverBy: iso(e.deliverBy),
+    })),
+  };
+}
+
+/** hash = lowercase hex sha256(utf8(previousHash + JCS(content))). */
+export function chainHash(previousHash: string, commit: ChainCommit): string {
+  return sha256Hex(previousHash + canonicalJson(chainContent(commit)));
+}

@@ -1,0 +1,57 @@
+// The ledger's start on a database from before it (DESIGN §13). Migration 0008 copies every
+// record's current state into record_versions (commit_id null) and writes the genesis commit
+// (seq 0) without a hash, since SQL has neither sha256 nor JCS; this seals it: the versions'
+// digests and the genesis hash. A database without records gets no genesis commit.
+import { all, get, type Op, run } from "../db/op.ts";
+import { type ChainRecord, chainHash, digestOf, GENESIS_ID, ZERO_HASH } from "./chain.ts";
+
+export function* sealGenesis(now: number = Date.now()): Op<void> {
+  // A database migrated only part of the way (tests of older schemas) has no ledger yet.
+  const ledger = yield* get("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'record_versions'");
+  if (!ledger) return;
+  const genesis = yield* get<{ hash: string | null }>("SELECT hash FROM commits WHERE id = :id", {
+    id: GENESIS_ID,
+  });
+  if (!genesis || genesis.hash !== null) return;
+  const versions = yield* all<{
+    pos: number;
+    collection: string;
+    id: string;
+    version: number;
+    data: string | null;
+    deleted: number;
+  }>(
+    "SELECT pos, collection, id, version, data, deleted FROM record_versions WHERE commit_id IS NULL ORDER BY pos",
+  );
+  const records: ChainRecord[] = [];
+  for (const v of versions) {
+    const dataDigest = v.deleted === 1 || v.data === null ? null : digestOf(v.data);
+    if (dataDigest !== null) {
+      yield* run("UPDATE record_versions SET data_digest = :dataDigest WHERE pos = :pos", {
+        dataDigest,
+        pos: v.pos,
+      });
+    }
+    records.push({
+      collection: v.collection,
+      id: v.id,
+      version: v.version,
+      deleted: v.deleted === 1,
+      dataDigest,
+    });
+  }
+  const hash = chainHash(ZERO_HASH, {
+    seq: 0,
+    commitId: GENESIS_ID,
+    tokenId: null,
+    proposalId: null,
+    at: now,
+    records,
+    events: [],
+  });
+  yield* run("UPDATE commits SET hash = :hash, created_at = :now WHERE id = :id", {
+    hash,
+    now,
+    id: GENESIS_ID,
+  });
+}

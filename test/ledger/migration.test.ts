@@ -1,0 +1,158 @@
+// Migration 0008 on a database made with the schema before it, holding data: every row is kept,
+// the stored idempotency responses move out of the commit rows and still answer retries, and the
+// chain starts there with a genesis commit listing each record's current version.
+import { afterAll, expect, test } from "bun:test";
+import { rmSync } from "node:fs";
+import { join } from "node:path";
+import Database from "libsql";
+import { loadConfig } from "../../src/config.ts";
+import { migrate } from "../../src/db/migrate.ts";
+import { migrations } from "../../src/db/migrations.gen.ts";
+import { openDatabase } from "../../src/db/open.ts";
+import { verifyLedger } from "../../src/ledger/verify.ts";
+import { canonicalJson, sha256Hex } from "../../src/lib/canonical-json.ts";
+import { startServer, tempDir } from "../helpers/server.ts";
+
+const dir = tempDir("outboxd-ledger-migration-");
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+const BEFORE_LEDGER = migrations.findIndex((m) => m.tag === "0008_ledger");
+const T = Date.parse("2026-11-20T10:00:00Z");
+const RETRIED_BODY = { records: [{ collection: "returns", id: "r-1", data: { status: "approved" } }] };
+const STORED_RESPONSE = JSON.stringify({
+  result: {
+    commitId: "cmt_old_2",
+    records: [{ collection: "returns", id: "r-1", version: 2, deleted: false }],
+    events: [],
+  },
+  written: [{ created: false, createdAt: T, updatedAt: T + 1000 }],
+});
+
+function count(file: string, table: string): number {
+  const db = new Database(file);
+  const row = db.prepare(`SELECT count(*) AS n FROM ${table}`).get() as { n: number };
+  db.close();
+  return row.n;
+}
+
+test("an older database keeps every row, its idempotency responses, and starts the chain at genesis", async () => {
+  expect(BEFORE_LEDGER).toBeGreaterThan(0);
+  const file = join(dir, "old.db");
+  const url = `file:${file}`;
+  const old = await openDatabase(loadConfig({ OUTBOXD_DATABASE_URL: url }));
+  await old.writer.write(migrate(migrations.slice(0, BEFORE_LEDGER)));
+  await old.close();
+
+  // Data as the version before the ledger wrote it.
+  const requestHash = sha256Hex(canonicalJson({ body: RETRIED_BODY, mode: 409 }));
+  const seed = new Database(file);
+  seed.exec(`
+    INSERT INTO records VALUES ('returns', 'r-1', 2, '{"status":"approved","by":"u-9"}', 0, ${T}, ${T + 1000});
+    INSERT INTO records VALUES ('returns', 'r-2', 3, 'null', 1, ${T}, ${T + 2000});
+    INSERT INTO records VALUES ('orders', 'o-1', 1, '{"10":1,"2":2}', 0, ${T}, ${T});
+    INSERT INTO events (id, type, aggregate, sequence, payload, occurred_at, deliver_by, commit_id)
+      VALUES ('0193a1f2-0000-7000-8000-000000000001', 'return.opened', 'returns/r-1', 1, '{}', ${T}, ${T + 86400000}, 'cmt_old_1'),
+             ('0193a1f2-0000-7000-8000-000000000002', 'return.approved', 'returns/r-1', 2, '{"a":1}', ${T + 1000}, ${T + 86400000}, 'cmt_old_2'),
+             ('0193a1f2-0000-7000-8000-000000000003', 'return.closed', 'returns/r-2', 1, '{}', ${T + 2000}, ${T + 86400000}, 'cmt_old_3');
+    INSERT INTO endpoints (id, url, event_types, secrets, created_at, updated_at)
+      VALUES ('ep_1', 'http://127.0.0.1:9/hook', '[]', '[]', ${T}, ${T});
+    INSERT INTO deliveries (id, event_id, endpoint_id, aggregate, sequence, event_type, status, available_at, next_attempt_at, deliver_by, created_at, delivered_at)
+      VALUES ('dlv_1', '0193a1f2-0000-7000-8000-000000000001', 'ep_1', 'returns/r-1', 1, 'return.opened', 'delivered', ${T}, ${T}, ${T + 86400000}, ${T}, ${T + 5});
+    INSERT INTO attempts (delivery_id, started_at, duration_ms, status_code) VALUES ('dlv_1', ${T}, 5, 200);
+    INSERT INTO commits (id, token_id, idempotency_key, request_hash, response, created_at)
+      VALUES ('cmt_old_1', 'tok_a', NULL, NULL, NULL, ${T}),
+             ('cmt_old_2', 'tok_env_admin', 'retry-me', '${requestHash}', '${STORED_RESPONSE}', ${Date.now() - 60_000}),
+             ('cmt_old_3', 'tok_a', NULL, NULL, NULL, ${T + 2000});
+  `);
+  seed.close();
+  const before = Object.fromEntries(
+    ["records", "events", "endpoints", "deliveries", "attempts", "commits"].map((t) => [t, count(file, t)]),
+  );
+
+  const db = await openDatabase(loadConfig({ OUTBOXD_DATABASE_URL: url }));
+  expect(await db.writer.write(migrate())).toContain("0008_ledger");
+  const verified = await db.driver.read(verifyLedger());
+  await db.close();
+  expect(verified).toMatchObject({ ok: true, commits: 1, unchainedEvents: 3 });
+
+  for (const [table, n] of Object.entries(before)) {
+    expect(count(file, table)).toBe(table === "commits" ? n + 1 : n);
+  }
+  const check = new Database(file);
+  expect(check.prepare("SELECT commit_id, token_id, key, response FROM idempotency_keys").all()).toEqual([
+    { commit_id: "cmt_old_2", token_id: "tok_env_admin", key: "retry-me", response: STORED_RESPONSE },
+  ]);
+  expect(
+    check.prepare("SELECT id, token_id, seq FROM commits WHERE id LIKE 'cmt_old%' ORDER BY id").all(),
+  ).toEqual([
+    { id: "cmt_old_1", token_id: "tok_a", seq: null },
+    { id: "cmt_old_2", token_id: "tok_env_admin", seq: null },
+    { id: "cmt_old_3", token_id: "tok_a", seq: null },
+  ]);
+  expect(
+    check
+      .prepare(
+        "SELECT collection, id, version, data, deleted, commit_id FROM record_versions ORDER BY collection, id",
+      )
+      .all(),
+  ).toEqual([
+    { collection: "orders", id: "o-1", version: 1, data: '{"10":1,"2":2}', deleted: 0, commit_id: null },
+    {
+      collection: "returns",
+      id: "r-1",
+      version: 2,
+      data: '{"status":"approved","by":"u-9"}',
+      deleted: 0,
+      commit_id: null,
+    },
+    { collection: "returns", id: "r-2", version: 3, data: null, deleted: 1, commit_id: null },
+  ]);
+  const genesis = check
+    .prepare("SELECT seq, hash, record_count FROM commits WHERE id = 'cmt_genesis'")
+    .get() as {
+    seq: number;
+    hash: string;
+    record_count: number;
+  };
+  check.close();
+  expect(genesis.seq).toBe(0);
+  expect(genesis.hash).toMatch(/^[0-9a-f]{64}$/);
+  expect(genesis.record_count).toBe(3);
+
+  // The server on the migrated database: the old key still answers its retry, the chain grows.
+  const server = await startServer({ OUTBOXD_DATABASE_URL: url }, { dispatch: false });
+  try {
+    const retry = await server.request("POST", "/v1/commits", RETRIED_BODY, {
+      "idempotency-key": "retry-me",
+    });
+    expect(retry.status).toBe(201);
+    expect(retry.headers.get("idempotent-replayed")).toBe("true");
+    expect(retry.body.commitId).toBe("cmt_old_2");
+    const put = await server.request("PUT", "/v1/records/returns/r-1", { data: { status: "refunded" } });
+    expect(put.status).toBe(200);
+    const history = await server.request("GET", "/v1/records/returns/r-1/history");
+    expect(
+      history.body.data.map((v: { version: number; commitId: string | null }) => [v.version, v.commitId]),
+    ).toEqual([
+      [3, put.body.commitId],
+      [2, null],
+    ]);
+    expect(history.body.data[1]).toMatchObject({
+      data: { status: "approved", by: "u-9" },
+      committedBy: null,
+      events: [],
+    });
+    const ledger = await server.request("GET", "/v1/ledger");
+    expect(ledger.body).toMatchObject({ commits: 2, head: { seq: 1, commitId: put.body.commitId } });
+    const links = await server.request("GET", "/v1/ledger/commits");
+    expect(links.body.data[0]).toMatchObject({ seq: 0, commitId: "cmt_genesis", hash: genesis.hash });
+    expect(links.body.data[1].previousHash).toBe(genesis.hash);
+    expect(await server.outboxd.db.driver.read(verifyLedger())).toMatchObject({
+      ok: true,
+      commits: 2,
+      unchainedEvents: 3,
+    });
+  } finally {
+    await server.stop();
+  }
+});
