@@ -106,5 +106,28 @@ export const migrations: EmbeddedMigration[] = [
     "statements": [
       "CREATE TABLE `write_guards` (\n\t`held` integer NOT NULL,\n\tCONSTRAINT \"write_guard_failed\" CHECK(\"write_guards\".\"held\" = 1)\n);"
     ]
+  },
+  {
+    "tag": "0009_ledger",
+    "when": 1796096600060,
+    "hash": "286af396f231475625298ac2cc4dc221bdf4c281ff475347c59687586eb697a5",
+    "statements": [
+      "CREATE TABLE `idempotency_keys` (\n\t`commit_id` text PRIMARY KEY NOT NULL,\n\t`token_id` text NOT NULL,\n\t`key` text NOT NULL,\n\t`request_hash` text NOT NULL,\n\t`response` text NOT NULL,\n\t`created_at` integer NOT NULL\n);",
+      "CREATE UNIQUE INDEX `idempotency_keys_token_key` ON `idempotency_keys` (`token_id`,`key`);",
+      "-- Hand-written: the stored responses of live (and expired, not yet pruned) keys move out of the commit rows.\nINSERT INTO `idempotency_keys` (\"commit_id\", \"token_id\", \"key\", \"request_hash\", \"response\", \"created_at\")\n  SELECT \"id\", \"token_id\", \"idempotency_key\", \"request_hash\", \"response\", \"created_at\" FROM `commits`\n  WHERE \"idempotency_key\" IS NOT NULL AND \"request_hash\" IS NOT NULL AND \"response\" IS NOT NULL;",
+      "CREATE TABLE `record_versions` (\n\t`pos` integer PRIMARY KEY NOT NULL,\n\t`collection` text NOT NULL,\n\t`id` text NOT NULL,\n\t`version` integer NOT NULL,\n\t`data` text,\n\t`deleted` integer NOT NULL,\n\t`data_digest` text,\n\t`commit_id` text,\n\t`at` integer NOT NULL,\n\t`erased_at` integer\n);",
+      "CREATE UNIQUE INDEX `record_versions_key` ON `record_versions` (`collection`,`id`,`version`);",
+      "CREATE INDEX `record_versions_commit` ON `record_versions` (`commit_id`);",
+      "CREATE TABLE `__new_commits` (\n\t`id` text PRIMARY KEY NOT NULL,\n\t`token_id` text,\n\t`created_at` integer NOT NULL,\n\t`seq` integer,\n\t`hash` text,\n\t`token_name` text,\n\t`proposal_id` text,\n\t`record_count` integer,\n\t`event_count` integer\n);",
+      "INSERT INTO `__new_commits`(\"id\", \"token_id\", \"created_at\") SELECT \"id\", \"token_id\", \"created_at\" FROM `commits`;",
+      "DROP TABLE `commits`;",
+      "ALTER TABLE `__new_commits` RENAME TO `commits`;",
+      "CREATE UNIQUE INDEX `commits_seq` ON `commits` (`seq`);",
+      "ALTER TABLE `events` ADD `payload_digest` text;",
+      "ALTER TABLE `events` ADD `erased_at` integer;",
+      "CREATE INDEX `events_commit` ON `events` (`commit_id`);",
+      "-- Hand-written: the ledger starts here (DESIGN §13). One history version per existing record, not\n-- in any commit (commit_id null), and the genesis commit (seq 0) that lists them, when there are\n-- any (on a new database the first commit is seq 0). Digests and the genesis hash need sha256 and\n-- JCS: src/ledger/genesis.ts computes them right after migrating.\nINSERT INTO `record_versions` (\"collection\", \"id\", \"version\", \"data\", \"deleted\", \"data_digest\", \"commit_id\", \"at\")\n  SELECT \"collection\", \"id\", \"version\", CASE WHEN \"deleted\" = 1 THEN NULL ELSE \"data\" END, \"deleted\", NULL, NULL, \"updated_at\"\n  FROM `records` ORDER BY \"collection\", \"id\";",
+      "INSERT INTO `commits` (\"id\", \"token_id\", \"created_at\", \"seq\", \"hash\", \"token_name\", \"proposal_id\", \"record_count\", \"event_count\")\n  SELECT 'cmt_genesis', NULL, 0, 0, NULL, NULL, NULL, count(*), 0 FROM `records` HAVING count(*) > 0;"
+    ]
   }
 ];

@@ -255,3 +255,20 @@ export const OpenApiAnswer = v.looseObject({
   paths: v.record(v.string(), v.record(v.string(), v.unknown())),
   components: v.looseObject({}),
 });
+
+// The ledger (DESIGN §13)
+const Hash = v.pipe(v.string(), v.regex(/^[0-9a-f]{64}$/), v.description("Lowercase hex sha256."));
+export const RecordVersionAnswer = v.strictObject({
+  version: Int,
+  data: v.pipe(v.nullable(JsonObject), v.description("null for a delete or an erased version.")),
+  deleted: v.boolean(),
+  erased: v.pipe(v.boolean(), v.description("outboxd extension: the data was erased (docs/ledger.md).")),
+  commitId: v.pipe(v.nullable(v.string()), v.description("null for versions from before the ledger.")),
+  committedBy: v.nullable(v.strictObject({ tokenId: v.string(), tokenName: v.nullable(v.string()) })),
+  proposalId: v.pipe(v.nullable(v.string()), v.description("outboxd extension: the proposal applied.")),
+  at: Instant,
+  events: v.array(v.strictObject({ id: v.string(), type: v.string(), aggregate: v.string(), sequence: Int })),
+});
+const ChainHead = v.strictObject({ seq: Count, commitId: v.string(), hash: Hash, at: Instant });
+export const LedgerAnswer = v.strictObject({ commits: Count, head: v.nullable(ChainHead) });
+export const ChainLinkAnswer = v.strictObject({ ...ChainHead.entries, previousHash: Hash });

@@ -1,4 +1,4 @@
-// The ledger's start on a database from before it (DESIGN §13). Migration 0008 copies every
+// The ledger's start on a database from before it (DESIGN §13). Migration 0009 copies every
 // record's current state into record_versions (commit_id null) and writes the genesis commit
 // (seq 0) without a hash, since SQL has neither sha256 nor JCS; this seals it: the versions'
 // digests and the genesis hash. A database without records gets no genesis commit.

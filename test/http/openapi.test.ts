@@ -26,7 +26,7 @@ const CONTRACT: [method: string, path: string, scopes: string[]][] = [
   ["put", "/v1/records/{collection}/{id}", ["commit"]],
   ["get", "/v1/records/{collection}/{id}", ["read", "commit", "propose", "approve"]],
   ["get", "/v1/records/{collection}", ["read", "commit", "propose", "approve"]],
-  ["get", "/v1/records/{collection}/{id}/history", ["commit", "read"]],
+  ["get", "/v1/records/{collection}/{id}/history", ["read", "commit"]],
   ["get", "/v1/ledger", ["read"]],
   ["get", "/v1/ledger/commits", ["read"]],
   ["post", "/v1/endpoints", ["admin"]],
@@ -566,6 +566,14 @@ describe("real answers follow the documented schemas", () => {
     expectStatus(await call("GET", "/v1/stats/history"), 200);
     expectStatus(await call("GET", "/v1/attempts?limit=5"), 200);
     expectStatus(await call("GET", "/v1/attempts?after=x"), 422);
+    // The ledger.
+    expectStatus(await call("GET", "/v1/records/returns/r-1/history"), 200);
+    expectStatus(await call("GET", "/v1/records/returns/r-1/history?limit=1&after=2"), 200);
+    expectStatus(await call("GET", "/v1/records/returns/never/history"), 404);
+    expectStatus(await call("GET", "/v1/records/returns/r-1/history?after=x"), 422);
+    expectStatus(await call("GET", "/v1/ledger"), 200);
+    expectStatus(await call("GET", "/v1/ledger/commits?limit=2"), 200);
+    expectStatus(await call("GET", "/v1/ledger/commits?after=-1"), 422);
     expectStatus(await call("GET", "/metrics"), 200);
     for (const path of [
       "/healthz",

@@ -1,4 +1,4 @@
-// Migration 0008 on a database made with the schema before it, holding data: every row is kept,
+// Migration 0009 on a database made with the schema before it, holding data: every row is kept,
 // the stored idempotency responses move out of the commit rows and still answer retries, and the
 // chain starts there with a genesis commit listing each record's current version.
 import { afterAll, expect, test } from "bun:test";
@@ -16,7 +16,7 @@ import { startServer, tempDir } from "../helpers/server.ts";
 const dir = tempDir("outboxd-ledger-migration-");
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-const BEFORE_LEDGER = migrations.findIndex((m) => m.tag === "0008_ledger");
+const BEFORE_LEDGER = migrations.findIndex((m) => m.tag === "0009_ledger");
 const T = Date.parse("2026-11-20T10:00:00Z");
 const RETRIED_BODY = { records: [{ collection: "returns", id: "r-1", data: { status: "approved" } }] };
 const STORED_RESPONSE = JSON.stringify({
@@ -70,7 +70,7 @@ test("an older database keeps every row, its idempotency responses, and starts t
   );
 
   const db = await openDatabase(loadConfig({ OUTBOXD_DATABASE_URL: url }));
-  expect(await db.writer.write(migrate())).toContain("0008_ledger");
+  expect(await db.writer.write(migrate())).toContain("0009_ledger");
   const verified = await db.driver.read(verifyLedger());
   await db.close();
   expect(verified).toMatchObject({ ok: true, commits: 1, unchainedEvents: 3 });
