@@ -615,6 +615,50 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/ledger": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The hash chain's length and head
+         * @description Scope: `read` (`admin` holds every scope).
+         *
+         *     `commits` counts the chain's entries (seq 0 to the head). Anchor `head.hash` somewhere else now and then and check it with `outboxd verify --anchor SEQ:HASH` (docs/ledger.md). `head` is null before the first commit.
+         */
+        get: operations["getLedger"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/ledger/commits": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The hash chain, oldest first
+         * @description Scope: `read` (`admin` holds every scope).
+         *
+         *     Ascending by `seq`. `hash` = sha256(previousHash + JCS(content)) as DESIGN §13 defines; the first commit's previousHash is 64 zeros. `limit` is 1-500 (default 100); pass `next` as `after` for the next page.
+         */
+        get: operations["getLedgerCommits"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/proposals": {
         parameters: {
             query?: never;
@@ -750,6 +794,28 @@ export interface paths {
          *     Events default to this record's aggregate. `If-Match` must name the current version (else 412); `If-None-Match: *` requires that the record never existed; neither header = unconditional.
          */
         put: operations["putRecordsCollectionId"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/records/{collection}/{id}/history": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Every version of a record, newest first
+         * @description Scope: `read` or `commit` (`admin` holds every scope).
+         *
+         *     Each version with the commit that wrote it, who committed it (`committedBy`), when, and the events that commit inserted. `data` is null for a delete, and for an erased version (`erased: true`, an outboxd extension, as is `proposalId`). Versions taken over by the ledger migration have `commitId: null` and `committedBy: null`. A record that never existed is 404. `limit` is 1-500 (default 100); pass `next` as `after` for the next page.
+         */
+        get: operations["getRecordsCollectionIdHistory"];
+        put?: never;
         post?: never;
         delete?: never;
         options?: never;
@@ -2789,6 +2855,105 @@ export interface operations {
             503: components["responses"]["Unavailable"];
         };
     };
+    getLedger: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The head of the chain. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "commits": 42,
+                     *       "head": {
+                     *         "seq": 41,
+                     *         "commitId": "cmt_01JDZ8V7M2Q4",
+                     *         "hash": "3b7e0c5f1d2a4e6b8c9d0e1f2a3b4c5d6e7f8091a2b3c4d5e6f708192a3b4c5d",
+                     *         "at": "2026-11-29T10:00:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        commits: number;
+                        head: {
+                            /** Format: date-time */
+                            at: string;
+                            commitId: string;
+                            /** @description Lowercase hex sha256. */
+                            hash: string;
+                            seq: number;
+                        } | null;
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    getLedgerCommits: {
+        parameters: {
+            query?: {
+                /** @description The `next` cursor of the previous page. */
+                after?: string;
+                /** @description Page size, 1-500 (default 100). */
+                limit?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of chain entries. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "seq": 41,
+                     *           "commitId": "cmt_01JDZ8V7M2Q4",
+                     *           "hash": "3b7e0c5f1d2a4e6b8c9d0e1f2a3b4c5d6e7f8091a2b3c4d5e6f708192a3b4c5d",
+                     *           "previousHash": "9f2c4e6a8b0d1f3e5a7c9e1b3d5f7a9c1e3b5d7f9a1c3e5b7d9f1a3c5e7b9d1f",
+                     *           "at": "2026-11-29T10:00:00.000Z"
+                     *         }
+                     *       ],
+                     *       "next": null
+                     *     }
+                     */
+                    "application/json": {
+                        data: {
+                            /** Format: date-time */
+                            at: string;
+                            commitId: string;
+                            /** @description Lowercase hex sha256. */
+                            hash: string;
+                            /** @description Lowercase hex sha256. */
+                            previousHash: string;
+                            seq: number;
+                        }[];
+                        next: string | null;
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            422: components["responses"]["Invalid"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
     getProposals: {
         parameters: {
             query?: {
@@ -3494,6 +3659,97 @@ export interface operations {
             422: components["responses"]["Invalid"];
             429: components["responses"]["RateLimited"];
             503: components["responses"]["Unavailable"];
+        };
+    };
+    getRecordsCollectionIdHistory: {
+        parameters: {
+            query?: {
+                /** @description The `next` cursor of the previous page. */
+                after?: string;
+                /** @description Page size, 1-500 (default 100). */
+                limit?: string;
+            };
+            header?: never;
+            path: {
+                collection: string;
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of versions. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "version": 2,
+                     *           "data": {
+                     *             "status": "approved"
+                     *           },
+                     *           "deleted": false,
+                     *           "erased": false,
+                     *           "commitId": "cmt_01JDZ8V7M2Q4",
+                     *           "committedBy": {
+                     *             "tokenId": "tok_01JDZ8A1",
+                     *             "tokenName": "returns-service"
+                     *           },
+                     *           "proposalId": null,
+                     *           "at": "2026-11-29T10:00:00.000Z",
+                     *           "events": [
+                     *             {
+                     *               "id": "0b7e4a0c-6a8e-4d9b-9c1e-5f0e1d2c3b4a",
+                     *               "type": "return.approved",
+                     *               "aggregate": "returns/r-123",
+                     *               "sequence": 2
+                     *             }
+                     *           ]
+                     *         }
+                     *       ],
+                     *       "next": null
+                     *     }
+                     */
+                    "application/json": {
+                        data: {
+                            /** Format: date-time */
+                            at: string;
+                            /** @description null for versions from before the ledger. */
+                            commitId: string | null;
+                            committedBy: {
+                                tokenId: string;
+                                tokenName: string | null;
+                            } | null;
+                            /** @description null for a delete or an erased version. */
+                            data: {
+                                [key: string]: unknown;
+                            } | null;
+                            deleted: boolean;
+                            /** @description outboxd extension: the data was erased (docs/ledger.md). */
+                            erased: boolean;
+                            events: {
+                                aggregate: string;
+                                id: string;
+                                sequence: number;
+                                type: string;
+                            }[];
+                            /** @description outboxd extension: the proposal applied. */
+                            proposalId: string | null;
+                            version: number;
+                        }[];
+                        next: string | null;
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["Invalid"];
+            429: components["responses"]["RateLimited"];
         };
     };
     getStats: {
