@@ -2897,6 +2897,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Unavailable"];
         };
     };
     getLedgerCommits: {
@@ -2952,6 +2953,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             422: components["responses"]["Invalid"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Unavailable"];
         };
     };
     getProposals: {
@@ -3750,6 +3752,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             422: components["responses"]["Invalid"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Unavailable"];
         };
     };
     getStats: {
