@@ -34,7 +34,9 @@ test("a retry inside the window gets the stored answer after a prune; outside it
   await dispatcher.pruneNow(Date.now() + 3_000);
   const commits = async () => (await sql<{ id: string }>(server, "SELECT id FROM commits")).map((c) => c.id);
   const keys = async () =>
-    (await sql<{ commit_id: string }>(server, "SELECT commit_id FROM idempotency_keys")).map((k) => k.commit_id);
+    (await sql<{ commit_id: string }>(server, "SELECT commit_id FROM idempotency_keys")).map(
+      (k) => k.commit_id,
+    );
   // The ledger keeps every commit (DESIGN §13); only the stored response of a key expires.
   expect(await commits()).toContain(first.commitId);
   expect(await commits()).toContain(keyless.commitId);
