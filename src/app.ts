@@ -5,7 +5,6 @@ import { bootstrapAdminToken } from "./auth/bootstrap.ts";
 import { CommitService } from "./commit/service.ts";
 import type { Config } from "./config.ts";
 import { databaseClock } from "./db/db-clock.ts";
-import { migrate } from "./db/migrate.ts";
 import { type Database, openDatabase } from "./db/open.ts";
 import { deadLetterOrphans } from "./deliveries/dead-letter.ts";
 import { type AttemptEvent, Dispatcher } from "./dispatch/dispatcher.ts";
@@ -16,6 +15,7 @@ import { enableFailpoints } from "./failpoints.ts";
 import { createHttpApp } from "./http/app.ts";
 import type { HttpDeps } from "./http/context.ts";
 import { metricsResponse } from "./http/routes/operations.ts";
+import { migrateDatabase } from "./ledger/genesis.ts";
 import { type Clock, systemClock } from "./lib/time.ts";
 import { createLogger, type Logger } from "./ops/log.ts";
 import { Metrics } from "./ops/metrics.ts";
@@ -54,7 +54,7 @@ export async function createOutboxd(config: Config, options: OutboxdOptions = {}
   const shared = options.clock || db.file ? null : databaseClock(db.driver);
   await shared?.sync();
   const clock = options.clock ?? shared?.clock ?? systemClock;
-  const applied = await db.writer.write(migrate());
+  const applied = await db.writer.write(migrateDatabase());
   if (applied.length > 0) logger.log("info", "migrations applied", { migrations: applied });
   const orphans = await db.writer.write(deadLetterOrphans(clock()));
   if (orphans > 0) {

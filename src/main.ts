@@ -12,8 +12,8 @@ import { UsageError } from "./cli/args.ts";
 import { eraseCommand, verifyCommand } from "./cli/ledger.ts";
 import { dispatchCommand, serveCommand } from "./cli/serve.ts";
 import { ConfigError, loadConfig } from "./config.ts";
-import { migrate } from "./db/migrate.ts";
 import { openDatabase } from "./db/open.ts";
+import { migrateDatabase } from "./ledger/genesis.ts";
 import { mcpCommand } from "./mcp/stdio.ts";
 
 const HELP = `outboxd — a transactional outbox in one binary
@@ -56,7 +56,7 @@ Exit codes: 0 success, 1 failure, 2 usage or configuration error.
 async function migrateCommand(): Promise<void> {
   const db = await openDatabase(loadConfig());
   try {
-    const applied = await db.writer.write(migrate());
+    const applied = await db.writer.write(migrateDatabase());
     console.log(applied.length > 0 ? `applied: ${applied.join(", ")}` : "database is up to date");
   } finally {
     await db.close();

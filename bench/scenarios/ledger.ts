@@ -6,8 +6,8 @@
 import { join } from "node:path";
 import Database from "libsql";
 import { type CommitInput, commitOp } from "../../src/commit/commit-op.ts";
-import { migrate } from "../../src/db/migrate.ts";
 import { openDatabase } from "../../src/db/open.ts";
+import { migrateDatabase } from "../../src/ledger/genesis.ts";
 import { load, median, percentile, startOutboxd, TOKEN, tempDir } from "../lib.ts";
 import { COMMIT_BODY } from "./commit.ts";
 
@@ -103,7 +103,7 @@ export async function historyScenario(versions = 10_000, requests = 300): Promis
     synchronous: "NORMAL",
     busyTimeoutMs: 5000,
   });
-  await db.writer.write(migrate());
+  await db.writer.write(migrateDatabase());
   const now = Date.now();
   const commit = (i: number): CommitInput => ({
     by: { tokenId: "tok_bench", tokenName: "bench" },

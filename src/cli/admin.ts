@@ -5,7 +5,6 @@ import { existsSync, rmSync } from "node:fs";
 import { resolve } from "node:path";
 import { createToken, listTokens, revokeToken, SCOPES, type Scope } from "../auth/tokens.ts";
 import { loadConfig } from "../config.ts";
-import { migrate } from "../db/migrate.ts";
 import { type Database, openDatabase } from "../db/open.ts";
 import { createPrivateFile } from "../db/private-files.ts";
 import { deadlineWithin } from "../deliveries/deadline.ts";
@@ -13,6 +12,7 @@ import { countReplayable, replayAllDead } from "../deliveries/replay.ts";
 import { pruneAll } from "../deliveries/retention.ts";
 import { resealAllSecrets } from "../endpoints/endpoints.ts";
 import { SecretBox } from "../endpoints/secrets.ts";
+import { migrateDatabase } from "../ledger/genesis.ts";
 import { stats } from "../ops/stats.ts";
 import { option, progress, UsageError } from "./args.ts";
 
@@ -22,7 +22,7 @@ async function withDatabase<T>(
   const config = loadConfig();
   const db = await openDatabase(config);
   try {
-    await db.writer.write(migrate());
+    await db.writer.write(migrateDatabase());
     return await use(db, config);
   } finally {
     await db.close();

@@ -1,8 +1,8 @@
 // `outboxd verify` and `outboxd erase` (DESIGN §13, docs/ledger.md).
 import { loadConfig } from "../config.ts";
-import { migrate } from "../db/migrate.ts";
 import { openDatabase } from "../db/open.ts";
 import { type EraseOutcome, eraseEventPayload, eraseVersion } from "../ledger/erase.ts";
+import { migrateDatabase } from "../ledger/genesis.ts";
 import { hashAt } from "../ledger/history.ts";
 import { verifyLedger } from "../ledger/verify.ts";
 import { option, UsageError } from "./args.ts";
@@ -17,7 +17,7 @@ export async function verifyCommand(args: string[]): Promise<number> {
   const anchor = anchorText === undefined ? undefined : parseAnchor(anchorText);
   const db = await openDatabase(loadConfig());
   try {
-    await db.writer.write(migrate());
+    await db.writer.write(migrateDatabase());
     const result = await db.driver.read(verifyLedger());
     if (!result.ok) {
       const where =
@@ -67,7 +67,7 @@ export async function eraseCommand(args: string[]): Promise<number> {
   }
   const db = await openDatabase(loadConfig());
   try {
-    await db.writer.write(migrate());
+    await db.writer.write(migrateDatabase());
     let outcome: EraseOutcome;
     if (record !== undefined) {
       const [collection, id, ...rest] = record.split("/");

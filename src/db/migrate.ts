@@ -1,6 +1,5 @@
 // Applies the migrations embedded in the program (src/db/migrations.gen.ts), in one write
 // transaction, recording each in drizzle's own bookkeeping table so drizzle-kit agrees.
-import { sealGenesis } from "../ledger/genesis.ts";
 import { type EmbeddedMigration, migrations as embedded } from "./migrations.gen.ts";
 import { all, type Op, run } from "./op.ts";
 
@@ -21,8 +20,6 @@ export function* migrate(migrations: EmbeddedMigration[] = embedded): Op<string[
     });
     done.push(migration.tag);
   }
-  // The ledger migration leaves its genesis commit for code to hash (sha256 and JCS).
-  if (done.length > 0) yield* sealGenesis();
   return done;
 }
 

@@ -2,8 +2,20 @@
 // record's current state into record_versions (commit_id null) and writes the genesis commit
 // (seq 0) without a hash, since SQL has neither sha256 nor JCS; this seals it: the versions'
 // digests and the genesis hash. A database without records gets no genesis commit.
+import { migrate } from "../db/migrate.ts";
+import type { EmbeddedMigration } from "../db/migrations.gen.ts";
 import { all, get, type Op, run } from "../db/op.ts";
 import { type ChainRecord, chainHash, digestOf, GENESIS_ID, ZERO_HASH } from "./chain.ts";
+
+/**
+ * The migrations every entry point runs (serve, migrate, the operator commands): the embedded
+ * migrations, then the sealing of a genesis commit the ledger migration has just written.
+ */
+export function* migrateDatabase(migrations?: EmbeddedMigration[]): Op<string[]> {
+  const applied = yield* migrate(migrations);
+  if (applied.length > 0) yield* sealGenesis();
+  return applied;
+}
 
 export function* sealGenesis(now: number = Date.now()): Op<void> {
   // A database migrated only part of the way (tests of older schemas) has no ledger yet.

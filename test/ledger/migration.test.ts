@@ -9,6 +9,7 @@ import { loadConfig } from "../../src/config.ts";
 import { migrate } from "../../src/db/migrate.ts";
 import { migrations } from "../../src/db/migrations.gen.ts";
 import { openDatabase } from "../../src/db/open.ts";
+import { migrateDatabase } from "../../src/ledger/genesis.ts";
 import { verifyLedger } from "../../src/ledger/verify.ts";
 import { canonicalJson, sha256Hex } from "../../src/lib/canonical-json.ts";
 import { startServer, tempDir } from "../helpers/server.ts";
@@ -70,7 +71,7 @@ test("an older database keeps every row, its idempotency responses, and starts t
   );
 
   const db = await openDatabase(loadConfig({ OUTBOXD_DATABASE_URL: url }));
-  expect(await db.writer.write(migrate())).toContain("0009_ledger");
+  expect(await db.writer.write(migrateDatabase())).toContain("0009_ledger");
   const verified = await db.driver.read(verifyLedger());
   await db.close();
   expect(verified).toMatchObject({ ok: true, commits: 1, unchainedEvents: 3 });
