@@ -66,6 +66,22 @@ test("replay refuses anything but --status dead with exit code 2", async () => {
   expect(run.stderr).toContain("--status dead");
 });
 
+test("replay --within refuses a zero, negative, unreadable or absurd window with exit code 2, changing nothing", async () => {
+  const { dir, url } = await databaseWithDeadLetters(1);
+  for (const within of ["0s", "0ms", "-5m", "soon", "99999999999999d"]) {
+    const run = outboxd(["replay", "--status", "dead", "--within", within], url);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toMatch(/--within (must be a positive duration|is too far in the future)/);
+  }
+  // The API's rule, shared: the delivery stayed dead instead of coming back with deadline = now.
+  const db = new Database(join(dir, "outboxd.db"));
+  expect(db.prepare("SELECT status FROM deliveries").all()).toEqual([{ status: "dead" }]);
+  db.close();
+  const ok = outboxd(["replay", "--status", "dead", "--within", "1h"], url);
+  expect(ok.code).toBe(0);
+  expect(ok.stdout.trim()).toBe("replayed 1");
+});
+
 test("stats prints the outbox's state as a table", async () => {
   const { url } = await databaseWithDeadLetters(2);
   const run = outboxd(["stats"], url);
