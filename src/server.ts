@@ -1,0 +1,66 @@
+// What `outboxd serve` does, once for every runtime: the composition root (app.ts), the API
+// listener, the optional metrics listener, and a clean stop on SIGTERM/SIGINT (stop accepting,
+// let in-flight sends finish, close the database). Bun (src/cli/serve.ts) and Deno
+// (src/deno.ts) differ only in the Runtime they pass.
+import { createOutboxd, type Outboxd } from "./app.ts";
+import type { Config } from "./config.ts";
+
+export interface Listener {
+  hostname: string;
+  port: number;
+  stop(): Promise<void>;
+}
+
+export interface Runtime {
+  /** Logged with `listening` when not Bun (e.g. "deno"). */
+  name?: string;
+  pid: number;
+  listen(hostname: string, port: number, fetch: (request: Request) => Response | Promise<Response>): Listener;
+  onSignal(signal: "SIGTERM" | "SIGINT", handler: () => void): void;
+  exit(code: number): void;
+}
+
+/** Starts the API (and the metrics listener when configured); stops on SIGTERM or SIGINT. */
+export async function serve(config: Config, runtime: Runtime): Promise<Outboxd> {
+  const outboxd = await createOutboxd(config);
+  const server = runtime.listen(config.host, config.port, outboxd.http.fetch);
+  outboxd.logger.log("info", "listening", {
+    url: `http://${server.hostname}:${server.port}`,
+    pid: runtime.pid,
+    ...(runtime.name ? { runtime: runtime.name } : {}),
+  });
+  // The metrics listener serves /metrics only, without a token, for a scraper on a private network.
+  const metricsServer =
+    config.metricsPort === undefined
+      ? null
+      : runtime.listen(config.host, config.metricsPort, (request) =>
+          new URL(request.url).pathname === "/metrics"
+            ? outboxd.metricsResponse()
+            : new Response("not found", { status: 404 }),
+        );
+  if (metricsServer) {
+    outboxd.logger.log("info", "metrics listening", {
+      url: `http://${metricsServer.hostname}:${metricsServer.port}/metrics`,
+    });
+  }
+  stopOnSignal(runtime, outboxd, async () => {
+    await server.stop();
+    await metricsServer?.stop();
+    await outboxd.stop();
+  });
+  return outboxd;
+}
+
+/** On the first SIGTERM or SIGINT: logs it, runs `stop`, exits 0. */
+export function stopOnSignal(runtime: Runtime, outboxd: Outboxd, stop: () => Promise<void>): void {
+  let stopping = false;
+  const shutdown = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    outboxd.logger.log("info", "shutting down", { signal });
+    await stop();
+    runtime.exit(0);
+  };
+  runtime.onSignal("SIGTERM", () => void shutdown("SIGTERM"));
+  runtime.onSignal("SIGINT", () => void shutdown("SIGINT"));
+}
