@@ -1,9 +1,11 @@
 // The markdown table of a bench run (bench/run.ts): every section the run measured, each figure
 // beside its limit from the same run, and the issue-12 targets at the end.
+
 import { median } from "./lib.ts";
 import type { Results } from "./run.ts";
 import type { LatencyRow } from "./scenarios/latency.ts";
 import { remoteReport } from "./scenarios/remote.ts";
+import { tracingMarkdown } from "./scenarios/tracing.ts";
 
 type Range = { median: number; min: number; max: number };
 const range = (m: Range) => `${m.median} (${m.min}–${m.max})`;
@@ -160,6 +162,7 @@ export function report(r: Results): string {
     );
   }
 
+  if (r.tracing) lines.push(...tracingMarkdown(r.tracing));
   lines.push("## Against the targets (issue 12): figure / limit of the same run", "");
   const at = (rate: number, who: string) => latency.find((x) => x.rate === rate && x.who === who);
   for (const rate of [1000, 2000, 4000, 5000]) {

@@ -30,6 +30,7 @@ import {
   peerDeliveries,
 } from "./scenarios/peers.ts";
 import { type RemoteResults, remoteScenarios } from "./scenarios/remote.ts";
+import { type TracingResult, tracingScenario } from "./scenarios/tracing.ts";
 
 const SCENARIOS = [
   "commits",
@@ -41,6 +42,7 @@ const SCENARIOS = [
   "growth",
   "coldstart",
   "remote",
+  "tracing",
 ] as const;
 type Scenario = (typeof SCENARIOS)[number];
 
@@ -101,6 +103,7 @@ export interface Results {
   growth?: GrowthRow[];
   coldStart?: ColdStartRow;
   remote?: RemoteResults;
+  tracing?: TracingResult;
 }
 
 const startedAt = new Date().toISOString();
@@ -169,6 +172,20 @@ if (wanted("isolation")) {
     withHanging.push(await isolationScenario({ ...base, hanging: 8 }));
   }
   results.isolation = { withHanging, without };
+}
+if (wanted("tracing")) {
+  // OpenTelemetry on vs off, side by side (issue 18): short loads, many rounds, 64 connections.
+  const receiver = await startPeer([BUN, "bench/peers/receiver.ts"], {});
+  try {
+    results.tracing = await tracingScenario({
+      seconds: 3,
+      runs: quick ? 1 : 7,
+      connections: [64],
+      receiverUrl: `${receiver.url}/hook`,
+    });
+  } finally {
+    await receiver.stop();
+  }
 }
 if (wanted("growth")) results.growth = await growthScenario(settings.growth);
 if (wanted("coldstart")) results.coldStart = await coldStartScenario(quick ? 2 : 5);
