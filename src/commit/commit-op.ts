@@ -48,6 +48,8 @@ export interface CommitInput {
   by: Committer;
   /** The proposal this commit applies (DESIGN §10), for the ledger; undefined for a direct commit. */
   proposalId?: string | undefined;
+  /** The token whose event ids these are when not `by` (an approved proposal's: the proposer's). */
+  eventIdOwner?: string | undefined;
   records: RecordWrite[];
   events: EventWrite[];
   idempotency: { key: string; requestHash: string } | undefined;
@@ -104,10 +106,13 @@ const SQL = {
       updated_at = :now WHERE collection = :collection AND id = :id`,
   endpoints: "SELECT id, event_types AS eventTypes FROM endpoints",
   // The token that committed the event comes from its commit row (the ledger keeps every commit
-  // row; NULL only for events whose commit was pruned before the ledger existed).
+  // row; NULL only for events whose commit was pruned before the ledger existed); for an approved
+  // proposal it is the proposer's (DESIGN Part II §3 change). This runs only when a client-chosen
+  // id already exists (a retry), so the scan of the small proposals table is rare.
   findEvent: `SELECT e.type, e.aggregate, e.payload, e.deliver_after AS deliverAfter, e.sequence,
-      e.deliver_by AS deliverBy, c.token_id AS tokenId
-    FROM events e LEFT JOIN commits c ON c.id = e.commit_id WHERE e.id = :id`,
+      e.deliver_by AS deliverBy, coalesce(p.proposed_by_token_id, c.token_id) AS tokenId
+    FROM events e LEFT JOIN commits c ON c.id = e.commit_id LEFT JOIN proposals p ON p.commit_id = e.commit_id
+    WHERE e.id = :id`,
   eventDeliveries:
     "SELECT id, endpoint_id AS endpointId FROM deliveries WHERE event_id = :eventId ORDER BY id",
   // Events are immutable and never deleted, so the aggregate's last sequence is the largest in
@@ -227,7 +232,7 @@ export function* commitOp(input: CommitInput): Op<CommitOutcome> {
         // DESIGN Part II §3 change: only the token that committed the event may retry it, and only
         // with the same content. Every other reuse gets the same answer whatever the content, so
         // the answer never tells whether a guess of another token's payload was right.
-        if (existing.tokenId !== input.by.tokenId || !sameContent(existing, event)) {
+        if (existing.tokenId !== (input.eventIdOwner ?? input.by.tokenId) || !sameContent(existing, event)) {
           throw problems.conflict("event-id-taken", "an event id in this commit is already taken", {
             errors: [{ pointer: `/events/${i}/id`, detail: "is already taken by another event" }],
           });

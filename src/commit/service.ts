@@ -28,7 +28,7 @@ export interface CommitRequest {
   traceparent: string | undefined;
   conflictStatus?: 409 | 412;
   /** The proposal this commit applies (DESIGN §10): its approval is the commit, by the approver. */
-  proposalId?: string;
+  proposal?: { id: string; proposedByTokenId: string };
   /**
    * More work for the same transaction, after the commit's own (a proposal marked approved):
    * if it throws, the commit is rolled back with it.
@@ -98,7 +98,10 @@ export class CommitService {
       traceparent,
       conflictStatus: request.conflictStatus ?? 409,
     });
-    if (request.proposalId !== undefined) input.proposalId = request.proposalId;
+    if (request.proposal) {
+      input.proposalId = request.proposal.id;
+      input.eventIdOwner = request.proposal.proposedByTokenId;
+    }
     const deprecatedAt = this.#deps.catalog?.check(request.body.events ?? [], "/events") ?? null;
     const guard = idempotency ? `${request.by.tokenId}\u0000${idempotency.key}` : undefined;
     if (guard !== undefined) {

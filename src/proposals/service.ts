@@ -169,7 +169,7 @@ export class ProposalService {
         rawBody: body,
         idempotencyKey: undefined,
         traceparent,
-        proposalId: id,
+        proposal: { id, proposedByTokenId: row.proposedByTokenId },
         alsoWrite: (result) =>
           (function* () {
             const decided = yield* decide(id, { status: "approved", by: actor, reason }, clock(), {

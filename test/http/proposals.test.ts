@@ -290,6 +290,27 @@ describe("approve", () => {
   });
 });
 
+test("event ids of an approved proposal are the proposer's (Part II §3 change)", async () => {
+  const id = crypto.randomUUID();
+  const event = { id, type: "ids.proposed", aggregate: "ids/1", payload: { n: 1 } };
+  const proposal = expectStatus(
+    await as.agent("POST", "/v1/proposals", { summary: "with an id", commit: { events: [event] } }),
+    201,
+  );
+  expectStatus(await as.person("POST", `/v1/proposals/${proposal.id}/approve`), 200);
+  // The approver reusing the id is another token: 409, whatever the content.
+  const approver = await token("approver-who-commits", ["commit", "approve"]);
+  expectProblem(await approver("POST", "/v1/commits", { events: [event] }), 409, "/events/0/id");
+  // The proposer retrying the same event (as a proposal) gets it approved without a second event.
+  const again = expectStatus(
+    await as.agent("POST", "/v1/proposals", { summary: "retry", commit: { events: [event] } }),
+    201,
+  );
+  const applied = expectStatus(await as.person("POST", `/v1/proposals/${again.id}/approve`), 200);
+  expect(applied.result.events[0].id).toBe(id);
+  expect(await eventsOf(server, "ids/1")).toHaveLength(1);
+});
+
 describe("reject, expire, prune", () => {
   test("reject with a reason; then neither approve nor reject", async () => {
     const proposal = await returnAndProposal("p-reject");
