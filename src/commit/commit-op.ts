@@ -46,8 +46,6 @@ export interface Committer {
 
 export interface CommitInput {
   by: Committer;
-  /** The proposal this commit applies (DESIGN §10), for the ledger; undefined for a direct commit. */
-  proposalId?: string | undefined;
   /** The token whose event ids these are when not `by` (an approved proposal's: the proposer's). */
   eventIdOwner?: string | undefined;
   records: RecordWrite[];

@@ -27,8 +27,11 @@ export interface CommitRequest {
   idempotencyKey: string | undefined;
   traceparent: string | undefined;
   conflictStatus?: 409 | 412;
-  /** The proposal this commit applies (DESIGN §10): its approval is the commit, by the approver. */
-  proposal?: { id: string; proposedByTokenId: string };
+  /**
+   * For an approved proposal (DESIGN §10; `by` is the approver, with the proposal id): the
+   * proposer, whose event ids these are (Part II §3 change).
+   */
+  eventIdOwner?: string;
   /**
    * More work for the same transaction, after the commit's own (a proposal marked approved):
    * if it throws, the commit is rolled back with it.
@@ -98,10 +101,7 @@ export class CommitService {
       traceparent,
       conflictStatus: request.conflictStatus ?? 409,
     });
-    if (request.proposal) {
-      input.proposalId = request.proposal.id;
-      input.eventIdOwner = request.proposal.proposedByTokenId;
-    }
+    if (request.eventIdOwner !== undefined) input.eventIdOwner = request.eventIdOwner;
     const deprecatedAt = this.#deps.catalog?.check(request.body.events ?? [], "/events") ?? null;
     const guard = idempotency ? `${request.by.tokenId}\u0000${idempotency.key}` : undefined;
     if (guard !== undefined) {

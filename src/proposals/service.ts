@@ -164,12 +164,12 @@ export class ProposalService {
     let answer: CommitAnswer;
     try {
       answer = await commits.commit({
-        by: actor,
+        by: { ...actor, proposalId: id },
         body,
         rawBody: body,
         idempotencyKey: undefined,
         traceparent,
-        proposal: { id, proposedByTokenId: row.proposedByTokenId },
+        eventIdOwner: row.proposedByTokenId,
         alsoWrite: (result) =>
           (function* () {
             const decided = yield* decide(id, { status: "approved", by: actor, reason }, clock(), {

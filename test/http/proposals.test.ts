@@ -207,6 +207,10 @@ describe("approve", () => {
     expect(approved.result.events[0].deliverBy).toBe(new Date(now + 24 * 3_600_000).toISOString());
     const record = expectStatus(await server.request("GET", "/v1/records/returns/p-approve"), 200);
     expect(record).toMatchObject({ version: 2, data: { status: "approved" } });
+    // The ledger has the approver as the one who committed (DESIGN §13).
+    const history = expectStatus(await server.request("GET", "/v1/records/returns/p-approve/history"), 200);
+    expect(history.data[0]).toMatchObject({ version: 2, commitId: approved.result.commitId });
+    expect(history.data[0].committedBy.tokenName).toBe("alice");
     const events = await eventsOf(server, "returns/p-approve");
     expect(events.map((e: { type: string; commitId: string }) => [e.type, e.commitId])).toEqual([
       ["return.approved", approved.result.commitId],
