@@ -2,17 +2,13 @@
 // "In flight" is not a status, so a crash can never strand a row: its lease simply runs out and
 // the row is claimable again. Invariant used here: only queue heads are claimed (heads.ts).
 import { all, type Op } from "../db/op.ts";
+import type { Delivery } from "./read.ts";
 
-export interface ClaimedDelivery {
-  id: string;
-  eventId: string;
-  endpointId: string;
-  aggregate: string;
-  sequence: number;
-  attemptCount: number;
-  availableAt: number;
-  deliverBy: number;
-}
+/** What a claim returns of each row (the RETURNING list below, under the schema's names). */
+export type ClaimedDelivery = Pick<
+  Delivery,
+  "id" | "eventId" | "endpointId" | "aggregate" | "sequence" | "attemptCount" | "availableAt" | "deliverBy"
+>;
 
 export interface ClaimRequest {
   /** The lease token of this claim: only its holder may complete these rows (complete.ts). */

@@ -1,25 +1,31 @@
 // Reads of deliveries and their attempt log (DESIGN §3 Events and deliveries): no transition
 // here, only what the API, the CLI and the dashboard show.
 import { all, get, type Op } from "../db/op.ts";
+import type { deliveries } from "../db/schema.ts";
 import { iso } from "../lib/time.ts";
 
-export type DeliveryStatus = "pending" | "delivered" | "dead";
+/** A row of the deliveries table as drizzle's schema types it (src/db/schema.ts). */
+export type Delivery = typeof deliveries.$inferSelect;
 
-export interface DeliveryRow {
-  id: string;
-  eventId: string;
-  endpointId: string;
-  aggregate: string;
-  sequence: number;
-  eventType: string;
-  status: DeliveryStatus;
-  attemptCount: number;
-  nextAttemptAt: number;
-  lastStatusCode: number | null;
-  lastError: string | null;
-  deliveredAt: number | null;
-  deadReason: string | null;
-}
+export type DeliveryStatus = Delivery["status"];
+
+/** The columns DELIVERY_COLUMNS selects, under their schema names. */
+export type DeliveryRow = Pick<
+  Delivery,
+  | "id"
+  | "eventId"
+  | "endpointId"
+  | "aggregate"
+  | "sequence"
+  | "eventType"
+  | "status"
+  | "attemptCount"
+  | "nextAttemptAt"
+  | "lastStatusCode"
+  | "lastError"
+  | "deliveredAt"
+  | "deadReason"
+>;
 
 export const DELIVERY_COLUMNS = `id, event_id AS eventId, endpoint_id AS endpointId, aggregate, sequence,
   event_type AS eventType, status, attempt_count AS attemptCount, next_attempt_at AS nextAttemptAt,
