@@ -112,8 +112,15 @@ export class Slots {
     let wanted = 0;
     for (const [id, state] of this.#endpoints) {
       const held = state.inFlight + state.ready.length;
-      // Pool full: only endpoints with nothing at all get their one reserved send.
-      const room = globalRoom > 0 ? Math.max(0, state.limit + this.#ahead(state) - held) : held === 0 ? 1 : 0;
+      // Pool full: endpoints that live on their reserved send (at most one in flight) still
+      // get their sends claimed ahead, so each one starts the moment the previous one answers
+      // instead of after a claim of its own; the others wait for room.
+      const room =
+        globalRoom > 0
+          ? Math.max(0, state.limit + this.#ahead(state) - held)
+          : state.inFlight <= 1
+            ? Math.max(0, this.#ahead(state) - state.ready.length)
+            : 0;
       endpointRoom[id] = room;
       wanted += room;
     }
@@ -122,7 +129,10 @@ export class Slots {
     return {
       // No more than the listed endpoints can take (or one unlisted endpoint): the claim scans a
       // few times its limit, and a large scan is what makes a claim expensive.
-      limit: globalRoom > 0 ? Math.min(globalRoom, Math.max(wanted, endpointLimit)) : RESERVE_CLAIM,
+      limit:
+        globalRoom > 0
+          ? Math.min(globalRoom, Math.max(wanted, endpointLimit))
+          : Math.max(wanted, RESERVE_CLAIM),
       endpointRoom,
       endpointLimit,
     };
