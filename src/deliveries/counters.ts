@@ -23,16 +23,7 @@ export function latencyFloor(ms: number): number {
 
 /** Counts one delivery in its minute's bucket. */
 export function* recordDelivered(endpointId: string, at: number, latencyMs: number): Op<void> {
-  const latency = Math.max(0, Math.round(latencyMs));
-  const key = { minute: minuteOf(at), endpointId, floor: latencyFloor(latency), latency };
-  // Update, and insert only for a new bucket: cheaper in SQLite than an upsert every time.
-  yield* updateOrInsert(
-    `UPDATE delivered_minutes SET count = count + 1, max_latency_ms = max(max_latency_ms, :latency)
-     WHERE minute = :minute AND endpoint_id = :endpointId AND latency_floor = :floor`,
-    `INSERT INTO delivered_minutes (minute, endpoint_id, latency_floor, count, max_latency_ms)
-       VALUES (:minute, :endpointId, :floor, 1, :latency)`,
-    key,
-  );
+  yield* recordDeliveredMany([{ endpointId, at, latencyMs }]);
 }
 
 /** Counts many deliveries: one statement (or two) per bucket they fall in, not per delivery. */
@@ -55,18 +46,14 @@ export function* recordDeliveredMany(
     } else buckets.set(key, { minute, endpointId: d.endpointId, floor, n: 1, latency });
   }
   for (const key of buckets.values()) {
-    const counted = yield* run(
+    // Update, and insert only for a new bucket: cheaper in SQLite than an upsert every time.
+    yield* updateOrInsert(
       `UPDATE delivered_minutes SET count = count + :n, max_latency_ms = max(max_latency_ms, :latency)
        WHERE minute = :minute AND endpoint_id = :endpointId AND latency_floor = :floor`,
+      `INSERT INTO delivered_minutes (minute, endpoint_id, latency_floor, count, max_latency_ms)
+       VALUES (:minute, :endpointId, :floor, :n, :latency)`,
       key,
     );
-    if (counted === 0) {
-      yield* run(
-        `INSERT INTO delivered_minutes (minute, endpoint_id, latency_floor, count, max_latency_ms)
-         VALUES (:minute, :endpointId, :floor, :n, :latency)`,
-        key,
-      );
-    }
   }
 }
 
