@@ -3,16 +3,13 @@
 // diff and the events, approves in the page with a reason, and the webhook arrives at a real
 // receiver. A screenshot goes to test-results/.
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { type Browser, chromium, type Page } from "playwright-core";
+import type { Browser, Page } from "playwright-core";
 import { apiClient, type Request } from "./helpers/api.ts";
 import { expectStatus } from "./helpers/assertions.ts";
+import { launchBrowser, RESULTS } from "./helpers/browser.ts";
 import { startReceiver, type TestReceiver, waitFor } from "./helpers/receiver.ts";
 import { startServer, type TestServer } from "./helpers/server.ts";
-
-const CHROMIUM = process.env.OUTBOXD_CHROMIUM ?? "/usr/bin/chromium";
-const RESULTS = join(import.meta.dir, "..", "test-results");
 
 let server: TestServer;
 let receiver: TestReceiver;
@@ -20,16 +17,9 @@ let browser: Browser;
 let page: Page;
 let agent: Request;
 let personToken = "";
-const pageErrors: string[] = [];
+let pageErrors: string[] = [];
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) {
-    throw new Error(
-      `the dashboard test needs Chromium at ${CHROMIUM}: install Debian's package with ` +
-        "`apt-get update && apt-get install -y chromium` (or set OUTBOXD_CHROMIUM to another binary)",
-    );
-  }
-  mkdirSync(RESULTS, { recursive: true });
   server = await startServer();
   receiver = startReceiver();
   expectStatus(
@@ -47,22 +37,7 @@ beforeAll(async () => {
     201,
   );
 
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    args: [
-      "--no-sandbox",
-      "--disable-gpu",
-      "--no-first-run",
-      "--disable-background-networking",
-      "--disable-sync",
-    ],
-  });
-  page = await browser.newPage({ viewport: { width: 1360, height: 1000 } });
-  page.on("pageerror", (error) => pageErrors.push(error.message));
-  page.on("console", (message) => {
-    if (message.type() === "error") pageErrors.push(message.text());
-  });
+  ({ browser, page, pageErrors } = await launchBrowser({ width: 1360, height: 1000 }));
 });
 
 afterAll(async () => {

@@ -4,34 +4,24 @@
 // chart; Replay on the dead letter, once the receiver is fixed, must deliver it. Screenshots go
 // to test-results/.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { type Browser, chromium, type Page } from "playwright-core";
+import type { Browser, Page } from "playwright-core";
 import { expectStatus } from "./helpers/assertions.ts";
+import { launchBrowser, RESULTS } from "./helpers/browser.ts";
 import { startReceiver, type TestReceiver, waitFor } from "./helpers/receiver.ts";
 import { startServer, type TestServer } from "./helpers/server.ts";
-
-const CHROMIUM = process.env.OUTBOXD_CHROMIUM ?? "/usr/bin/chromium";
-const RESULTS = join(import.meta.dir, "..", "test-results");
 
 let server: TestServer;
 let good: TestReceiver;
 let bad: TestReceiver;
 let browser: Browser;
 let page: Page;
-const pageErrors: string[] = [];
+let pageErrors: string[] = [];
 const ids = { orders: "", invoices: "", dead: "", pending: "" };
 
 const fail = () => new Response("upstream exploded", { status: 500 });
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) {
-    throw new Error(
-      `the dashboard test needs Chromium at ${CHROMIUM}: install Debian's package with ` +
-        "`apt-get update && apt-get install -y chromium` (or set OUTBOXD_CHROMIUM to another binary)",
-    );
-  }
-  mkdirSync(RESULTS, { recursive: true });
   // Retries capped at 3 s, not less: the failing receiver's attempts must not push the three
   // order.placed attempts out of the 25 newest the page shows while a busy machine runs the test.
   server = await startServer({ OUTBOXD_RETRY_BASE: "50ms", OUTBOXD_RETRY_CAP: "3s" });
@@ -68,24 +58,7 @@ beforeAll(async () => {
     return stats.deliveredLastHour === 3 && stats.dead === 1 && stats.pending === 1;
   });
 
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    args: [
-      "--no-sandbox",
-      "--disable-gpu",
-      "--disable-quic",
-      "--no-first-run",
-      "--disable-background-networking",
-      "--disable-component-update",
-      "--disable-sync",
-    ],
-  });
-  page = await browser.newPage({ viewport: { width: 1360, height: 900 } });
-  page.on("pageerror", (error) => pageErrors.push(error.message));
-  page.on("console", (message) => {
-    if (message.type() === "error") pageErrors.push(message.text());
-  });
+  ({ browser, page, pageErrors } = await launchBrowser());
 });
 
 afterAll(async () => {
