@@ -182,7 +182,7 @@ export async function historyScenario(versions = 10_000, requests = 300): Promis
 if (import.meta.main) {
   const quick = process.argv.includes("--quick");
   const commits = await ledgerCommitScenario(
-    quick ? { seconds: 2, runs: 1, connections: [64] } : { seconds: 5, runs: 3, connections: [16, 64] },
+    quick ? { seconds: 2, runs: 1, connections: [64] } : { seconds: 5, runs: 3, connections: [64] },
   );
   const history = await historyScenario(10_000, quick ? 50 : 300);
   console.log(JSON.stringify({ commits, history }, null, 2));
