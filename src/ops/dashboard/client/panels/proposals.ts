@@ -37,6 +37,10 @@ export const proposalsPanel: PanelFactory = ({
             h("strong", {}, head),
             " ",
             h("span", { class: "muted" }, version),
+            // An existing record's history is a click away (its page, panels/record.ts).
+            now && now.version > 0
+              ? h("a", { class: "muted record-link", href: `#/records/${head}` }, " history")
+              : null,
             write.delete ? h("span", { class: "pill bad" }, "delete") : null,
             stale
               ? h("span", { class: "pill warn" }, `changed since: expected version ${write.expectedVersion}`)
