@@ -3,11 +3,14 @@
 // so a busy machine weighs on both alike; bytes on disk per commit either way; and a page of 100
 // versions of a record that has 10,000 of them, over HTTP.
 //   bun bench/scenarios/ledger.ts [--quick]     # this scenario alone
+
+import { rmSync } from "node:fs";
 import { join } from "node:path";
 import Database from "libsql";
 import { type CommitInput, commitOp } from "../../src/commit/commit-op.ts";
 import { openDatabase } from "../../src/db/open.ts";
 import { migrateDatabase } from "../../src/ledger/genesis.ts";
+import { recordHistory } from "../../src/ledger/history.ts";
 import { load, median, percentile, startOutboxd, TOKEN, tempDir } from "../lib.ts";
 import { COMMIT_BODY } from "./commit.ts";
 
@@ -23,10 +26,20 @@ export interface LedgerRow {
   bytesPerCommitWithout: number;
 }
 
+export interface GrowthRow {
+  commits: number;
+  /** Database bytes in use per commit (one record + one event each), with the ledger's rows. */
+  bytesPerCommitWith: number;
+  /** The same database after removing what only the ledger writes (versions, chain columns, digests, its index). */
+  bytesPerCommitWithout: number;
+}
+
 export interface HistoryRow {
   versions: number;
   pageSize: number;
   requests: number;
+  /** The history read alone (driver, no HTTP), page of 100 at the newest end. */
+  queryP50Ms: number;
   newestPageP50Ms: number;
   newestPageP99Ms: number;
   deepPageP50Ms: number;
@@ -93,6 +106,90 @@ export async function ledgerCommitScenario(options: {
   return rows;
 }
 
+function inUse(file: string): number {
+  const db = new Database(file);
+  db.exec("PRAGMA wal_checkpoint(TRUNCATE)");
+  const pages = (db.prepare("PRAGMA page_count").get() as { page_count: number }).page_count;
+  const free = (db.prepare("PRAGMA freelist_count").get() as { freelist_count: number }).freelist_count;
+  const size = (db.prepare("PRAGMA page_size").get() as { page_size: number }).page_size;
+  db.close();
+  return (pages - free) * size;
+}
+
+/**
+ * Bytes on disk per commit of the benchmark's shape (one record, one event, many aggregates),
+ * with the ledger, and once what only the ledger writes is removed and the file vacuumed.
+ */
+export async function ledgerGrowthScenario(commits = 20_000): Promise<GrowthRow> {
+  const dir = tempDir("outboxd-bench-ledger-growth-");
+  const file = join(dir, "outboxd.db");
+  const db = await openDatabase({
+    databaseUrl: `file:${file}`,
+    databaseAuthToken: undefined,
+    driver: "engine",
+    synchronous: "NORMAL",
+    busyTimeoutMs: 5000,
+  });
+  await db.writer.write(migrateDatabase());
+  const now = Date.now();
+  for (let from = 0; from < commits; from += 500) {
+    await Promise.all(
+      Array.from({ length: Math.min(500, commits - from) }, (_, j) => {
+        const i = from + j;
+        return db.writer.write(
+          commitOp({
+            by: { tokenId: "tok_bench", tokenName: "bench" },
+            records: [
+              {
+                collection: "orders",
+                id: `o-${i}`,
+                expectedVersion: undefined,
+                data: '{"status":"paid","total":1250}',
+              },
+            ],
+            events: [
+              {
+                id: undefined,
+                type: "order.paid",
+                aggregate: `orders/o-${i}`,
+                payload: `{"orderId":"o-${i}","total":1250}`,
+                deliverAfter: null,
+                deliverBy: now + 86_400_000,
+                endpoints: undefined,
+              },
+            ],
+            idempotency: undefined,
+            traceparent: undefined,
+            conflictStatus: 409,
+            maxDeliveries: 10_000,
+            now: now + i,
+          }),
+        );
+      }),
+    );
+  }
+  await db.close();
+  const withLedger = inUse(file);
+  const strip = new Database(file);
+  strip.exec(`DELETE FROM record_versions;
+    UPDATE commits SET seq = NULL, hash = NULL, token_name = NULL, proposal_id = NULL, record_count = NULL, event_count = NULL;
+    UPDATE events SET payload_digest = NULL;
+    DROP INDEX events_commit; DROP INDEX commits_seq; DROP INDEX record_versions_key; DROP INDEX record_versions_commit;
+    VACUUM;`);
+  strip.close();
+  const withoutLedger = inUse(file);
+  rmSync(dir, { recursive: true, force: true });
+  const row = {
+    commits,
+    bytesPerCommitWith: Math.round(withLedger / commits),
+    bytesPerCommitWithout: Math.round(withoutLedger / commits),
+  };
+  console.error(
+    `ledger growth: ${row.bytesPerCommitWith} bytes/commit with, ${row.bytesPerCommitWithout} without`,
+  );
+  return row;
+}
+
 /** One record with `versions` versions (each commit also sends one event), then pages of its history over HTTP. */
 export async function historyScenario(versions = 10_000, requests = 300): Promise<HistoryRow> {
   const dir = tempDir("outboxd-bench-history-");
@@ -139,6 +236,12 @@ export async function historyScenario(versions = 10_000, requests = 300): Promis
       ),
     );
   }
+  const query: number[] = [];
+  for (let i = 0; i < requests; i++) {
+    const started = performance.now();
+    await db.driver.read(recordHistory("orders", "hot", 100, undefined));
+    query.push(performance.now() - started);
+  }
   await db.close();
 
   const outboxd = await startOutboxd({}, "serve", dir);
@@ -166,12 +269,13 @@ export async function historyScenario(versions = 10_000, requests = 300): Promis
       versions,
       pageSize: 100,
       requests,
+      queryP50Ms: Number(median(query).toFixed(2)),
       newestPageP50Ms: Number(median(newest).toFixed(2)),
       newestPageP99Ms: Number(percentile(newest, 99).toFixed(2)),
       deepPageP50Ms: Number(median(deep).toFixed(2)),
     };
     console.error(
-      `history of ${versions} versions, page of 100: p50 ${row.newestPageP50Ms} ms, p99 ${row.newestPageP99Ms} ms; from the middle p50 ${row.deepPageP50Ms} ms`,
+      `history of ${versions} versions, page of 100: query alone p50 ${row.queryP50Ms} ms; over HTTP p50 ${row.newestPageP50Ms} ms, p99 ${row.newestPageP99Ms} ms; from the middle p50 ${row.deepPageP50Ms} ms`,
     );
     return row;
   } finally {
@@ -184,6 +288,7 @@ if (import.meta.main) {
   const commits = await ledgerCommitScenario(
     quick ? { seconds: 2, runs: 1, connections: [64] } : { seconds: 5, runs: 3, connections: [64] },
   );
+  const growth = await ledgerGrowthScenario(quick ? 5_000 : 20_000);
   const history = await historyScenario(10_000, quick ? 50 : 300);
-  console.log(JSON.stringify({ commits, history }, null, 2));
+  console.log(JSON.stringify({ commits, growth, history }, null, 2));
 }
