@@ -8,7 +8,7 @@ import { rmSync } from "node:fs";
 import { join } from "node:path";
 import Database from "libsql";
 import { type CommitInput, commitOp } from "../../src/commit/commit-op.ts";
-import { openDatabase } from "../../src/db/open.ts";
+import { type Database as OutboxdDatabase, openDatabase } from "../../src/db/open.ts";
 import { migrateDatabase } from "../../src/ledger/genesis.ts";
 import { recordHistory } from "../../src/ledger/history.ts";
 import { load, median, percentile, startOutboxd, TOKEN, tempDir } from "../lib.ts";
@@ -106,6 +106,49 @@ export async function ledgerCommitScenario(options: {
   return rows;
 }
 
+async function openBenchDatabase(file: string): Promise<OutboxdDatabase> {
+  const db = await openDatabase({
+    databaseUrl: `file:${file}`,
+    databaseAuthToken: undefined,
+    driver: "engine",
+    synchronous: "NORMAL",
+    busyTimeoutMs: 5000,
+  });
+  await db.writer.write(migrateDatabase());
+  return db;
+}
+
+/** A commit of one `orders` record and one event, as the commit operation takes it (no HTTP). */
+function oneRecordOneEvent(
+  now: number,
+  record: { id: string; data: string },
+  event: { type: string; aggregate: string; payload: string },
+): CommitInput {
+  return {
+    by: { tokenId: "tok_bench", tokenName: "bench" },
+    records: [{ collection: "orders", id: record.id, expectedVersion: undefined, data: record.data }],
+    events: [
+      { id: undefined, ...event, deliverAfter: null, deliverBy: now + 86_400_000, endpoints: undefined },
+    ],
+    idempotency: undefined,
+    traceparent: undefined,
+    conflictStatus: 409,
+    maxDeliveries: 10_000,
+    now,
+  };
+}
+
+/** `count` commits through the Writer, 500 at a time, grouped as concurrent requests would be. */
+async function writeCommits(db: OutboxdDatabase, count: number, make: (i: number) => CommitInput) {
+  for (let from = 0; from < count; from += 500) {
+    await Promise.all(
+      Array.from({ length: Math.min(500, count - from) }, (_, j) =>
+        db.writer.write(commitOp(make(from + j))),
+      ),
+    );
+  }
+}
+
 function inUse(file: string): number {
   const db = new Database(file);
   db.exec("PRAGMA wal_checkpoint(TRUNCATE)");
@@ -123,51 +166,19 @@ function inUse(file: string): number {
 export async function ledgerGrowthScenario(commits = 20_000): Promise<GrowthRow> {
   const dir = tempDir("outboxd-bench-ledger-growth-");
   const file = join(dir, "outboxd.db");
-  const db = await openDatabase({
-    databaseUrl: `file:${file}`,
-    databaseAuthToken: undefined,
-    driver: "engine",
-    synchronous: "NORMAL",
-    busyTimeoutMs: 5000,
-  });
-  await db.writer.write(migrateDatabase());
+  const db = await openBenchDatabase(file);
   const now = Date.now();
-  for (let from = 0; from < commits; from += 500) {
-    await Promise.all(
-      Array.from({ length: Math.min(500, commits - from) }, (_, j) => {
-        const i = from + j;
-        return db.writer.write(
-          commitOp({
-            by: { tokenId: "tok_bench", tokenName: "bench" },
-            records: [
-              {
-                collection: "orders",
-                id: `o-${i}`,
-                expectedVersion: undefined,
-                data: '{"status":"paid","total":1250}',
-              },
-            ],
-            events: [
-              {
-                id: undefined,
-                type: "order.paid",
-                aggregate: `orders/o-${i}`,
-                payload: `{"orderId":"o-${i}","total":1250}`,
-                deliverAfter: null,
-                deliverBy: now + 86_400_000,
-                endpoints: undefined,
-              },
-            ],
-            idempotency: undefined,
-            traceparent: undefined,
-            conflictStatus: 409,
-            maxDeliveries: 10_000,
-            now: now + i,
-          }),
-        );
-      }),
-    );
-  }
+  await writeCommits(db, commits, (i) =>
+    oneRecordOneEvent(
+      now + i,
+      { id: `o-${i}`, data: '{"status":"paid","total":1250}' },
+      {
+        type: "order.paid",
+        aggregate: `orders/o-${i}`,
+        payload: `{"orderId":"o-${i}","total":1250}`,
+      },
+    ),
+  );
   await db.close();
   const withLedger = inUse(file);
   const strip = new Database(file);
@@ -193,49 +204,19 @@ export async function ledgerGrowthScenario(commits = 20_000): Promise<GrowthRow>
 /** One record with `versions` versions (each commit also sends one event), then pages of its history over HTTP. */
 export async function historyScenario(versions = 10_000, requests = 300): Promise<HistoryRow> {
   const dir = tempDir("outboxd-bench-history-");
-  const db = await openDatabase({
-    databaseUrl: `file:${join(dir, "outboxd.db")}`,
-    databaseAuthToken: undefined,
-    driver: "engine",
-    synchronous: "NORMAL",
-    busyTimeoutMs: 5000,
-  });
-  await db.writer.write(migrateDatabase());
+  const db = await openBenchDatabase(join(dir, "outboxd.db"));
   const now = Date.now();
-  const commit = (i: number): CommitInput => ({
-    by: { tokenId: "tok_bench", tokenName: "bench" },
-    records: [
+  await writeCommits(db, versions, (i) =>
+    oneRecordOneEvent(
+      now + i,
+      { id: "hot", data: JSON.stringify({ n: i, status: "paid" }) },
       {
-        collection: "orders",
-        id: "hot",
-        expectedVersion: undefined,
-        data: JSON.stringify({ n: i, status: "paid" }),
-      },
-    ],
-    events: [
-      {
-        id: undefined,
         type: "order.changed",
         aggregate: "orders/hot",
         payload: JSON.stringify({ n: i }),
-        deliverAfter: null,
-        deliverBy: now + 86_400_000,
-        endpoints: undefined,
       },
-    ],
-    idempotency: undefined,
-    traceparent: undefined,
-    conflictStatus: 409,
-    maxDeliveries: 10_000,
-    now: now + i,
-  });
-  for (let from = 0; from < versions; from += 500) {
-    await Promise.all(
-      Array.from({ length: Math.min(500, versions - from) }, (_, j) =>
-        db.writer.write(commitOp(commit(from + j))),
-      ),
-    );
-  }
+    ),
+  );
   const query: number[] = [];
   for (let i = 0; i < requests; i++) {
     const started = performance.now();
