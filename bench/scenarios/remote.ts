@@ -30,6 +30,10 @@ export interface RemoteCommitRow {
   commitsPerGroup: number;
   /** Requests outside group commits (the sweep's transactions, clock readings, token touches). */
   otherRequestsPerSecond: number;
+  /** Statements per commit in the group commits' batches (reads, guards, writes). */
+  statementsPerCommit: number;
+  /** Time the database spent running the group commits' batches, per group (ms). */
+  databaseMsPerGroup: number;
 }
 
 export interface RemoteDeliveryRow {
@@ -39,20 +43,32 @@ export interface RemoteDeliveryRow {
   deliveriesPerSecond: number;
   orderViolations: number;
   roundTripsPerSecond: number;
+  /** Share of the drain's wall time the database spent executing its requests. */
+  databaseBusy: number;
 }
 
 type Counts = Record<string, number>;
+/** What test/helpers/network-preload.ts writes: requests, their statements, the database's time. */
+type Network = { counts: Counts; statements: Counts; serverMs: Counts };
 
-function readCounts(file: string): Counts {
+function readNetwork(file: string): Network {
   try {
-    return JSON.parse(readFileSync(file, "utf8")) as Counts;
+    return JSON.parse(readFileSync(file, "utf8")) as Network;
   } catch {
-    return {};
+    return { counts: {}, statements: {}, serverMs: {} };
   }
 }
 
-function delta(after: Counts, before: Counts): Counts {
+function minus(after: Counts, before: Counts): Counts {
   return Object.fromEntries(Object.entries(after).map(([k, v]) => [k, v - (before[k] ?? 0)]));
+}
+
+function delta(after: Network, before: Network): Network {
+  return {
+    counts: minus(after.counts, before.counts),
+    statements: minus(after.statements, before.statements),
+    serverMs: minus(after.serverMs, before.serverMs),
+  };
 }
 
 function networkEnv(roundTripMs: number, statsFile: string): Record<string, string> {
@@ -79,7 +95,7 @@ export async function remoteCommitScenario(options: {
   try {
     // The counts are written every 250 ms: wait for a fresh file before and after the load.
     await Bun.sleep(600);
-    const before = stats.map(readCounts);
+    const before = stats.map(readNetwork);
     const perServe = Math.max(1, Math.round(options.connections / options.serves));
     const results = await Promise.all(
       serves.map((serve) =>
@@ -93,11 +109,14 @@ export async function remoteCommitScenario(options: {
       ),
     );
     await Bun.sleep(600);
-    const used = stats.map((file, i) => delta(readCounts(file), before[i] ?? {}));
-    const sum = (key: string) => used.reduce((n, c) => n + (c[key] ?? 0), 0);
+    const used = stats.map((file, i) => delta(readNetwork(file), before[i] ?? readNetwork("")));
+    const sumOf = (part: keyof Network, key: string) => used.reduce((n, c) => n + (c[part][key] ?? 0), 0);
+    const sum = (key: string) => sumOf("counts", key);
     const groups = sum("write-batch");
     const requests = sum("read-batch") + sum("write-batch");
     const other = sum("tx-statement") + sum("tx-end") + sum("execute") + sum("batch");
+    const statements = sumOf("statements", "read-batch") + sumOf("statements", "write-batch");
+    const databaseMs = sumOf("serverMs", "read-batch") + sumOf("serverMs", "write-batch");
     const commitsPerSecond = results.reduce((n, r) => n + r.requestsPerSecond, 0);
     const row: RemoteCommitRow = {
       serves: options.serves,
@@ -110,10 +129,14 @@ export async function remoteCommitScenario(options: {
       roundTripsPerGroup: groups > 0 ? Math.round((requests / groups) * 100) / 100 : Number.NaN,
       commitsPerGroup: groups > 0 ? Math.round(((commitsPerSecond * options.seconds) / groups) * 10) / 10 : 0,
       otherRequestsPerSecond: Math.round(other / options.seconds),
+      statementsPerCommit:
+        Math.round((statements / Math.max(1, commitsPerSecond * options.seconds)) * 10) / 10,
+      databaseMsPerGroup: groups > 0 ? Math.round(databaseMs / groups) : 0,
     };
     console.error(
       `remote commit ${options.serves} serve(s) c=${row.connections} rtt=${options.roundTripMs}ms: ` +
-        `${row.commitsPerSecond}/s, ${row.roundTripsPerGroup} round trips per group of ${row.commitsPerGroup}`,
+        `${row.commitsPerSecond}/s, ${row.roundTripsPerGroup} round trips per group of ${row.commitsPerGroup}, ` +
+        `${row.statementsPerCommit} statements per commit, ${row.databaseMsPerGroup} ms database time per group`,
     );
     return row;
   } finally {
@@ -165,9 +188,10 @@ export async function remoteDeliveryScenario(options: {
     const started = performance.now();
     await waitUntil("the backlog to drain", async () => receiver.state.count >= options.total, 600_000);
     const seconds = (performance.now() - started) / 1000;
-    const counts = readCounts(statsFile);
+    const network = readNetwork(statsFile);
     await dispatcher.stop();
-    const requests = Object.values(counts).reduce((a, b) => a + b, 0);
+    const requests = Object.values(network.counts).reduce((a, b) => a + b, 0);
+    const databaseMs = Object.values(network.serverMs).reduce((a, b) => a + b, 0);
     const row: RemoteDeliveryRow = {
       roundTripMs: options.roundTripMs,
       deliveries: options.total,
@@ -175,6 +199,7 @@ export async function remoteDeliveryScenario(options: {
       deliveriesPerSecond: Math.round(options.total / seconds),
       orderViolations: receiver.state.violations,
       roundTripsPerSecond: Math.round(requests / seconds),
+      databaseBusy: Math.round((databaseMs / 1000 / seconds) * 100) / 100,
     };
     console.error(
       `remote delivery rtt=${options.roundTripMs}ms: ${row.deliveriesPerSecond}/s, ${row.orderViolations} order violations`,
@@ -215,18 +240,18 @@ export function remoteReport(r: RemoteResults): string[] {
     "",
     "The @libsql/client driver on a local file, every Hrana request delayed 2 ms and counted (test/helpers/network.ts): a simulation, not a network; the server's statement execution runs on this machine too.",
     "",
-    "| serve processes | connections | commits/s | p50 ms | p99 ms | round trips per group commit | commits per group | other requests/s | errors |",
-    "|---|---|---|---|---|---|---|---|---|",
+    "| serve processes | connections | commits/s | p50 ms | p99 ms | round trips per group commit | commits per group | statements per commit | database ms per group | other requests/s | errors |",
+    "|---|---|---|---|---|---|---|---|---|---|---|",
     ...r.commits.map(
       (row) =>
-        `| ${row.serves} | ${row.connections} | ${row.commitsPerSecond} | ${row.p50Ms} | ${row.p99Ms} | ${row.roundTripsPerGroup} | ${row.commitsPerGroup} | ${row.otherRequestsPerSecond} | ${row.errors} |`,
+        `| ${row.serves} | ${row.connections} | ${row.commitsPerSecond} | ${row.p50Ms} | ${row.p99Ms} | ${row.roundTripsPerGroup} | ${row.commitsPerGroup} | ${row.statementsPerCommit} | ${row.databaseMsPerGroup} | ${row.otherRequestsPerSecond} | ${row.errors} |`,
     ),
     "",
   ];
   const d = r.deliveries;
   const [one, two] = r.commits;
   lines.push(
-    `Deliveries: ${d.deliveriesPerSecond}/s (${d.deliveries} over ${d.aggregates} aggregates, one dispatch process), ${d.orderViolations} order violations, ${d.roundTripsPerSecond} round trips/s.`,
+    `Deliveries: ${d.deliveriesPerSecond}/s (${d.deliveries} over ${d.aggregates} aggregates, one dispatch process), ${d.orderViolations} order violations, ${d.roundTripsPerSecond} round trips/s, the database busy ${Math.round(d.databaseBusy * 100)}% of the time.`,
     "",
     `- issue 15 targets: one serve ${one?.commitsPerSecond}/s (≥ 2,000); two serves ${two?.commitsPerSecond}/s (≥ one); ` +
       `${Math.max(one?.roundTripsPerGroup ?? 0, two?.roundTripsPerGroup ?? 0)} round trips per group commit (≤ 4); ` +

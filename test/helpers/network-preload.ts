@@ -1,6 +1,7 @@
 // `bun --preload ./test/helpers/network-preload.ts src/main.ts serve`: an outboxd process whose
 // client driver talks through the SIMULATED network of network.ts (tests and benchmarks only):
-// OUTBOXD_SIMULATED_RTT_MS per request, and the request counts written every 250 ms to
+// OUTBOXD_SIMULATED_RTT_MS per request, and the request counts (plus the statements they
+// carried and the time the database spent on them) written every 250 ms to
 // OUTBOXD_SIMULATED_NETWORK_STATS when set.
 import { writeFileSync } from "node:fs";
 import { installNetwork } from "./network.ts";
@@ -8,5 +9,9 @@ import { installNetwork } from "./network.ts";
 const network = installNetwork({ delayMs: Number(process.env.OUTBOXD_SIMULATED_RTT_MS ?? 0) });
 const statsFile = process.env.OUTBOXD_SIMULATED_NETWORK_STATS;
 if (statsFile) {
-  setInterval(() => writeFileSync(statsFile, JSON.stringify(network.counts)), 250).unref();
+  const write = () => {
+    const { counts, statements, serverMs } = network;
+    writeFileSync(statsFile, JSON.stringify({ counts, statements, serverMs }));
+  };
+  setInterval(write, 250).unref();
 }

@@ -16,6 +16,10 @@ export type RequestKind = "execute" | "read-batch" | "write-batch" | "batch" | "
 export interface Network {
   /** Requests sent so far, by kind. */
   counts: Record<RequestKind, number>;
+  /** Time spent executing them on the database (the "server"), ms, by kind: the delay excluded. */
+  serverMs: Record<RequestKind, number>;
+  /** Statements they carried, by kind. */
+  statements: Record<RequestKind, number>;
   total(): number;
   reset(): void;
   /** The next request of this kind fails: before it reaches the database, or after it ran there. */
@@ -31,10 +35,13 @@ export class SimulatedNetworkError extends Error {}
 /** Wraps every client the client driver opens from now on. */
 export function installNetwork(options: { delayMs: number }): Network {
   const counts = emptyCounts();
+  const serverMs = emptyCounts();
+  const statements = emptyCounts();
   const failures: { kind: RequestKind; when: "before" | "after" }[] = [];
   const actions: { kind: RequestKind; action: () => Promise<void> | void }[] = [];
-  const request = async <T>(kind: RequestKind, send: () => Promise<T>): Promise<T> => {
+  const request = async <T>(kind: RequestKind, send: () => Promise<T>, carried = 1): Promise<T> => {
     counts[kind] += 1;
+    statements[kind] += carried;
     if (options.delayMs > 0) await Bun.sleep(options.delayMs);
     const hook = actions.findIndex((a) => a.kind === kind);
     if (hook >= 0) await actions.splice(hook, 1)[0]?.action();
@@ -42,7 +49,9 @@ export function installNetwork(options: { delayMs: number }): Network {
     const failure = at >= 0 ? failures.splice(at, 1)[0] : undefined;
     if (failure?.when === "before")
       throw new SimulatedNetworkError(`simulated: ${kind} request lost on the way`);
+    const started = performance.now();
     const result = await send();
+    serverMs[kind] += performance.now() - started;
     if (failure?.when === "after")
       throw new SimulatedNetworkError(`simulated: ${kind} answer lost on the way back`);
     return result;
@@ -73,9 +82,11 @@ export function installNetwork(options: { delayMs: number }): Network {
             request("execute", () => (target[property] as (...a: unknown[]) => Promise<unknown>)(...args));
         }
         if (property === "batch") {
-          return (statements: Parameters<Client["batch"]>[0], mode?: Parameters<Client["batch"]>[1]) =>
-            request(mode === "read" ? "read-batch" : mode === "write" ? "write-batch" : "batch", () =>
-              target.batch(statements, mode),
+          return (batch: Parameters<Client["batch"]>[0], mode?: Parameters<Client["batch"]>[1]) =>
+            request(
+              mode === "read" ? "read-batch" : mode === "write" ? "write-batch" : "batch",
+              () => target.batch(batch, mode),
+              batch.length,
             );
         }
         if (property === "transaction") {
@@ -90,9 +101,11 @@ export function installNetwork(options: { delayMs: number }): Network {
 
   return {
     counts,
+    serverMs,
+    statements,
     total: () => Object.values(counts).reduce((a, b) => a + b, 0),
     reset() {
-      Object.assign(counts, emptyCounts());
+      for (const record of [counts, serverMs, statements]) Object.assign(record, emptyCounts());
     },
     failNext(kind, when) {
       failures.push({ kind, when });
