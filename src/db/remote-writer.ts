@@ -22,10 +22,9 @@
 //     and its rows are the operation's last answer.
 // Two operations of one group that read the same thing (same SQL, same arguments: the record,
 // the aggregate's last sequence, the idempotency key) never share a batch: the later one waits
-// for the next group, so one never overwrites what the other read. An operation that reads,
-// after writing, anything but what it announced up front (its own writes would be invisible to
-// that read), or that keeps failing its guards, runs alone in an interactive transaction, as
-// every operation did before.
+// for the next group, so one never overwrites what the other read. An operation that reads
+// again what it already read after writing (its own write would be invisible), or that keeps
+// failing its guards, runs alone in an interactive transaction, as every operation did before.
 import type { InStatement, ResultSet } from "@libsql/client";
 import { problems } from "../lib/problem.ts";
 import type { GroupedOp } from "./driver.ts";
@@ -243,9 +242,8 @@ export class RemoteWriter {
           resume(task, sharedAnswers.get(key));
           continue;
         }
-        if (task.writes.length > 0 && (task.served.has(key) || !task.cache.has(key))) {
-          // After writing, only reads announced up front (and not yet answered) are answered
-          // here: any other could depend on the buffered writes, which it would not see.
+        if (task.served.has(key) && task.writes.length > 0) {
+          // A read again after writing: the buffered write would be invisible to it.
           task.alone = true;
           return null;
         }
