@@ -78,10 +78,10 @@ function* commit(body: {
   );
   // (The ledger's statements (chain head, record version) are not here: this limit is the
   // commit path without them; bench/scenarios/ledger.ts measures what they add.)
-  yield* run(
-    `INSERT INTO commits (id, token_id, created_at) VALUES (:id, 'bench', :now)`,
-    { id: commitId, now },
-  );
+  yield* run(`INSERT INTO commits (id, token_id, created_at) VALUES (:id, 'bench', :now)`, {
+    id: commitId,
+    now,
+  });
   return eventId;
 }
 
