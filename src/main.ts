@@ -14,7 +14,6 @@ import { dispatchCommand, serveCommand } from "./cli/serve.ts";
 import { ConfigError, loadConfig } from "./config.ts";
 import { openDatabase } from "./db/open.ts";
 import { migrateDatabase } from "./ledger/genesis.ts";
-import { mcpCommand } from "./mcp/stdio.ts";
 
 const HELP = `outboxd — a transactional outbox in one binary
 
@@ -74,7 +73,8 @@ const COMMANDS: Record<string, (args: string[]) => Promise<unknown>> = {
   prune: pruneCommand,
   backup: backupCommand,
   "rotate-master-key": rotateMasterKeyCommand,
-  mcp: mcpCommand,
+  // Loaded only for this command: the MCP SDK is heavy for every other one.
+  mcp: async (args: string[]) => (await import("./mcp/stdio.ts")).mcpCommand(args),
   verify: verifyCommand,
   erase: eraseCommand,
 };

@@ -136,6 +136,28 @@ describe("the built executable, alone in an empty directory", () => {
     // Files embedded at build time (text and JSON imports, JSX) come out of the executable.
     await expectEmbeddedPages(url);
 
+    // The MCP SDK is imported on the first /mcp request: that lazy import must be in the binary too.
+    const mcp = await fetch(`${url}/mcp`, {
+      method: "POST",
+      headers: {
+        authorization: `Bearer ${token}`,
+        "content-type": "application/json",
+        accept: "application/json, text/event-stream",
+      },
+      body: JSON.stringify({
+        jsonrpc: "2.0",
+        id: 1,
+        method: "initialize",
+        params: {
+          protocolVersion: "2025-06-18",
+          capabilities: {},
+          clientInfo: { name: "build-test", version: "1" },
+        },
+      }),
+    });
+    expect(mcp.status).toBe(200);
+    expect(((await mcp.json()) as { result?: { serverInfo?: unknown } }).result?.serverInfo).toBeDefined();
+
     const request = apiClient(url, token);
     expectStatus(await request("POST", "/v1/endpoints", { url: receiver.url, eventTypes: ["build.*"] }), 201);
     const committed = expectStatus(

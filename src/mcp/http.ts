@@ -2,7 +2,6 @@
 // its server from the caller's token and answers in JSON, so any machine behind a load balancer
 // can answer any request. The tools call this same app in-process with the caller's own
 // Authorization header: the same routes, scopes, validation and rate limit as over /v1.
-import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import type { Context } from "hono";
 import * as v from "valibot";
 import { SCOPES } from "../auth/tokens.ts";
@@ -10,7 +9,7 @@ import type { App, AppEnv, HttpDeps } from "../http/context.ts";
 import { publicRoute, scopedRoute } from "../http/openapi/route.ts";
 import { ProblemAnswer } from "../http/responses.ts";
 import { problems } from "../lib/problem.ts";
-import { type ApiCaller, createMcpServer } from "./server.ts";
+import type { ApiCaller } from "./server.ts";
 import type { ApiRequest } from "./tools.ts";
 
 /** A JSON-RPC 2.0 message (or a batch of them), as the MCP transport answers. */
@@ -46,6 +45,12 @@ export function mcpRoutes(app: App, deps: HttpDeps): void {
       problems: [400],
     }),
     async (c) => {
+      // The SDK is loaded on the first MCP request, not at start: it is most of a cold start's
+      // module loading (~200 ms), and most deployments never receive an MCP request.
+      const [{ WebStandardStreamableHTTPServerTransport }, { createMcpServer }] = await Promise.all([
+        import("@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js"),
+        import("./server.ts"),
+      ]);
       const authorization = c.req.header("authorization") ?? "";
       const call: ApiCaller = (request) => callApp(app, authorization, request);
       const server = createMcpServer(call, c.get("identity").scopes);
