@@ -5,7 +5,7 @@
 import { type Client, createClient, type InArgs, type Transaction } from "@libsql/client";
 import { type Driver, type DriverOptions, localPragmas } from "./driver.ts";
 import { type Execute, type Op, runOp, type Statement } from "./op.ts";
-import { RemoteWriter } from "./remote-writer.ts";
+import { answerOf, RemoteWriter } from "./remote-writer.ts";
 
 /**
  * Test and benchmark seam: wraps every client this driver opens (test/helpers/network.ts counts
@@ -89,14 +89,6 @@ export async function openClientDriver(target: ClientDriverTarget, options: Driv
 
 function executor(target: Client | Transaction): Execute {
   return async (statement: Statement) => {
-    const result = await target.execute({ sql: statement.sql, args: statement.args as InArgs });
-    switch (statement.kind) {
-      case "all":
-        return result.rows;
-      case "get":
-        return result.rows[0];
-      case "run":
-        return result.rowsAffected;
-    }
+    return answerOf(statement, await target.execute({ sql: statement.sql, args: statement.args as InArgs }));
   };
 }

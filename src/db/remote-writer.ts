@@ -476,7 +476,8 @@ function onlyIfNothingChanged(insert: Statement): Statement {
   return { ...insert, sql };
 }
 
-function answerOf(statement: Statement, result: ResultSet): unknown {
+/** What an operation receives for one statement's result set (see Statement.kind). */
+export function answerOf(statement: Statement, result: ResultSet): unknown {
   switch (statement.kind) {
     case "all":
       return result.rows;
