@@ -35,21 +35,8 @@ type JsonOf<R> = R extends { content: { "application/json": infer T } } ? T : un
 type Described<T, Fallback> = unknown extends T ? Fallback : T;
 
 export type CommitBody = components["schemas"]["CommitRequest"];
-export type CommitResult = Described<JsonOf<operations["postCommits"]["responses"][201]>, CommitResultShape>;
-
-/** DESIGN §3's commit answer, used until /openapi.json carries response schemas. */
-export interface CommitResultShape {
-  commitId: string;
-  records: { collection: string; id: string; version: number; deleted: boolean }[];
-  events: {
-    id: string;
-    type: string;
-    aggregate: string;
-    sequence: number;
-    deliverBy: string;
-    deliveries: { id: string; endpointId: string }[];
-  }[];
-}
+/** DESIGN §3's commit answer, as /openapi.json describes it. */
+export type CommitResult = JsonOf<operations["postCommits"]["responses"][201]>;
 
 export interface CommitOptions {
   /** Defaults to a fresh UUID per call; give your own to make retries across processes safe. */
