@@ -77,6 +77,10 @@ export async function build(outfile: string): Promise<{ outfile: string; bytes: 
     // Names are kept so stack traces read as code; the source map travels inside the executable.
     minify: { whitespace: true, syntax: true, identifiers: false },
     sourcemap: "inline",
+    // The code travels precompiled to JavaScriptCore bytecode (ESM: main.ts awaits at top level):
+    // parsing the bundle at every start took ~40% of the cold start (~90 of ~220 ms to /readyz).
+    bytecode: true,
+    format: "esm",
     plugins: [embedLibsqlNative(libsqlTarget(), (path) => rewrites.push(path))],
     compile: {
       outfile,

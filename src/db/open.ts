@@ -1,6 +1,5 @@
 import { mkdirSync } from "node:fs";
 import { dirname, resolve } from "node:path";
-import { openClientDriver } from "./client-driver.ts";
 import type { Driver } from "./driver.ts";
 import { openEngineDriver } from "./engine-driver.ts";
 import { makeDatabaseFilesPrivate } from "./private-files.ts";
@@ -45,7 +44,11 @@ export async function openDatabase(config: DatabaseConfig): Promise<Database> {
   const driver =
     config.driver === "engine" && file
       ? openEngineDriver(file, options)
-      : await openClientDriver({ url: config.databaseUrl, authToken: config.databaseAuthToken }, options);
+      : // @libsql/client is imported only for the databases that need it (remote, or driver=client).
+        await (await import("./client-driver.ts")).openClientDriver(
+          { url: config.databaseUrl, authToken: config.databaseAuthToken },
+          options,
+        );
   const writer = new Writer(driver);
   return {
     driver,

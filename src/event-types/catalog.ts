@@ -3,10 +3,11 @@
 // written; changes made by other processes (several outboxd machines on one database) are
 // noticed through the catalog's version counter, read at most once per `refreshMs` off the
 // commit path. An empty catalog in `open` mode costs a commit one map lookup per event.
+// The JSON Schema compiler (./payload-schema.ts, ajv) is imported on the first schema, not at start.
 import type { Database } from "../db/open.ts";
 import { type FieldError, problems } from "../lib/problem.ts";
 import type { Clock } from "../lib/time.ts";
-import { compilePayloadSchema, type PayloadValidator, payloadErrors } from "./payload-schema.ts";
+import type { PayloadValidator } from "./payload-schema.ts";
 import {
   catalogVersion,
   deleteEventType,
@@ -63,9 +64,11 @@ export class EventTypeCatalog {
     const entries = new Map<string, Entry>();
     const compiled = new Map<string, PayloadValidator>();
     for (const row of rows) {
-      const validate = row.schema === null ? null : this.#compile(row.schema, compiled);
+      const validate = row.schema === null ? null : await this.#compile(row.schema, compiled);
       entries.set(row.type, { row, validate });
     }
+    // Compiling awaits the compiler's import: this process's own change may have landed meanwhile.
+    if (version < this.#version) return;
     this.#entries = entries;
     this.#compiled = compiled;
     this.#version = version;
@@ -105,8 +108,7 @@ export class EventTypeCatalog {
         }
         return;
       }
-      if (entry.validate)
-        errors.push(...payloadErrors(entry.validate, event.payload ?? {}, `${at}/${i}/payload`));
+      if (entry.validate) errors.push(...entry.validate(event.payload ?? {}, `${at}/${i}/payload`));
       const since = entry.row.deprecatedAt;
       if (since !== null && (deprecatedAt === null || since > deprecatedAt)) deprecatedAt = since;
     });
@@ -116,7 +118,7 @@ export class EventTypeCatalog {
 
   /** Registers or replaces a type (a schema that does not compile is a 422, nothing written). */
   async put(write: EventTypeWrite): Promise<{ row: EventTypeRow; created: boolean }> {
-    const validate = write.schema === null ? null : this.#compile(write.schema, this.#compiled);
+    const validate = write.schema === null ? null : await this.#compile(write.schema, this.#compiled);
     const result = await this.#deps.db.writer.write(putEventType(write, this.#deps.clock()));
     await this.#applied(result.version, () => this.#entries.set(write.type, { row: result.row, validate }));
     return result;
@@ -140,9 +142,10 @@ export class EventTypeCatalog {
     }
   }
 
-  #compile(schemaText: string, cache: Map<string, PayloadValidator>): PayloadValidator {
+  async #compile(schemaText: string, cache: Map<string, PayloadValidator>): Promise<PayloadValidator> {
     const known = this.#compiled.get(schemaText) ?? cache.get(schemaText);
-    const validate = known ?? compilePayloadSchema(JSON.parse(schemaText));
+    const validate =
+      known ?? (await import("./payload-schema.ts")).compilePayloadSchema(JSON.parse(schemaText));
     cache.set(schemaText, validate);
     return validate;
   }

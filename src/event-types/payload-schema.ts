@@ -2,7 +2,9 @@
 // function once (the catalog caches it per schema text), and runs under Bun, Deno and the
 // compiled executable alike. A schema may only reference itself: a remote `$ref` would make
 // commits depend on the network, so it is refused at registration, as is anything ajv cannot
-// compile. Nothing here can fail at commit time except the payload itself.
+// compile. Nothing here can fail at commit time except the payload itself. ajv is a large
+// module that most instances never need: the catalog imports this file only when a type with a
+// schema exists (catalog.ts), so it stays off the start path.
 import { Ajv2020, type ErrorObject, type ValidateFunction } from "ajv/dist/2020.js";
 import addFormatsModule from "ajv-formats";
 import { type FieldError, problems } from "../lib/problem.ts";
@@ -15,7 +17,8 @@ export const DRAFT_2020_12 = "https://json-schema.org/draft/2020-12/schema";
 /** DESIGN §9: a schema is at most 64 KiB of JSON. */
 export const MAX_SCHEMA_BYTES = 64 * 1024;
 
-export type PayloadValidator = ValidateFunction;
+/** A compiled payload schema: the payload's violations as field errors, pointers under `at`. */
+export type PayloadValidator = (payload: unknown, at: string) => FieldError[];
 
 function newAjv(): Ajv2020 {
   // allErrors: the client sees every violation at once. strict off: unknown keywords are
@@ -48,13 +51,15 @@ export function compilePayloadSchema(schema: unknown, at = "/schema"): PayloadVa
   }
   findRemoteRefs(schema, at, errors);
   if (errors.length > 0) throw problems.invalid(errors);
+  let validate: ValidateFunction;
   try {
-    return ajv.compile(schema as object);
+    validate = ajv.compile(schema as object);
   } catch (error) {
     throw problems.invalid([
       { pointer: at, detail: `does not compile: ${error instanceof Error ? error.message : String(error)}` },
     ]);
   }
+  return (payload, at) => payloadErrors(validate, payload, at);
 }
 
 /** Every `$ref` / `$dynamicRef` must point into the schema itself (`#…`). */
@@ -87,7 +92,7 @@ const INSTANCE_KEYWORDS = new Set(["const", "enum", "examples", "default"]);
 const NAME_MAPS = new Set(["properties", "patternProperties", "$defs", "definitions", "dependentSchemas"]);
 
 /** The payload's violations as field errors, pointers under `at` (e.g. `/events/0/payload`). */
-export function payloadErrors(validate: PayloadValidator, payload: unknown, at: string): FieldError[] {
+function payloadErrors(validate: ValidateFunction, payload: unknown, at: string): FieldError[] {
   if (validate(payload)) return [];
   return (validate.errors ?? []).map((error) => fieldError(error, at));
 }

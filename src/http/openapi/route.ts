@@ -4,7 +4,7 @@
 // these (document.ts), so method and path come from the router, scope from the guard that checks
 // it, and statuses, request and answer schemas and examples from the spec beside the handler.
 import type { MiddlewareHandler } from "hono";
-import { type DescribeRouteOptions, describeRoute, resolver } from "hono-openapi";
+import { type DescribeRouteOptions, describeRoute, resolver, uniqueSymbol } from "hono-openapi";
 import type * as v from "valibot";
 import type { Scope } from "../../auth/tokens.ts";
 import { requireScope } from "../auth.ts";
@@ -97,7 +97,23 @@ const QUERY_DESCRIPTIONS: Record<string, string> = {
 
 /** Documents a route anyone may call. */
 export function publicRoute(spec: RouteSpec): MiddlewareHandler<AppEnv> {
-  return describeRoute(operation(spec, [], "Public: no token."));
+  return describedLazily(() => operation(spec, [], "Public: no token."));
+}
+
+/**
+ * describeRoute's middleware, whose operation is built on first read: by /openapi.json's first
+ * request, not at start. Building every route's operation (valibot → JSON Schema for parameters)
+ * took a tenth of the executable's cold start; a server that never serves the document never pays.
+ */
+function describedLazily(build: () => DescribeRouteOptions): MiddlewareHandler<AppEnv> {
+  const middleware = describeRoute({});
+  // hono-openapi reads the operation as `middleware[uniqueSymbol].spec` (generateSpecs).
+  const carrier = (middleware as unknown as Record<symbol, { spec: DescribeRouteOptions }>)[uniqueSymbol];
+  if (!carrier || !("spec" in carrier))
+    throw new Error("hono-openapi changed: describeRoute has no spec carrier");
+  let built: DescribeRouteOptions | undefined;
+  Object.defineProperty(carrier, "spec", { enumerable: true, get: () => (built ??= build()) });
+  return middleware;
 }
 
 /** Requires a token with one of `spec.scopes` (and takes from its rate limit), and documents the route. */
@@ -110,7 +126,10 @@ export function scopedRoute(deps: HttpDeps, spec: ScopedRouteSpec): MiddlewareHa
     (spec.publicWhen ? `; public when \`${spec.publicWhen.setting}\`.` : ".");
   const middleware: MiddlewareHandler<AppEnv> = (c, next) => (open ? next() : guard(c, next));
   // describeRoute's middleware only carries the operation; ours carries it and guards.
-  return Object.assign(middleware, describeRoute(operation(spec, scopes, scopeText)));
+  return Object.assign(
+    middleware,
+    describedLazily(() => operation(spec, scopes, scopeText)),
+  );
 }
 
 function operation(spec: RouteSpec, scopes: readonly Scope[], scopeText: string): DescribeRouteOptions {
