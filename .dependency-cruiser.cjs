@@ -3,7 +3,7 @@
 //   edges      main.ts, app.ts, deno.ts, cli/, http/, mcp/   (composition roots and interfaces)
 //      ↓
 //   domain     commit/, endpoints/, deliveries/, dispatch/, ops/, auth/, ledger/, event-types/,
-//              proposals/, config.ts, failpoints.ts
+//              proposals/, pull/, config.ts, failpoints.ts
 //      ↓
 //   base       db/, lib/            (use nothing of the house but each other: db may use lib)
 //
@@ -20,7 +20,7 @@ module.exports = {
         "what the write side needs (request schemas, rules) lives in the domain.",
       severity: "error",
       from: {
-        path: "^src/(commit|endpoints|deliveries|dispatch|ops|auth|ledger|event-types|proposals)/|^src/(config|failpoints)\\.ts$",
+        path: "^src/(commit|endpoints|deliveries|dispatch|ops|auth|ledger|event-types|proposals|pull)/|^src/(config|failpoints)\\.ts$",
       },
       to: { path: "^src/(http|cli|mcp)/|^src/(main|app|deno)\\.ts$" },
     },
@@ -51,7 +51,7 @@ module.exports = {
         "ops/ reads the state of the outbox for people (stats, metrics, history, dashboard); the " +
         "domain may use its cross-cutting log and tracing only.",
       severity: "error",
-      from: { path: "^src/(commit|endpoints|deliveries|dispatch|auth|ledger|event-types|proposals)/" },
+      from: { path: "^src/(commit|endpoints|deliveries|dispatch|auth|ledger|event-types|proposals|pull)/" },
       to: { path: "^src/ops/", pathNot: "^src/ops/(log|tracing)\\.ts$" },
     },
     {

@@ -21,6 +21,8 @@ import { createLogger, type Logger } from "./ops/log.ts";
 import { Metrics } from "./ops/metrics.ts";
 import { startTracing } from "./ops/tracing.ts";
 import { ProposalService } from "./proposals/service.ts";
+import { PullHub } from "./pull/hub.ts";
+import { type PullAttempt, PullService } from "./pull/service.ts";
 
 export interface OutboxdOptions {
   clock?: Clock;
@@ -38,6 +40,8 @@ export interface Outboxd {
   /** The same data as /metrics, for the separate metrics listener. */
   metricsResponse(): Promise<Response>;
   dispatcher: Dispatcher | null;
+  /** Pull endpoints' consumers (DESIGN §12). */
+  pull: PullService;
   stop(): Promise<void>;
 }
 
@@ -87,6 +91,8 @@ export async function createOutboxd(config: Config, options: OutboxdOptions = {}
         });
   const metrics = new Metrics();
   dispatcher?.on("attempt", (attempt: AttemptEvent) => metrics.recordAttempt(attempt));
+  const pull = new PullService({ db, clock, hub: new PullHub(), logger, config });
+  pull.on("attempt", (attempt: PullAttempt) => metrics.recordAttempt({ ...attempt, recorded: true }));
   const catalog = new EventTypeCatalog({
     db,
     clock,
@@ -101,7 +107,10 @@ export async function createOutboxd(config: Config, options: OutboxdOptions = {}
     limits: config,
     clock,
     tracing,
-    onDeliveries: (_count, endpointIds) => dispatcher?.wake(endpointIds),
+    onDeliveries: (_count, endpointIds) => {
+      dispatcher?.wake(endpointIds);
+      pull.hub.wake(endpointIds);
+    },
     afterCommit: (ms) => metrics.recordCommit(ms),
   });
   const proposals = new ProposalService({
@@ -124,6 +133,7 @@ export async function createOutboxd(config: Config, options: OutboxdOptions = {}
     commits,
     catalog,
     proposals,
+    pull,
     secretBox,
     metrics,
     logger,
@@ -132,7 +142,10 @@ export async function createOutboxd(config: Config, options: OutboxdOptions = {}
     ...(dispatcher
       ? {
           dispatch: {
-            wake: () => dispatcher.wake(),
+            wake: () => {
+              dispatcher.wake();
+              pull.hub.wake();
+            },
             heartbeatAt: () => dispatcher.heartbeatAt(),
             ping: (endpointId: string) => dispatcher.ping(endpointId),
           },
@@ -144,6 +157,8 @@ export async function createOutboxd(config: Config, options: OutboxdOptions = {}
   dispatcher?.start();
   // Proposals expire with the deadlines: in the processes that sweep them.
   if (dispatcher) proposals.start();
+  // Lapsed consumer leases likewise.
+  if (dispatcher) pull.start();
 
   let stopped: Promise<void> | null = null;
   return {
@@ -153,9 +168,11 @@ export async function createOutboxd(config: Config, options: OutboxdOptions = {}
     http,
     metricsResponse: () => metricsResponse(deps),
     dispatcher,
+    pull,
     stop() {
       stopped ??= (async () => {
         proposals.stop();
+        pull.stop();
         await dispatcher?.stop();
         await db.close();
         await tracing.shutdown();

@@ -129,5 +129,14 @@ export const migrations: EmbeddedMigration[] = [
       "-- Hand-written: the ledger starts here (DESIGN §13). One history version per existing record, not\n-- in any commit (commit_id null), and the genesis commit (seq 0) that lists them, when there are\n-- any (on a new database the first commit is seq 0). Digests and the genesis hash need sha256 and\n-- JCS: src/ledger/genesis.ts computes them right after migrating.\nINSERT INTO `record_versions` (\"collection\", \"id\", \"version\", \"data\", \"deleted\", \"data_digest\", \"commit_id\", \"at\")\n  SELECT \"collection\", \"id\", \"version\", CASE WHEN \"deleted\" = 1 THEN NULL ELSE \"data\" END, \"deleted\", NULL, NULL, \"updated_at\"\n  FROM `records` ORDER BY \"collection\", \"id\";",
       "INSERT INTO `commits` (\"id\", \"token_id\", \"created_at\", \"seq\", \"hash\", \"token_name\", \"proposal_id\", \"record_count\", \"event_count\")\n  SELECT 'cmt_genesis', NULL, 0, 0, NULL, NULL, NULL, count(*), 0 FROM `records` HAVING count(*) > 0;"
     ]
+  },
+  {
+    "tag": "0010_pull_endpoints",
+    "when": 1796103635623,
+    "hash": "79880a33edc50ab03c185f4a30d15b723ceb7322f85c25e805b07f22bd792e3a",
+    "statements": [
+      "ALTER TABLE `endpoints` ADD `kind` text DEFAULT 'webhook' NOT NULL;",
+      "CREATE INDEX `deliveries_endpoint_ready` ON `deliveries` (`endpoint_id`,`next_attempt_at`) WHERE status = 'pending' AND is_head = 1;"
+    ]
   }
 ];

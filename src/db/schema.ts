@@ -50,6 +50,11 @@ export const events = sqliteTable(
 
 export const endpoints = sqliteTable("endpoints", {
   id: text("id").primaryKey(),
+  // "webhook": the dispatcher sends to `url`; "pull": consumers poll or stream (DESIGN §12), the
+  // url is '' and the secret list empty.
+  kind: text("kind", { enum: ["webhook", "pull"] })
+    .notNull()
+    .default("webhook"),
   url: text("url").notNull(),
   eventTypes: text("event_types").notNull(),
   description: text("description"),
@@ -94,6 +99,11 @@ export const deliveries = sqliteTable(
   },
   (t) => [
     index("deliveries_ready").on(t.nextAttemptAt).where(sql`status = 'pending' AND is_head = 1`),
+    // A consumer's poll claims the heads of one (pull) endpoint: without this it would scan the
+    // heads of every endpoint (src/deliveries/lease.ts).
+    index("deliveries_endpoint_ready")
+      .on(t.endpointId, t.nextAttemptAt)
+      .where(sql`status = 'pending' AND is_head = 1`),
     index("deliveries_queue").on(t.endpointId, t.aggregate, t.sequence).where(sql`status = 'pending'`),
     index("deliveries_deadline").on(t.deliverBy).where(sql`status = 'pending'`),
     index("deliveries_event").on(t.eventId),

@@ -2,6 +2,7 @@
 // "In flight" is not a status, so a crash can never strand a row: its lease simply runs out and
 // the row is claimable again. Invariant used here: only queue heads are claimed (heads.ts).
 import { all, type Op } from "../db/op.ts";
+import { TO_WEBHOOK_ENDPOINT } from "./endpoint-kind.ts";
 import type { Delivery } from "./read.ts";
 
 /** What a claim returns of each row (the RETURNING list below, under the schema's names). */
@@ -30,7 +31,7 @@ const SCAN_FACTOR = 4;
  * its lease ran out), before its deadline, at an endpoint that exists and is enabled. Spelled
  * with `status = 'pending' AND is_head = 1` literally so the planner can use deliveries_ready.
  */
-const CLAIMABLE_NOW = `d.status = 'pending' AND d.is_head = 1 AND d.next_attempt_at <= :now
+export const CLAIMABLE_NOW = `d.status = 'pending' AND d.is_head = 1 AND d.next_attempt_at <= :now
   AND (d.lease_expires_at IS NULL OR d.lease_expires_at <= :now)
   AND d.deliver_by > :now
   AND EXISTS (SELECT 1 FROM endpoints e WHERE e.id = d.endpoint_id AND e.disabled = 0)`;
@@ -54,7 +55,7 @@ export function* claimDeliveries(request: ClaimRequest): Op<ClaimedDelivery[]> {
   return yield* all<ClaimedDelivery>(
     `WITH heads AS (
        SELECT d.id, d.endpoint_id, d.next_attempt_at FROM deliveries d INDEXED BY deliveries_ready
-       WHERE ${CLAIMABLE_NOW}
+       WHERE ${CLAIMABLE_NOW} AND ${TO_WEBHOOK_ENDPOINT}
          -- Before the scan limit: else the backlog of a saturated endpoint fills the whole scan
          -- and starves every other endpoint until it drains.
          AND coalesce(json_extract(:room, '$."' || d.endpoint_id || '"'), :endpointLimit) > 0

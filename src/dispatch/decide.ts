@@ -21,7 +21,6 @@ export function decide(
     return { kind: "delivered", at: now, latencyMs: now - delivery.availableAt };
   }
   if (status === 410) return { kind: "gone", at: now };
-  if (now >= delivery.deliverBy) return { kind: "dead", at: now, reason: "deadline_exceeded" };
   let delay = retryDelay(delivery.attemptCount, policy, random);
   if (status === 429 || status === 503) {
     // Wait at least what the receiver asks (up to the cap), but never less than the backoff:
@@ -29,6 +28,19 @@ export function decide(
     const asked = retryAfterMs(outcome.retryAfter, now);
     if (asked !== null) delay = Math.max(delay, Math.min(asked, policy.capMs));
   }
+  return retryAfter(delivery, now, delay);
+}
+
+/**
+ * A failed attempt (a webhook's, or a pull consumer's nack or lost lease) retried `delay` ms from
+ * now; never past the deadline.
+ */
+export function retryAfter(
+  delivery: Pick<ClaimedDelivery, "deliverBy">,
+  now: number,
+  delay: number,
+): Completion {
+  if (now >= delivery.deliverBy) return { kind: "dead", at: now, reason: "deadline_exceeded" };
   let nextAttemptAt = now + delay;
   if (nextAttemptAt >= delivery.deliverBy) {
     // One last attempt shortly before the deadline rather than none at all. It needs a margin:

@@ -1,11 +1,15 @@
-// Storage operations on webhook endpoints (DESIGN §3 Endpoints).
+// Storage operations on endpoints (DESIGN §3 Endpoints): webhook endpoints, which the dispatcher
+// sends to, and pull endpoints (§12), whose consumers poll or stream (no url, no secret).
 import { all, get, type Op, run } from "../db/op.ts";
 import { deadLetterEndpoint } from "../deliveries/dead-letter.ts";
 import { newId } from "../lib/ids.ts";
 import { iso } from "../lib/time.ts";
 
+export type EndpointKind = "webhook" | "pull";
+
 export interface EndpointRow {
   id: string;
+  kind: EndpointKind;
   url: string;
   eventTypes: string;
   description: string | null;
@@ -19,7 +23,9 @@ export interface EndpointRow {
 
 export interface EndpointView {
   id: string;
-  url: string;
+  kind: EndpointKind;
+  /** null for a pull endpoint. */
+  url: string | null;
   eventTypes: string[];
   description: string | null;
   disabled: boolean;
@@ -31,7 +37,7 @@ export interface EndpointView {
   dead: number;
 }
 
-const COLUMNS = `id, url, event_types AS eventTypes, description, secrets, disabled, disabled_reason AS disabledReason,
+const COLUMNS = `id, kind, url, event_types AS eventTypes, description, secrets, disabled, disabled_reason AS disabledReason,
   created_at AS createdAt, last_success_at AS lastSuccessAt, last_failure_at AS lastFailureAt`;
 const COUNTS = `(SELECT count(*) FROM deliveries d WHERE d.endpoint_id = endpoints.id AND d.status = 'pending') AS pending,
   (SELECT count(*) FROM deliveries d WHERE d.endpoint_id = endpoints.id AND d.status = 'dead') AS dead`;
@@ -41,7 +47,8 @@ type CountedRow = EndpointRow & { pending: number; dead: number };
 function view(row: CountedRow): EndpointView {
   return {
     id: row.id,
-    url: row.url,
+    kind: row.kind,
+    url: row.kind === "pull" ? null : row.url,
     eventTypes: JSON.parse(row.eventTypes) as string[],
     description: row.description,
     disabled: row.disabled === 1,
@@ -55,6 +62,9 @@ function view(row: CountedRow): EndpointView {
 }
 
 export interface NewEndpoint {
+  /** Defaults to "webhook". */
+  kind?: EndpointKind;
+  /** '' for a pull endpoint. */
   url: string;
   eventTypes: string[];
   description: string | null;
@@ -64,10 +74,11 @@ export interface NewEndpoint {
 export function* createEndpoint(input: NewEndpoint, now: number): Op<EndpointView> {
   const id = newId("ep", now);
   yield* run(
-    `INSERT INTO endpoints (id, url, event_types, description, secrets, created_at, updated_at)
-     VALUES (:id, :url, :eventTypes, :description, :secrets, :now, :now)`,
+    `INSERT INTO endpoints (id, kind, url, event_types, description, secrets, created_at, updated_at)
+     VALUES (:id, :kind, :url, :eventTypes, :description, :secrets, :now, :now)`,
     {
       id,
+      kind: input.kind ?? "webhook",
       url: input.url,
       eventTypes: JSON.stringify(input.eventTypes),
       description: input.description,

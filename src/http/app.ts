@@ -23,6 +23,7 @@ import { historyRoutes } from "./routes/history.ts";
 import { ledgerRoutes } from "./routes/ledger.ts";
 import { operationRoutes } from "./routes/operations.ts";
 import { proposalRoutes } from "./routes/proposals.ts";
+import { pullRoutes } from "./routes/pull.ts";
 import { snippetRoutes } from "./routes/snippet.ts";
 import { tokenRoutes } from "./routes/tokens.ts";
 
@@ -42,6 +43,7 @@ export function createHttpApp(given: HttpDeps): Hono<AppEnv> {
   operationRoutes(app, deps);
   commitRoutes(app, deps);
   endpointRoutes(app, deps);
+  pullRoutes(app, deps);
   eventRoutes(app, deps);
   eventTypeRoutes(app, deps);
   proposalRoutes(app, deps);

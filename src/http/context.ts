@@ -12,6 +12,7 @@ import type { Logger } from "../ops/log.ts";
 import type { Metrics } from "../ops/metrics.ts";
 import type { Tracing } from "../ops/tracing.ts";
 import type { ProposalService } from "../proposals/service.ts";
+import type { PullService } from "../pull/service.ts";
 import type { RateLimiter } from "./rate-limit.ts";
 
 /** What the HTTP layer may call on the dispatch side (absent in a process without one). */
@@ -37,6 +38,8 @@ export interface HttpDeps {
   commits: CommitService;
   catalog: EventTypeCatalog;
   proposals: ProposalService;
+  /** Pull endpoints' consumers (DESIGN §12). */
+  pull: PullService;
   secretBox: SecretBox;
   resolver?: Resolver;
   dispatch?: DispatchControl;

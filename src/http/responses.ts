@@ -73,7 +73,11 @@ export const RecordWrittenAnswer = v.strictObject({
 // Endpoints
 export const EndpointAnswer = v.strictObject({
   id: v.string(),
-  url: v.string(),
+  kind: v.pipe(
+    v.picklist(["webhook", "pull"]),
+    v.description("`pull`: consumers poll or stream (DESIGN §12)."),
+  ),
+  url: v.pipe(v.nullable(v.string()), v.description("null for a pull endpoint.")),
   eventTypes: v.array(v.string()),
   description: v.nullable(v.string()),
   disabled: v.boolean(),
@@ -84,7 +88,10 @@ export const EndpointAnswer = v.strictObject({
   pending: Count,
   dead: Count,
 });
-export const EndpointCreatedAnswer = v.strictObject({ ...EndpointAnswer.entries, secret: v.string() });
+export const EndpointCreatedAnswer = v.strictObject({
+  ...EndpointAnswer.entries,
+  secret: v.pipe(v.optional(v.string()), v.description("The signing secret; absent for a pull endpoint.")),
+});
 export const EndpointDeletedAnswer = v.strictObject({
   id: v.string(),
   deleted: v.literal(true),
@@ -95,6 +102,40 @@ export const PingAnswer = v.strictObject({
   error: v.nullable(v.string()),
   durationMs: v.number(),
   responsePrefix: v.nullable(v.string()),
+});
+
+// Pull endpoints (DESIGN §12)
+/** The §4 webhook body, as a pulled delivery carries it. */
+const WebhookBody = v.strictObject({
+  id: v.string(),
+  type: v.string(),
+  timestamp: Instant,
+  aggregate: v.string(),
+  sequence: Int,
+  data: v.unknown(),
+});
+export const PulledDelivery = v.strictObject({
+  deliveryId: v.string(),
+  leaseToken: v.pipe(v.string(), v.description("Send it back with the ack or nack: it fences the answer.")),
+  attempt: Count,
+  event: WebhookBody,
+});
+export const PollAnswer = v.strictObject({
+  data: v.array(PulledDelivery),
+  leaseExpiresAt: v.pipe(
+    v.nullable(Instant),
+    v.description("When the leases of `data` run out; null when empty."),
+  ),
+});
+export const AckAnswer = v.strictObject({
+  acked: Count,
+  nacked: Count,
+  stale: v.pipe(
+    v.array(v.string()),
+    v.description(
+      "Deliveries whose lease was lost, unknown ids and other endpoints' deliveries: nothing changed.",
+    ),
+  ),
 });
 export const SecretAnswer = v.strictObject({ secret: v.string() });
 export const SecretsAnswer = v.strictObject({ secret: v.string(), previous: v.array(v.string()) });

@@ -17,6 +17,7 @@ import {
   Timestamp,
 } from "../commit/schemas.ts";
 import { TYPE_PATTERN_PATTERN } from "../endpoints/patterns.ts";
+import { parseDuration } from "../lib/duration.ts";
 
 export { Aggregate, CommitSchema, Duration, EventSchema, EventType, Name, RecordWriteSchema, Timestamp };
 
@@ -25,8 +26,12 @@ export const PutRecordSchema = v.strictObject({
   events: absent(v.array(EventSchema)),
 });
 
+const Url = v.pipe(v.string(), v.maxLength(2048, "must be at most 2048 characters"));
+
+/** A webhook endpoint needs `url`; a pull endpoint (DESIGN §12) refuses `url` and `secret` (the route checks). */
 export const EndpointCreateSchema = v.strictObject({
-  url: v.pipe(v.string(), v.maxLength(2048, "must be at most 2048 characters")),
+  kind: absent(v.picklist(["webhook", "pull"], "must be webhook or pull")),
+  url: absent(Url),
   // How many and how long: configurable limits, checked by the routes (patternLimitErrors).
   eventTypes: absent(
     v.array(v.pipe(v.string(), v.regex(TYPE_PATTERN_PATTERN, "must be a type, prefix.* or *"))),
@@ -41,7 +46,7 @@ export const EndpointCreateSchema = v.strictObject({
 });
 
 export const EndpointPatchSchema = v.strictObject({
-  url: absent(EndpointCreateSchema.entries.url),
+  url: absent(Url),
   eventTypes: EndpointCreateSchema.entries.eventTypes,
   description: EndpointCreateSchema.entries.description,
   disabled: absent(v.boolean()),
@@ -120,4 +125,65 @@ export const ProposalsQuerySchema = v.strictObject({
       "must be pending, approved, rejected, conflicted or expired",
     ),
   ),
+});
+
+/** A duration within [min, max] ms (the schema checks the form, this the range). */
+const DurationBetween = (minMs: number, maxMs: number, range: string) =>
+  v.pipe(
+    Duration,
+    v.check((text) => {
+      const ms = parseDuration(text);
+      return ms !== null && ms >= minMs && ms <= maxMs;
+    }, `must be ${range}`),
+  );
+
+const LEASE = DurationBetween(1_000, 15 * 60_000, "between 1s and 15m");
+const PULL_MAX = v.pipe(
+  v.number(),
+  v.integer("must be a whole number"),
+  v.minValue(1, "must be at least 1"),
+  v.maxValue(500, "must be at most 500"),
+);
+
+/** POST /v1/endpoints/{id}/poll (DESIGN §12). */
+export const PollSchema = v.strictObject({
+  max: absent(PULL_MAX),
+  wait: absent(DurationBetween(0, 60_000, "at most 60s")),
+  lease: absent(LEASE),
+});
+
+const LeaseRef = {
+  deliveryId: v.pipe(v.string(), v.maxLength(200)),
+  leaseToken: v.pipe(v.string(), v.maxLength(200)),
+};
+
+/** POST /v1/endpoints/{id}/ack (DESIGN §12): at most 500 answers of each kind per request. */
+export const AckSchema = v.strictObject({
+  acks: absent(v.pipe(v.array(v.strictObject(LeaseRef)), v.maxLength(500, "must hold at most 500 acks"))),
+  nacks: absent(
+    v.pipe(
+      v.array(
+        v.strictObject({
+          ...LeaseRef,
+          retryAfter: absent(DurationBetween(0, 86_400_000, "at most 24h")),
+        }),
+      ),
+      v.maxLength(500, "must hold at most 500 nacks"),
+    ),
+  ),
+});
+
+const Whole = (min: number, max: number) =>
+  v.pipe(
+    v.string(),
+    v.regex(/^\d+$/, "must be a whole number"),
+    v.transform(Number),
+    v.minValue(min, `must be at least ${min}`),
+    v.maxValue(max, `must be at most ${max}`),
+  );
+
+/** GET /v1/endpoints/{id}/stream?max=&lease= (DESIGN §12). */
+export const StreamQuerySchema = v.strictObject({
+  max: v.optional(Whole(1, 500)),
+  lease: v.optional(LEASE),
 });

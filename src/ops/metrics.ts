@@ -100,7 +100,7 @@ export class Metrics {
     this.commitDuration.observe(durationMs / 1000);
   }
 
-  recordAttempt(attempt: AttemptEvent): void {
+  recordAttempt(attempt: Pick<AttemptEvent, "endpointId" | "outcome" | "recorded" | "latencyMs">): void {
     const result = attempt.recorded ? attempt.outcome : "fenced";
     this.attempts.inc({ endpoint: attempt.endpointId, result });
     if (attempt.recorded && attempt.latencyMs !== null) {

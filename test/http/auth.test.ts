@@ -121,6 +121,10 @@ describe("scopes", () => {
     ["GET", "/v1/attempts", undefined, ["read"]],
     ["GET", "/metrics", undefined, ["read"]],
     ["POST", "/v1/endpoints/:endpoint/test", undefined, []],
+    // A webhook endpoint here: the consumer routes answer 409 to the scopes that may call them.
+    ["POST", "/v1/endpoints/:endpoint/poll", {}, ["consume"]],
+    ["POST", "/v1/endpoints/:endpoint/ack", { acks: [] }, ["consume"]],
+    ["GET", "/v1/endpoints/:endpoint/stream", undefined, ["consume"]],
     ["DELETE", "/v1/endpoints/:victim", undefined, []],
     ["PUT", "/v1/event-types/auth.typed", {}, []],
     [

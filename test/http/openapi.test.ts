@@ -38,6 +38,9 @@ const CONTRACT: [method: string, path: string, scopes: string[]][] = [
   ["post", "/v1/endpoints/{id}/test", ["admin"]],
   ["post", "/v1/endpoints/{id}/rotate-secret", ["admin"]],
   ["get", "/v1/endpoints/{id}/secret", ["admin"]],
+  ["post", "/v1/endpoints/{id}/poll", ["consume"]],
+  ["post", "/v1/endpoints/{id}/ack", ["consume"]],
+  ["get", "/v1/endpoints/{id}/stream", ["consume"]],
   ["get", "/v1/events", ["read"]],
   ["get", "/v1/events/{id}", ["read"]],
   ["get", "/v1/deliveries", ["read"]],
@@ -233,7 +236,8 @@ describe("/openapi.json", () => {
     expect(put.properties.data).toEqual({ type: "object" });
 
     const endpoint = bodySchema("post", "/v1/endpoints");
-    expect(endpoint.required).toEqual(["url"]);
+    // `url` is required of webhook endpoints only (a pull endpoint refuses it): the route checks.
+    expect(endpoint.required ?? []).toEqual([]);
     expect(Object.keys(endpoint.properties)).toEqual(Object.keys(EndpointCreateSchema.entries));
     expect(endpoint.properties.secret.anyOf[0].pattern).toStartWith("^whsec_");
 
@@ -446,6 +450,44 @@ describe("real answers follow the documented schemas", () => {
     expectStatus(await call("POST", `/v1/endpoints/${good.id}/rotate-secret`), 200);
     expectStatus(await call("GET", `/v1/endpoints/${good.id}/secret`), 200);
     expectStatus(await call("POST", `/v1/endpoints/${good.id}/test`), 200);
+
+    // Pull endpoints (DESIGN §12): poll, ack, and the first message of a stream.
+    const consumer = expectStatus(
+      await call("POST", "/v1/tokens", { body: { name: "consumer", scopes: ["consume"] } }),
+      201,
+    );
+    const pull = expectStatus(await call("POST", "/v1/endpoints", { body: { kind: "pull" } }), 201);
+    const toPull = {
+      events: [{ type: "return.approved", aggregate: "pull/1", payload: {}, endpoints: [pull.id] }],
+    };
+    expectStatus(await call("POST", "/v1/commits", { body: toPull }), 201);
+    const polled = expectStatus(
+      await call("POST", `/v1/endpoints/${pull.id}/poll`, { token: consumer.token, body: { max: 10 } }),
+      200,
+    );
+    const [leased] = polled.data;
+    expectStatus(
+      await call("POST", `/v1/endpoints/${pull.id}/ack`, {
+        token: consumer.token,
+        body: { acks: [{ deliveryId: leased.deliveryId, leaseToken: leased.leaseToken }] },
+      }),
+      200,
+    );
+    expectStatus(await call("POST", "/v1/commits", { body: toPull }), 201);
+    const streaming = new AbortController();
+    const stream = await fetch(`${server.url}/v1/endpoints/${pull.id}/stream`, {
+      headers: { authorization: `Bearer ${consumer.token}` },
+      signal: streaming.signal,
+    });
+    const events = (stream.body as ReadableStream<Uint8Array>).getReader();
+    let message = "";
+    while (!message.includes("\n\n")) message += new TextDecoder().decode((await events.read()).value);
+    streaming.abort();
+    expect(message).toStartWith("event: delivery\n");
+    expectStatus(
+      await checker.check("GET", `/v1/endpoints/${pull.id}/stream`, new Response(message, stream)),
+      200,
+    );
 
     // Commits and records.
     const commit = expectStatus(

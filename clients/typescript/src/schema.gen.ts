@@ -391,10 +391,10 @@ export interface paths {
         get: operations["getEndpoints"];
         put?: never;
         /**
-         * Create a webhook endpoint
+         * Create an endpoint
          * @description Scope: `admin` (`admin` holds every scope).
          *
-         *     The URL must be `https` and not internal unless `OUTBOXD_ALLOW_PRIVATE_ENDPOINTS` is set. Event-type patterns: an exact type, `prefix.*` or `*`; none = every event. The answer is the only place, with rotate and the secret route, where the signing secret appears.
+         *     A webhook endpoint (`kind` `webhook`, the default) needs a `url`: `https` and not internal unless `OUTBOXD_ALLOW_PRIVATE_ENDPOINTS` is set. A pull endpoint (`kind` `pull`) takes neither `url` nor `secret`: consumers with the `consume` scope poll or stream its deliveries. Event-type patterns: an exact type, `prefix.*` or `*`; none = every event. The answer is the only place, with rotate and the secret route, where the signing secret appears.
          */
         post: operations["postEndpoints"];
         delete?: never;
@@ -435,6 +435,28 @@ export interface paths {
         patch: operations["patchEndpointsId"];
         trace?: never;
     };
+    "/v1/endpoints/{id}/ack": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Acknowledge or refuse leased deliveries
+         * @description Scope: `consume` (`admin` holds every scope).
+         *
+         *     An ack marks the delivery delivered; a nack is a failed attempt, tried again after `retryAfter` (up to 24h) or the backoff, and dead past its deadline. Each names the `leaseToken` it was leased with: a lost lease, an unknown id or another endpoint's delivery is listed in `stale` and changes nothing. An ack repeated under the token that acked it counts as acked. At most 500 of each.
+         */
+        post: operations["postEndpointsIdAck"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/endpoints/{id}/enable": {
         parameters: {
             query?: never;
@@ -451,6 +473,28 @@ export interface paths {
          *     After a 410 Gone or a PATCH disabled it; its pending deliveries resume.
          */
         post: operations["postEndpointsIdEnable"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/endpoints/{id}/poll": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Lease deliveries of a pull endpoint (long poll)
+         * @description Scope: `consume` (`admin` holds every scope).
+         *
+         *     Leases up to `max` (1-500, default 100) deliveries, at most one per aggregate, in sequence order (the head-of-line rule of webhooks), each for `lease` (1s-15m, default 60s) under its own `leaseToken`. With `wait` (up to 60s, default 0) an empty answer is held until work arrives or the wait ends. Answer each with `/ack`; a lease that runs out is a failed attempt and the delivery comes again after the backoff. 409 for a webhook endpoint or a disabled one. The body is optional.
+         */
+        post: operations["postEndpointsIdPoll"];
         delete?: never;
         options?: never;
         head?: never;
@@ -491,6 +535,28 @@ export interface paths {
          * @description Scope: `admin` (`admin` holds every scope).
          */
         get: operations["getEndpointsIdSecret"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/endpoints/{id}/stream": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Stream deliveries of a pull endpoint (Server-Sent Events)
+         * @description Scope: `consume` (`admin` holds every scope).
+         *
+         *     Each leased delivery is one message `event: delivery`, `id: <deliveryId>`, `data:` `{"deliveryId", "leaseToken", "attempt", "event"}`. At most `max` (1-500, default 100) are unacknowledged at once; answer them with `/ack`. Each lease (`lease`, 1s-15m, default 60s) is not renewed: an unacknowledged delivery is a failed attempt when it runs out and comes again. `Last-Event-ID` is ignored. A `: keepalive` comment every 15 s. Send the token in the `Authorization` header (browsers: a fetch-based SSE reader; `EventSource` cannot).
+         */
+        get: operations["getEndpointsIdStream"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1013,16 +1079,23 @@ export interface components {
             disabledReason: string | null;
             eventTypes: string[];
             id: string;
+            /**
+             * @description `pull`: consumers poll or stream (DESIGN §12).
+             * @enum {string}
+             */
+            kind: "webhook" | "pull";
             lastFailureAt: string | null;
             lastSuccessAt: string | null;
             pending: number;
-            url: string;
+            /** @description null for a pull endpoint. */
+            url: string | null;
         };
         EndpointCreateRequest: {
             description?: string | null;
             eventTypes?: string[] | null;
+            kind?: ("webhook" | "pull") | null;
             secret?: string | null;
-            url: string;
+            url?: string | null;
         };
         EndpointPatchRequest: {
             description?: string | null;
@@ -2032,6 +2105,7 @@ export interface operations {
                      *       "data": [
                      *         {
                      *           "id": "ep_01JDZ8V7M2Q4",
+                     *           "kind": "webhook",
                      *           "url": "https://returns.example.com/hooks/outboxd",
                      *           "eventTypes": [
                      *             "return.*"
@@ -2092,6 +2166,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "id": "ep_01JDZ8V7M2Q4",
+                     *       "kind": "webhook",
                      *       "url": "https://returns.example.com/hooks/outboxd",
                      *       "eventTypes": [
                      *         "return.*"
@@ -2116,11 +2191,18 @@ export interface operations {
                         disabledReason: string | null;
                         eventTypes: string[];
                         id: string;
+                        /**
+                         * @description `pull`: consumers poll or stream (DESIGN §12).
+                         * @enum {string}
+                         */
+                        kind: "webhook" | "pull";
                         lastFailureAt: string | null;
                         lastSuccessAt: string | null;
                         pending: number;
-                        secret: string;
-                        url: string;
+                        /** @description The signing secret; absent for a pull endpoint. */
+                        secret?: string;
+                        /** @description null for a pull endpoint. */
+                        url: string | null;
                     };
                 };
             };
@@ -2153,6 +2235,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "id": "ep_01JDZ8V7M2Q4",
+                     *       "kind": "webhook",
                      *       "url": "https://returns.example.com/hooks/outboxd",
                      *       "eventTypes": [
                      *         "return.*"
@@ -2245,6 +2328,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "id": "ep_01JDZ8V7M2Q4",
+                     *       "kind": "webhook",
                      *       "url": "https://returns.example.com/hooks/outboxd",
                      *       "eventTypes": [
                      *         "return.*"
@@ -2272,6 +2356,80 @@ export interface operations {
             503: components["responses"]["Unavailable"];
         };
     };
+    postEndpointsIdAck: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "acks": [
+                 *         {
+                 *           "deliveryId": "dlv_01JDZ8V7M2Q4",
+                 *           "leaseToken": "lt_9f2c4e1a7b3d5f60a1b2c3d4e5f60718"
+                 *         }
+                 *       ],
+                 *       "nacks": [
+                 *         {
+                 *           "deliveryId": "dlv_01JDZ8V7M2Q5",
+                 *           "leaseToken": "lt_9f2c4e1a7b3d5f60a1b2c3d4e5f60718",
+                 *           "retryAfter": "30s"
+                 *         }
+                 *       ]
+                 *     }
+                 */
+                "application/json": {
+                    acks?: {
+                        deliveryId: string;
+                        leaseToken: string;
+                    }[] | null;
+                    nacks?: {
+                        deliveryId: string;
+                        leaseToken: string;
+                        retryAfter?: string | null;
+                    }[] | null;
+                };
+            };
+        };
+        responses: {
+            /** @description What was acknowledged, refused, and found stale. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "acked": 1,
+                     *       "nacked": 1,
+                     *       "stale": []
+                     *     }
+                     */
+                    "application/json": {
+                        acked: number;
+                        nacked: number;
+                        /** @description Deliveries whose lease was lost, unknown ids and other endpoints' deliveries: nothing changed. */
+                        stale: string[];
+                    };
+                };
+            };
+            400: components["responses"]["MalformedJson"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["BodyTooLarge"];
+            422: components["responses"]["Invalid"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
     postEndpointsIdEnable: {
         parameters: {
             query?: never;
@@ -2292,6 +2450,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "id": "ep_01JDZ8V7M2Q4",
+                     *       "kind": "webhook",
                      *       "url": "https://returns.example.com/hooks/outboxd",
                      *       "eventTypes": [
                      *         "return.*"
@@ -2312,6 +2471,92 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    postEndpointsIdPoll: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "max": 100,
+                 *       "wait": "20s",
+                 *       "lease": "60s"
+                 *     }
+                 */
+                "application/json": {
+                    lease?: string | null;
+                    max?: number | null;
+                    wait?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description The leased deliveries (possibly none). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "deliveryId": "dlv_01JDZ8V7M2Q4",
+                     *           "leaseToken": "lt_9f2c4e1a7b3d5f60a1b2c3d4e5f60718",
+                     *           "attempt": 1,
+                     *           "event": {
+                     *             "id": "0b7e4a0c-6a8e-4d9b-9c1e-5f0e1d2c3b4a",
+                     *             "type": "return.approved",
+                     *             "timestamp": "2026-11-29T10:00:00.000Z",
+                     *             "aggregate": "returns/r-123",
+                     *             "sequence": 7,
+                     *             "data": {
+                     *               "returnId": "r-123"
+                     *             }
+                     *           }
+                     *         }
+                     *       ],
+                     *       "leaseExpiresAt": "2026-11-29T10:00:00.000Z"
+                     *     }
+                     */
+                    "application/json": {
+                        data: {
+                            attempt: number;
+                            deliveryId: string;
+                            event: {
+                                aggregate: string;
+                                data: unknown;
+                                id: string;
+                                sequence: number;
+                                /** Format: date-time */
+                                timestamp: string;
+                                type: string;
+                            };
+                            /** @description Send it back with the ack or nack: it fences the answer. */
+                            leaseToken: string;
+                        }[];
+                        /** @description When the leases of `data` run out; null when empty. */
+                        leaseExpiresAt: string | null;
+                    };
+                };
+            };
+            400: components["responses"]["MalformedJson"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["BodyTooLarge"];
+            422: components["responses"]["Invalid"];
             429: components["responses"]["RateLimited"];
             503: components["responses"]["Unavailable"];
         };
@@ -2346,6 +2591,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             429: components["responses"]["RateLimited"];
             503: components["responses"]["Unavailable"];
         };
@@ -2382,6 +2628,44 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    getEndpointsIdStream: {
+        parameters: {
+            query?: {
+                lease?: string;
+                max?: string;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The event stream (`text/event-stream`), open until the client closes it. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example event: delivery
+                     *     id: dlv_01JDZ8V7M2Q4
+                     *     data: {"deliveryId":"dlv_01JDZ8V7M2Q4","leaseToken":"lt_9f2c4e1a7b3d5f60a1b2c3d4e5f60718","attempt":1,"event":{"id":"0b7e4a0c-6a8e-4d9b-9c1e-5f0e1d2c3b4a","type":"return.approved","timestamp":"2026-11-29T10:00:00.000Z","aggregate":"returns/r-123","sequence":7,"data":{"returnId":"r-123"}}}
+                     */
+                    "text/event-stream": string;
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["Invalid"];
             429: components["responses"]["RateLimited"];
             503: components["responses"]["Unavailable"];
         };
@@ -2422,6 +2706,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             429: components["responses"]["RateLimited"];
             503: components["responses"]["Unavailable"];
         };

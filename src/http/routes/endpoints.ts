@@ -49,15 +49,27 @@ export function endpointRoutes(app: App, deps: HttpDeps): void {
     if (value === undefined) throw problems.notFound(`endpoint ${id} does not exist`);
     return value;
   };
+  const kindOf = async (id: string) => mustExist(await db.driver.read(getEndpointRow(id)), id).kind;
+  /** Secrets and test sends are a webhook's (DESIGN §12: 409 on a pull endpoint). */
+  const mustBeWebhook = async (id: string) => {
+    if ((await kindOf(id)) === "pull") {
+      throw problems.conflict(
+        "pull-endpoint",
+        `endpoint ${id} is a pull endpoint: it has no secret and no url`,
+      );
+    }
+  };
 
   app.post(
     "/v1/endpoints",
     scopedRoute(deps, {
       scopes: "admin",
       tag,
-      summary: "Create a webhook endpoint",
+      summary: "Create an endpoint",
       description:
-        "The URL must be `https` and not internal unless `OUTBOXD_ALLOW_PRIVATE_ENDPOINTS` is set. Event-type " +
+        "A webhook endpoint (`kind` `webhook`, the default) needs a `url`: `https` and not internal unless " +
+        "`OUTBOXD_ALLOW_PRIVATE_ENDPOINTS` is set. A pull endpoint (`kind` `pull`) takes neither `url` nor " +
+        "`secret`: consumers with the `consume` scope poll or stream its deliveries. Event-type " +
         "patterns: an exact type, `prefix.*` or `*`; none = every event. The answer is the only place, " +
         "with rotate and the secret route, where the signing secret appears.",
       body: {
@@ -76,13 +88,22 @@ export function endpointRoutes(app: App, deps: HttpDeps): void {
     async (c) => {
       const body = validate(EndpointCreateSchema, await readJson(c, deps.config.maxBodyBytes));
       checkPatterns(body.eventTypes);
-      await checkUrl(body.url);
-      const secret = body.secret ?? generateSecret();
+      const kind = body.kind ?? "webhook";
+      if (kind === "pull") {
+        // Nothing is sent to a pull endpoint and nothing signed for it (DESIGN §12).
+        if (body.url != null) throw invalidField("/url", "must be absent for a pull endpoint");
+        if (body.secret != null) throw invalidField("/secret", "must be absent for a pull endpoint");
+      } else {
+        if (body.url == null) throw invalidField("/url", "is required for a webhook endpoint");
+        await checkUrl(body.url);
+      }
+      const secret = kind === "pull" ? undefined : (body.secret ?? generateSecret());
       const input = {
-        url: body.url,
+        kind,
+        url: body.url ?? "",
         eventTypes: body.eventTypes ?? [],
         description: body.description ?? null,
-        sealedSecrets: secretBox.seal([{ secret, expiresAt: null }]),
+        sealedSecrets: secretBox.seal(secret === undefined ? [] : [{ secret, expiresAt: null }]),
       };
       // Counted in the same write as the insert: concurrent creates cannot overshoot the limit.
       const endpoint = await db.writer.write(
@@ -99,7 +120,7 @@ export function endpointRoutes(app: App, deps: HttpDeps): void {
           `at most ${MAX_ENDPOINTS} endpoints`,
         );
       }
-      return c.json({ ...endpoint, secret }, 201);
+      return c.json(secret === undefined ? endpoint : { ...endpoint, secret }, 201);
     },
   );
 
@@ -166,7 +187,10 @@ export function endpointRoutes(app: App, deps: HttpDeps): void {
       const id = c.req.param("id");
       const body = validate(EndpointPatchSchema, await readJson(c, deps.config.maxBodyBytes));
       checkPatterns(body.eventTypes);
-      if (body.url != null) await checkUrl(body.url);
+      if (body.url != null) {
+        if ((await kindOf(id)) === "pull") throw invalidField("/url", "must be absent for a pull endpoint");
+        await checkUrl(body.url);
+      }
       const updated = await db.writer.write(
         updateEndpoint(
           id,
@@ -235,10 +259,11 @@ export function endpointRoutes(app: App, deps: HttpDeps): void {
       description:
         "Every unexpired older secret keeps signing until its own expiry (`OUTBOXD_SECRET_GRACE`, 24h).",
       answers: { 200: { description: "The new secret.", schema: SecretAnswer, example: { secret: SECRET } } },
-      problems: [404],
+      problems: [404, 409],
     }),
     async (c) => {
       const id = c.req.param("id");
+      await mustBeWebhook(id);
       const secret = generateSecret();
       // Read, rotate and store in one write so two rotations cannot lose a secret.
       const rotated = await db.writer.write(
@@ -268,10 +293,11 @@ export function endpointRoutes(app: App, deps: HttpDeps): void {
           example: { secret: SECRET, previous: [] },
         },
       },
-      problems: [404],
+      problems: [404, 409],
     }),
     async (c) => {
       const id = c.req.param("id");
+      await mustBeWebhook(id);
       const row = mustExist(await db.driver.read(getEndpointRow(id)), id);
       const secrets = activeSecrets(secretBox.open(row.secrets), clock());
       return c.json({ secret: secrets[0], previous: secrets.slice(1) });
@@ -291,11 +317,11 @@ export function endpointRoutes(app: App, deps: HttpDeps): void {
           example: { statusCode: 200, error: null, durationMs: 12, responsePrefix: '{"result":"applied"}' },
         },
       },
-      problems: [404, 503],
+      problems: [404, 409, 503],
     }),
     async (c) => {
       const id = c.req.param("id");
-      mustExist(await db.driver.read(getEndpointRow(id)), id);
+      await mustBeWebhook(id);
       if (!deps.dispatch) throw problems.unavailable("this process runs no dispatcher");
       return c.json(await deps.dispatch.ping(id));
     },

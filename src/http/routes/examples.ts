@@ -32,6 +32,7 @@ export const COMMIT_EXAMPLE = {
 
 export const ENDPOINT_EXAMPLE = {
   id: ENDPOINT_ID,
+  kind: "webhook",
   url: "https://returns.example.com/hooks/outboxd",
   eventTypes: ["return.*"],
   description: "returns service",

@@ -1,0 +1,2 @@
+ALTER TABLE `endpoints` ADD `kind` text DEFAULT 'webhook' NOT NULL;--> statement-breakpoint
+CREATE INDEX `deliveries_endpoint_ready` ON `deliveries` (`endpoint_id`,`next_attempt_at`) WHERE status = 'pending' AND is_head = 1;

@@ -1,0 +1,323 @@
+// Pull endpoints (DESIGN §12): consumers lease the same ordered, deadline-bound deliveries the
+// dispatcher would send, by long poll or stream, and answer them with acks and nacks. The
+// transitions are src/deliveries' (lease.ts, ack.ts, lease-expiry.ts); this module checks the
+// endpoint, turns leased rows into messages, sleeps on the hub while there is nothing to take,
+// and sweeps lapsed leases on the dispatcher's schedule.
+import { EventEmitter } from "node:events";
+import { Cron } from "croner";
+import type { Config } from "../config.ts";
+import { get } from "../db/op.ts";
+import type { Database } from "../db/open.ts";
+import {
+  type AckResult,
+  ackDeliveries,
+  type FailedRow,
+  type LeaseRef,
+  type Nack,
+} from "../deliveries/ack.ts";
+import type { Completion } from "../deliveries/complete.ts";
+import { endpointsWithWork, type LeasedDelivery, leaseDeliveries, nextDueAt } from "../deliveries/lease.ts";
+import { expireConsumerLeases } from "../deliveries/lease-expiry.ts";
+import { retryAfter } from "../dispatch/decide.ts";
+import { retryDelay } from "../dispatch/retry-policy.ts";
+import { loadSendContext } from "../dispatch/send-context.ts";
+import { webhookBody } from "../dispatch/sender.ts";
+import { problems } from "../lib/problem.ts";
+import type { Clock } from "../lib/time.ts";
+import type { Logger } from "../ops/log.ts";
+import type { PullHub } from "./hub.ts";
+
+export type PullConfig = Pick<Config, "retryBaseMs" | "retryCapMs" | "dispatchCron">;
+
+export interface PullServiceDeps {
+  db: Database;
+  clock: Clock;
+  hub: PullHub;
+  logger: Logger;
+  config: PullConfig;
+}
+
+/** One leased delivery as a consumer receives it; `event` is the §4 body as JSON text. */
+export interface Pulled {
+  deliveryId: string;
+  leaseToken: string;
+  attempt: number;
+  event: string;
+}
+
+export interface Lease {
+  data: Pulled[];
+  /** When the leases of this batch run out (ms), null for an empty batch. */
+  leaseExpiresAt: number | null;
+}
+
+export interface PollRequest {
+  endpointId: string;
+  max: number;
+  waitMs: number;
+  leaseMs: number;
+  /** The client went away: stop waiting. */
+  signal?: AbortSignal;
+}
+
+export interface StreamOptions {
+  max: number;
+  leaseMs: number;
+  keepaliveMs: number;
+}
+
+/** Where a stream writes; `signal` aborts when the client goes away. */
+export interface StreamSink {
+  deliver(pulled: Pulled): Promise<void>;
+  keepalive(): Promise<void>;
+  signal: AbortSignal;
+}
+
+/** What happened to one delivery answered by a consumer or whose lease ran out ("attempt"). */
+export interface PullAttempt {
+  deliveryId: string;
+  eventId: string;
+  endpointId: string;
+  aggregate: string;
+  sequence: number;
+  attempt: number;
+  outcome: Completion["kind"];
+  /** Commit (or deliverAfter, or replay) to the ack, for delivered ones. */
+  latencyMs: number | null;
+}
+
+/**
+ * Leases, acks and lease expiries are bookkeeping like the dispatcher's claims and completions:
+ * one lost to a power failure means a redelivery, which at-least-once allows (applyOnce turns
+ * it into `duplicate`).
+ */
+const BOOKKEEPING = { durable: false };
+
+/** One sweep releases at most this many lapsed leases at a time. */
+const SWEEP_CHUNK = 500;
+
+export class PullService extends EventEmitter {
+  readonly #deps: PullServiceDeps;
+  #cron: Cron | null = null;
+  /** Deliveries sent on an open stream of this process: what frees their room when answered. */
+  readonly #streamed = new Map<string, () => void>();
+
+  constructor(deps: PullServiceDeps) {
+    super();
+    this.#deps = deps;
+  }
+
+  get hub(): PullHub {
+    return this.#deps.hub;
+  }
+
+  /**
+   * Throws the problem a consumer gets for anything but a pull endpoint, or (to lease from it) a
+   * disabled one. Acks are taken while it is disabled: they only finish what was leased before.
+   */
+  async checkEndpoint(endpointId: string, purpose: "lease" | "ack"): Promise<void> {
+    const row = await this.#deps.db.driver.read(
+      get<{ kind: string; disabled: number }>("SELECT kind, disabled FROM endpoints WHERE id = :id", {
+        id: endpointId,
+      }),
+    );
+    if (!row) throw problems.notFound(`endpoint ${endpointId} does not exist`);
+    if (row.kind !== "pull") {
+      throw problems.conflict(
+        "not-a-pull-endpoint",
+        `endpoint ${endpointId} is a ${row.kind} endpoint: its deliveries are sent, not pulled`,
+      );
+    }
+    if (purpose === "lease" && row.disabled === 1) {
+      throw problems.conflict("endpoint-disabled", `endpoint ${endpointId} is disabled; enable it first`);
+    }
+  }
+
+  /** Leases what is claimable now (possibly nothing), in one write. */
+  async lease(endpointId: string, limit: number, leaseMs: number): Promise<Lease> {
+    const { db, clock } = this.#deps;
+    const now = clock();
+    const leased = await db.writer.write(leaseDeliveries({ endpointId, now, leaseMs, limit }), BOOKKEEPING);
+    if (leased.length === 0) return { data: [], leaseExpiresAt: null };
+    return { data: await this.#messages(leased), leaseExpiresAt: now + leaseMs };
+  }
+
+  /**
+   * Long poll: leases up to `max` deliveries; when there are none, waits (up to `waitMs`) for a
+   * wake-up of the endpoint or the next retry falling due, and tries again.
+   */
+  async poll(request: PollRequest): Promise<Lease> {
+    const { endpointId, max, waitMs, leaseMs, signal } = request;
+    const { hub, clock, db } = this.#deps;
+    const until = clock() + waitMs;
+    const leave = hub.enter(endpointId);
+    try {
+      for (;;) {
+        const version = hub.version(endpointId);
+        const batch = await this.lease(endpointId, max, leaseMs);
+        const now = clock();
+        if (batch.data.length > 0 || now >= until || signal?.aborted) return batch;
+        const due = await db.driver.read(nextDueAt(endpointId, now));
+        await hub.wait(endpointId, version, Math.min(until, due ?? until), now, signal);
+      }
+    } finally {
+      leave();
+    }
+  }
+
+  /** Acks and nacks of one endpoint's deliveries; wakes its consumers when a queue moved. */
+  async ack(endpointId: string, acks: LeaseRef[], nacks: Nack[]): Promise<AckResult> {
+    const { db, clock, hub } = this.#deps;
+    const now = clock();
+    const decideFailure = (row: FailedRow, asked: number | null, at: number) =>
+      this.#decideFailure(row, asked, at);
+    const result = await db.writer.write(
+      ackDeliveries({ endpointId, now, acks, nacks, decideFailure }),
+      BOOKKEEPING,
+    );
+    if (result.answered.length > 0) {
+      for (const a of result.answered) this.#answered(a.deliveryId);
+      hub.wake([endpointId]);
+      for (const a of result.answered) {
+        this.emit("attempt", {
+          ...a,
+          endpointId,
+          outcome: a.completion.kind,
+          latencyMs: a.completion.kind === "delivered" ? a.completion.latencyMs : null,
+        } satisfies PullAttempt);
+      }
+    }
+    return result;
+  }
+
+  /**
+   * A stream (DESIGN §12): leases up to `max` deliveries, hands each to `sink`, and leases more
+   * as acks, nacks or lapsed leases free room, until the signal aborts. While nothing can be
+   * sent it sleeps on the hub; `keepaliveMs` after its last write it sends a keepalive.
+   */
+  async stream(endpointId: string, options: StreamOptions, sink: StreamSink): Promise<void> {
+    const { hub, clock, db } = this.#deps;
+    const { max, leaseMs, keepaliveMs } = options;
+    const { signal } = sink;
+    // The deliveries sent on this stream and not answered yet, with when their lease runs out.
+    const outstanding = new Map<string, number>();
+    const leave = hub.enter(endpointId);
+    let lastWrite = clock();
+    try {
+      while (!signal.aborted) {
+        const version = hub.version(endpointId);
+        let now = clock();
+        for (const [id, until] of outstanding) {
+          if (until <= now) this.#forget(outstanding, id);
+        }
+        let dueAt: number | null = null;
+        const room = max - outstanding.size;
+        if (room > 0) {
+          const batch = await this.lease(endpointId, room, leaseMs);
+          for (const pulled of batch.data) {
+            outstanding.set(pulled.deliveryId, batch.leaseExpiresAt as number);
+            this.#streamed.set(pulled.deliveryId, () => outstanding.delete(pulled.deliveryId));
+          }
+          for (const pulled of batch.data) await sink.deliver(pulled);
+          if (batch.data.length > 0) lastWrite = clock();
+          else dueAt = await db.driver.read(nextDueAt(endpointId, clock()));
+        }
+        now = clock();
+        let until = lastWrite + keepaliveMs;
+        for (const leaseUntil of outstanding.values()) until = Math.min(until, leaseUntil);
+        if (dueAt !== null) until = Math.min(until, dueAt);
+        await hub.wait(endpointId, version, until, now, signal);
+        if (!signal.aborted && clock() - lastWrite >= keepaliveMs) {
+          await sink.keepalive();
+          lastWrite = clock();
+        }
+      }
+    } finally {
+      leave();
+      for (const id of outstanding.keys()) this.#streamed.delete(id);
+    }
+  }
+
+  #forget(outstanding: Map<string, number>, id: string): void {
+    outstanding.delete(id);
+    this.#streamed.delete(id);
+  }
+
+  /** Sweeps lapsed leases on the dispatcher's schedule (in processes that dispatch). Safe twice. */
+  start(): void {
+    if (this.#cron) return;
+    this.#cron = new Cron(this.#deps.config.dispatchCron, { protect: true }, () => this.sweep());
+  }
+
+  stop(): void {
+    this.#cron?.stop();
+    this.#cron = null;
+  }
+
+  /**
+   * Lapsed consumer leases become failed attempts; then waiting consumers whose endpoint has
+   * claimable work they were not told about (a commit by another process, a retry now due) are
+   * woken. One read for all of them, whatever their number.
+   */
+  async sweep(): Promise<void> {
+    const { db, clock, hub, logger } = this.#deps;
+    try {
+      const decideFailure = (row: FailedRow, asked: number | null, at: number) =>
+        this.#decideFailure(row, asked, at);
+      for (;;) {
+        const expired = await db.writer.write(
+          expireConsumerLeases(clock(), decideFailure, SWEEP_CHUNK),
+          BOOKKEEPING,
+        );
+        if (expired.length > 0) {
+          for (const e of expired) this.#answered(e.deliveryId);
+          hub.wake(new Set(expired.map((e) => e.endpointId)));
+          for (const e of expired) {
+            this.emit("attempt", {
+              ...e,
+              outcome: e.completion.kind,
+              latencyMs: null,
+            } satisfies PullAttempt);
+          }
+        }
+        if (expired.length < SWEEP_CHUNK) break;
+      }
+      const waiting = hub.waiting();
+      if (waiting.length > 0) hub.wake(await db.driver.read(endpointsWithWork(waiting, clock())));
+    } catch (error) {
+      logger.log("error", "pull sweep failed", { error: String(error) });
+    }
+  }
+
+  /** A delivery was answered (or its lease lapsed): the stream that sent it has room again. */
+  #answered(deliveryId: string): void {
+    this.#streamed.get(deliveryId)?.();
+    this.#streamed.delete(deliveryId);
+  }
+
+  /** A nack or a lapsed lease: at `retryAfter` if the consumer asked, else the backoff. */
+  #decideFailure(row: FailedRow, asked: number | null, now: number): Completion {
+    const { retryBaseMs: baseMs, retryCapMs: capMs } = this.#deps.config;
+    return retryAfter(row, now, asked ?? retryDelay(row.attemptCount, { baseMs, capMs }));
+  }
+
+  /** The §4 body of each leased delivery (the payload's stored bytes, spliced in unparsed). */
+  async #messages(leased: LeasedDelivery[]): Promise<Pulled[]> {
+    const { events } = await this.#deps.db.driver.read(
+      loadSendContext([...new Set(leased.map((d) => d.eventId))], []),
+    );
+    return leased.flatMap((d) => {
+      const event = events.get(d.eventId);
+      // Events are never deleted (the ledger); a missing one would be a bug, not a client error.
+      if (!event) throw new Error(`event ${d.eventId} of delivery ${d.id} is missing`);
+      return [
+        {
+          deliveryId: d.id,
+          leaseToken: d.leaseToken,
+          attempt: d.attemptCount,
+          event: webhookBody({ ...event, attempt: d.attemptCount }),
+        },
+      ];
+    });
+  }
+}
