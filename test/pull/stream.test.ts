@@ -1,0 +1,128 @@
+// The event stream (DESIGN §12), read by the `eventsource` npm client with the token in the
+// Authorization header through its custom fetch: one message per leased delivery, at most `max`
+// unacknowledged at once, more as acks free room, order per aggregate kept.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { EventSource } from "eventsource";
+import { commitEvents, expectStatus, sql, waitUntil } from "../dispatch/harness.ts";
+import { createPullEndpoint, type Pulled, type PullRig, startPullRig } from "./helpers.ts";
+
+interface Message {
+  id: string;
+  pulled: Pulled;
+}
+
+/** An EventSource on the endpoint's stream, collecting `delivery` messages. */
+function open(rig: PullRig, endpointId: string, query: string) {
+  const messages: Message[] = [];
+  const source = new EventSource(`${rig.server.url}/v1/endpoints/${endpointId}/stream?${query}`, {
+    fetch: (url, init) =>
+      fetch(url, { ...init, headers: { ...init.headers, authorization: `Bearer ${rig.consumeToken}` } }),
+  });
+  source.addEventListener("delivery", (message) => {
+    messages.push({ id: message.lastEventId, pulled: JSON.parse(message.data) as Pulled });
+  });
+  return { source, messages };
+}
+
+/** How many deliveries of the endpoint are leased now (in the database). */
+async function leasedNow(rig: PullRig, endpointId: string): Promise<number> {
+  const [row] = await sql<{ n: number }>(
+    rig.server,
+    "SELECT count(*) AS n FROM deliveries WHERE endpoint_id = :endpointId AND status = 'pending' AND lease_expires_at > :now",
+    { endpointId, now: Date.now() },
+  );
+  return row?.n ?? 0;
+}
+
+describe("the event stream", () => {
+  let rig: PullRig;
+  beforeAll(async () => {
+    rig = await startPullRig({ OUTBOXD_RETRY_BASE: "20ms", OUTBOXD_RETRY_CAP: "100ms" });
+  });
+  afterAll(async () => {
+    await rig.stop();
+  });
+
+  test("eventsource receives each delivery as `event: delivery` with id = deliveryId, at most max unacked", async () => {
+    const endpointId = await createPullEndpoint(rig.server);
+    const { source, messages } = open(rig, endpointId, "max=2&lease=30s");
+    try {
+      await waitUntil("the stream is open", async () =>
+        rig.server.outboxd.pull.hub.waiting().includes(endpointId),
+      );
+      // Three aggregates, two events each.
+      const committed = await commitEvents(
+        rig.server,
+        ["s/a", "s/b", "s/c", "s/a", "s/b", "s/c"].map((aggregate) => ({
+          aggregate,
+          payload: { aggregate },
+          endpoints: [endpointId],
+        })),
+      );
+      const acked: Message[] = [];
+      while (acked.length < committed.length) {
+        await waitUntil("a message to answer", async () => messages.length > acked.length);
+        expect(await leasedNow(rig, endpointId)).toBeLessThanOrEqual(2);
+        const message = messages[acked.length] as Message;
+        expect(message.id).toBe(message.pulled.deliveryId);
+        expect(message.pulled.leaseToken).toMatch(/^lt_/);
+        expect(message.pulled.event.data).toEqual({ aggregate: message.pulled.event.aggregate });
+        // Never more than max sent and unanswered.
+        expect(messages.length - acked.length).toBeLessThanOrEqual(2);
+        const answer = await rig.ack(
+          { acks: [{ deliveryId: message.pulled.deliveryId, leaseToken: message.pulled.leaseToken }] },
+          endpointId,
+        );
+        expect(answer).toEqual({ acked: 1, nacked: 0, stale: [] });
+        acked.push(message);
+      }
+      expect(messages).toHaveLength(committed.length);
+      for (const aggregate of ["s/a", "s/b", "s/c"]) {
+        expect(
+          messages.filter((m) => m.pulled.event.aggregate === aggregate).map((m) => m.pulled.event.sequence),
+        ).toEqual([1, 2]);
+      }
+    } finally {
+      source.close();
+    }
+    // The client went away: the server's stream ends and no longer waits on the endpoint.
+    await waitUntil(
+      "the stream is closed",
+      async () => !rig.server.outboxd.pull.hub.waiting().includes(endpointId),
+    );
+  });
+
+  test("a nacked delivery comes again on the same stream; an unanswered one after its lease runs out", async () => {
+    const endpointId = await createPullEndpoint(rig.server);
+    const { source, messages } = open(rig, endpointId, "max=5&lease=1s");
+    try {
+      const [event] = await commitEvents(rig.server, [{ aggregate: "again/1", endpoints: [endpointId] }]);
+      await waitUntil("the first message", async () => messages.length >= 1);
+      const first = (messages[0] as Message).pulled;
+      expect(first).toMatchObject({ deliveryId: event?.deliveries[0]?.id, attempt: 1 });
+      await rig.ack(
+        { nacks: [{ deliveryId: first.deliveryId, leaseToken: first.leaseToken, retryAfter: "0s" }] },
+        endpointId,
+      );
+      await waitUntil("the nacked delivery again", async () => messages.length >= 2);
+      const second = (messages[1] as Message).pulled;
+      expect(second).toMatchObject({ deliveryId: first.deliveryId, attempt: 2 });
+      // Not answered: its 1 s lease runs out, the sweep makes it a failed attempt, and it comes again.
+      await waitUntil("after the lapsed lease", async () => messages.length >= 3, 20_000);
+      const third = (messages[2] as Message).pulled;
+      expect(third).toMatchObject({ deliveryId: first.deliveryId, attempt: 3 });
+      await rig.ack({ acks: [{ deliveryId: third.deliveryId, leaseToken: third.leaseToken }] }, endpointId);
+      const attempts = expectStatus(
+        await rig.server.request("GET", `/v1/deliveries/${first.deliveryId}/attempts`),
+        200,
+      );
+      expect(attempts.map((a: { error: string | null }) => a.error)).toEqual([
+        "nacked by a consumer (retryAfter 0 ms)",
+        "the lease ran out without an ack",
+        null,
+      ]);
+    } finally {
+      source.close();
+    }
+  });
+});
