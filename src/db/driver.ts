@@ -12,7 +12,7 @@ export interface Driver {
   read<T>(op: Op<T>): Promise<T>;
   /**
    * Runs `op` inside one write transaction (`BEGIN IMMEDIATE` … `COMMIT`), rolling back if it
-   * throws. Only the Writer calls this, one transaction at a time.
+   * throws. Only the Writer calls this, one transaction at a time (see `pipelined`).
    */
   transaction<T>(op: Op<T>, options?: TransactionOptions): Promise<T>;
   /**
@@ -21,6 +21,15 @@ export interface Driver {
    * outcome per operation, in order. Only the Writer calls this, one group at a time.
    */
   writeGroup?(ops: GroupedOp[]): Promise<Outcome[]>;
+  /**
+   * True when `transaction` runs the operation to its COMMIT before it returns (synchronously)
+   * and its promise waits only for durability: the Writer may then start the next transaction
+   * without waiting (the engine driver, whose fsync runs off the event loop: wal-sync.ts).
+   * Promises of transactions settle in the order they were made.
+   */
+  readonly pipelined?: boolean;
+  /** How many WAL syncs the driver began itself (engine with synchronous FULL); for tests. */
+  walSyncs?(): number;
   /**
    * Runs one statement outside any transaction, on a connection of its own use; for the few
    * statements SQLite refuses inside one (VACUUM INTO for backups).

@@ -1,9 +1,12 @@
 // Local database files through the `libsql` engine package (the engine @libsql/client itself
 // runs on for `file:` URLs) with every statement prepared once. Calls are synchronous; the
-// writer connection is used only by the Writer's one-at-a-time transactions.
+// writer connection is used only by the Writer's one-at-a-time transactions. Their fsync is
+// not: with synchronous FULL the WAL is synced off the event loop (wal-sync.ts), and a
+// transaction's promise resolves once its COMMIT is durable while the next one may already run.
 import Database from "libsql";
 import { type Driver, type DriverOptions, localPragmas, type TransactionOptions } from "./driver.ts";
 import { type Execute, type Op, runOpSync, type Statement } from "./op.ts";
+import { WalSync } from "./wal-sync.ts";
 
 type Connection = Database.Database;
 type Prepared = Database.Statement<unknown[]>;
@@ -12,11 +15,15 @@ export function openEngineDriver(path: string, options: DriverOptions): Driver {
   const writer = openConnection(path, options);
   const reader = openConnection(path, options);
   const executeOnWriter = executor(writer);
-  let synchronous = options.synchronous;
   const executeOnReader = executor(reader);
+  // FULL: the WAL is synced here, after COMMIT, instead of inside it (wal-sync.ts).
+  const wal = options.synchronous === "FULL" ? new WalSync(`${path}-wal`) : null;
+  if (wal) writer.exec("PRAGMA synchronous = NORMAL");
 
   return {
     name: "engine",
+    pipelined: true,
+    walSyncs: () => wal?.syncs ?? 0,
     async read<T>(op: Op<T>): Promise<T> {
       // A read transaction gives every statement of the operation the same snapshot; it runs
       // synchronously, so no other read can reach this connection before it ends.
@@ -28,26 +35,28 @@ export function openEngineDriver(path: string, options: DriverOptions): Driver {
       }
     },
     async transaction<T>(op: Op<T>, { durable = true }: TransactionOptions = {}): Promise<T> {
-      const level = durable ? options.synchronous : "NORMAL";
-      if (level !== synchronous) {
-        writer.exec(`PRAGMA synchronous = ${level}`);
-        synchronous = level;
-      }
-      // Synchronous from BEGIN to COMMIT: a whole group commit runs in one turn of the event loop.
+      // Synchronous from BEGIN to COMMIT: a whole group commit runs in one turn of the event loop,
+      // before this function first awaits (the Writer relies on it: `pipelined`).
       writer.exec("BEGIN IMMEDIATE");
+      let value: T;
       try {
-        const value = runOpSync(op, executeOnWriter);
+        value = runOpSync(op, executeOnWriter);
         writer.exec("COMMIT");
-        return value;
       } catch (error) {
         if (writer.inTransaction) writer.exec("ROLLBACK");
         throw error;
       }
+      // A transaction that needs no fsync of its own still waits for those before it: what it
+      // read (a claim of a delivery committed just before) must not be acted upon until it is
+      // durable.
+      if (wal) await (durable ? wal.afterCommit() : wal.settled());
+      return value;
     },
     async executeAlone(sql, args = {}) {
       reader.prepare(sql).run(args);
     },
     async close() {
+      await wal?.close();
       writer.close();
       reader.close();
     },

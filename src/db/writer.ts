@@ -20,6 +20,8 @@ export class Writer {
   readonly #maxBatch: number;
   #queue: Queued[] = [];
   #draining: Promise<void> | null = null;
+  /** Committed transactions whose durability (and so their callers) is still awaited. */
+  readonly #syncing = new Set<Promise<void>>();
 
   constructor(driver: Driver, maxBatch = 256) {
     this.#driver = driver;
@@ -52,7 +54,10 @@ export class Writer {
 
   /** Resolves once everything queued so far has been committed or failed. */
   async idle(): Promise<void> {
-    while (this.#draining) await this.#draining;
+    while (this.#draining || this.#syncing.size > 0) {
+      if (this.#draining) await this.#draining;
+      await Promise.all(this.#syncing);
+    }
   }
 
   async #drain(): Promise<void> {
@@ -64,7 +69,17 @@ export class Writer {
         const writeGroup = this.#driver.writeGroup?.bind(this.#driver);
         const grouped = writeGroup ? batch.filter((item) => item.again) : [];
         const rest = grouped.length > 0 ? batch.filter((item) => !item.again) : batch;
-        if (rest.length > 0) await this.#transaction(rest);
+        if (rest.length > 0) {
+          const done = this.#transaction(rest);
+          if (this.#driver.pipelined) {
+            // Committed already; only its fsync is awaited (off the event loop). The next batch
+            // may start now: its callers are told after these (the driver keeps the order).
+            this.#syncing.add(done);
+            void done.finally(() => this.#syncing.delete(done));
+          } else {
+            await done;
+          }
+        }
         if (writeGroup && grouped.length > 0) {
           settle(
             grouped,

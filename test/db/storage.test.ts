@@ -238,18 +238,48 @@ describe.each(["engine", "client"] as DriverName[])("%s driver", (driver) => {
       return { journal: journal.toLowerCase(), synchronous: Number(synchronous) };
     }
 
-    test("journal_mode=wal and synchronous=FULL (2) on the writer and reader connections", async () => {
+    // FULL: every acknowledged write survives power loss. The client driver has SQLite fsync the
+    // WAL inside COMMIT (synchronous 2); the engine driver commits with synchronous 1 and syncs
+    // the WAL itself, off the event loop, before the write's promise settles (wal-sync.ts).
+    const writerSynchronous = driver === "engine" ? 1 : 2;
+
+    test("journal_mode=wal and synchronous=FULL on the writer and reader connections", async () => {
       const db = await open();
       await createScratch(db);
       // Several transactions first, so the connection checked is the one in use after them.
       for (const k of ["1", "2", "3"]) await db.writer.write(insert(k));
-      expect(await db.writer.write(pragmas())).toEqual({ journal: "wal", synchronous: 2 });
+      expect(await db.writer.write(pragmas())).toEqual({ journal: "wal", synchronous: writerSynchronous });
       expect(await db.driver.read(pragmas())).toEqual({ journal: "wal", synchronous: 2 });
       await db.writer.write(insert("4"));
-      expect(await db.writer.write(pragmas())).toEqual({ journal: "wal", synchronous: 2 });
+      expect(await db.writer.write(pragmas())).toEqual({ journal: "wal", synchronous: writerSynchronous });
       // WAL is a property of the file: a fresh connection sees it too.
       expect(observer().prepare("PRAGMA journal_mode").all()).toEqual([{ journal_mode: "wal" }]);
     });
+
+    if (driver === "engine") {
+      test("FULL: a durable write settles only after a WAL sync that began after its COMMIT; bookkeeping syncs nothing itself", async () => {
+        const db = await open();
+        await createScratch(db);
+        const syncs = () => db.driver.walSyncs?.() ?? 0;
+        const before = syncs();
+        await db.writer.write(insert("durable"));
+        expect(syncs()).toBe(before + 1);
+        // Concurrent durable writes share syncs: at most one running and one waiting.
+        await Promise.all(["a", "b", "c", "d"].map((k) => db.writer.write(insert(k))));
+        expect(syncs()).toBeLessThanOrEqual(before + 3);
+        const afterDurable = syncs();
+        await db.writer.write(insert("bookkeeping"), { durable: false });
+        expect(syncs()).toBe(afterDurable);
+        expect(count("scratch")).toBe(6);
+      });
+
+      test("NORMAL: no WAL sync of the driver's own", async () => {
+        const db = await open({ OUTBOXD_SYNCHRONOUS: "NORMAL" });
+        await createScratch(db);
+        await db.writer.write(insert("1"));
+        expect(db.driver.walSyncs?.()).toBe(0);
+      });
+    }
 
     test("OUTBOXD_SYNCHRONOUS=NORMAL relaxes synchronous to 1", async () => {
       const db = await open({ OUTBOXD_SYNCHRONOUS: "NORMAL" });
