@@ -2,6 +2,7 @@
 // and starts and stops them in order. Safe to stop twice.
 import { Authenticator } from "./auth/authenticator.ts";
 import { bootstrapAdminToken } from "./auth/bootstrap.ts";
+import { FanOutExpander } from "./commit/fan-out-expander.ts";
 import { CommitService } from "./commit/service.ts";
 import type { Config } from "./config.ts";
 import { databaseClock } from "./db/db-clock.ts";
@@ -101,16 +102,25 @@ export async function createOutboxd(config: Config, options: OutboxdOptions = {}
       logger.log("warn", "event-type catalog refresh failed", { error: String(error) }),
   });
   await catalog.load();
+  // New deliveries, from a commit or from a deferred fan-out's expansion, wake whoever sends them.
+  const wakeFor = (_count: number, endpointIds: Set<string>) => {
+    dispatcher?.wake(endpointIds);
+    pull.hub.wake(endpointIds);
+  };
+  const fanOuts = new FanOutExpander({
+    db,
+    clock,
+    onDeliveries: wakeFor,
+    onError: (error) => logger.log("warn", "fan-out expansion failed", { error: String(error) }),
+  });
   const commits = new CommitService({
     catalog,
     db,
     limits: config,
     clock,
     tracing,
-    onDeliveries: (_count, endpointIds) => {
-      dispatcher?.wake(endpointIds);
-      pull.hub.wake(endpointIds);
-    },
+    onDeliveries: wakeFor,
+    onDeferredFanOut: () => fanOuts.kick(),
     afterCommit: (ms) => metrics.recordCommit(ms),
   });
   const proposals = new ProposalService({
@@ -155,6 +165,7 @@ export async function createOutboxd(config: Config, options: OutboxdOptions = {}
   const http = createHttpApp(deps);
 
   dispatcher?.start();
+  fanOuts.start();
   // Proposals expire with the deadlines: in the processes that sweep them.
   if (dispatcher) proposals.start();
   // Lapsed consumer leases likewise.
@@ -173,6 +184,7 @@ export async function createOutboxd(config: Config, options: OutboxdOptions = {}
       stopped ??= (async () => {
         proposals.stop();
         pull.stop();
+        await fanOuts.stop();
         await dispatcher?.stop();
         await db.close();
         await tracing.shutdown();

@@ -3,7 +3,14 @@
 // this operation wrote, and only that (its savepoint).
 
 import { all, allBatchShared, exec, get, type Op, prefetch, run, type Statement } from "../db/op.ts";
-import { enqueueDelivery } from "../deliveries/enqueue.ts";
+import {
+  deferFanOut,
+  enqueueDelivery,
+  FAN_OUT_PENDING,
+  INLINE_DELIVERIES,
+  newDeliveryId,
+  unexpandedDeliveries,
+} from "../deliveries/enqueue.ts";
 import { matchesEventType } from "../endpoints/patterns.ts";
 import { failpoint } from "../failpoints.ts";
 import { appendCommit, type LedgerCommit, payloadDigest } from "../ledger/append.ts";
@@ -84,8 +91,10 @@ export interface CommitOutcome {
   replayed: boolean;
   result: CommitResult;
   written: WrittenRecord[];
-  /** Deliveries this commit created (0 for a replay). */
+  /** Deliveries this commit created (0 for a replay), inserted or deferred. */
   deliveries: number;
+  /** How many of them were deferred: they become rows as the fan-out is expanded (enqueue.ts). */
+  deferredDeliveries: number;
 }
 
 const SQL = {
@@ -114,8 +123,10 @@ const SQL = {
   eventDeliveries:
     "SELECT id, endpoint_id AS endpointId FROM deliveries WHERE event_id = :eventId ORDER BY id",
   // Events are immutable and never deleted, so the aggregate's last sequence is the largest in
-  // the (aggregate, sequence) index: one seek, no table of counters to write.
-  nextSequence: "SELECT coalesce(max(sequence), 0) + 1 AS sequence FROM events WHERE aggregate = :key",
+  // the (aggregate, sequence) index: one seek, no table of counters to write. Read with it:
+  // whether an earlier fan-out of the aggregate still waits to be expanded (enqueue.ts).
+  nextSequence: `SELECT coalesce(max(sequence), 0) + 1 AS sequence, ${FAN_OUT_PENDING} AS fanOutPending
+    FROM events WHERE aggregate = :key`,
   insertEvent: `INSERT INTO events (id, type, aggregate, sequence, payload, occurred_at, deliver_after,
       deliver_by, commit_id, traceparent, payload_digest)
     VALUES (:id, :type, :aggregate, :sequence, :payload, :now, :deliverAfter, :deliverBy, :commitId, :traceparent,
@@ -148,7 +159,7 @@ export function* idempotentReplay(
     ]);
   }
   const stored = JSON.parse(previous.response) as Pick<CommitOutcome, "result" | "written">;
-  return { replayed: true, ...stored, deliveries: 0 };
+  return { replayed: true, ...stored, deliveries: 0, deferredDeliveries: 0 };
 }
 
 export function* commitOp(input: CommitInput): Op<CommitOutcome> {
@@ -217,7 +228,11 @@ export function* commitOp(input: CommitInput): Op<CommitOutcome> {
         })
       : endpoints.filter((e) => matchesEventType(e.patterns, event.type)).map((e) => e.id);
   const fanOut = input.events.map(targetsOf);
-  checkFanOut(fanOut, input.maxDeliveries);
+  // A fan-out too large to insert now is written compactly and expanded after the commit
+  // (enqueue.ts); so is every event of an aggregate with a fan-out still waiting.
+  const deferAll = checkFanOut(fanOut, input.maxDeliveries) > INLINE_DELIVERIES;
+  const deferredAggregates = new Set<string>();
+  let deferredDeliveries = 0;
   const events: CommitResult["events"] = [];
   // The last sequence given per aggregate in this commit: the next event of the same aggregate
   // follows it without reading again (the remote write path cannot see its own pending writes).
@@ -236,9 +251,10 @@ export function* commitOp(input: CommitInput): Op<CommitOutcome> {
           });
         }
         // The same event again (a client retry without Idempotency-Key): report it, store nothing new.
-        const deliveries = yield* all<{ id: string; endpointId: string }>(SQL.eventDeliveries, {
-          eventId: event.id,
-        });
+        const deliveries = [
+          ...(yield* all<{ id: string; endpointId: string }>(SQL.eventDeliveries, { eventId: event.id })),
+          ...(yield* unexpandedDeliveries(event.id)),
+        ].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
         events.push({
           id: event.id,
           ...eventSummary(event, existing.sequence, existing.deliverBy),
@@ -249,10 +265,15 @@ export function* commitOp(input: CommitInput): Op<CommitOutcome> {
     }
     const id = event.id ?? uuidv7(now);
     const previous = lastSequence.get(event.aggregate);
-    const sequence =
-      previous !== undefined
-        ? previous + 1
-        : ((yield* get<{ sequence: number }>(SQL.nextSequence, { key: event.aggregate }))?.sequence ?? 1);
+    let sequence: number;
+    if (previous !== undefined) sequence = previous + 1;
+    else {
+      const next = yield* get<{ sequence: number; fanOutPending: number }>(SQL.nextSequence, {
+        key: event.aggregate,
+      });
+      sequence = next?.sequence ?? 1;
+      if (deferAll || next?.fanOutPending) deferredAggregates.add(event.aggregate);
+    }
     lastSequence.set(event.aggregate, sequence);
     const digest = payloadDigest(event.payload);
     yield* run(SQL.insertEvent, {
@@ -280,20 +301,23 @@ export function* commitOp(input: CommitInput): Op<CommitOutcome> {
       });
     }
     const targets = fanOut[i] ?? [];
-    const deliveries: { id: string; endpointId: string }[] = [];
-    const availableAt = Math.max(now, event.deliverAfter ?? now);
-    for (const endpointId of targets) {
-      const deliveryId = yield* enqueueDelivery({
-        eventId: id,
-        endpointId,
-        aggregate: event.aggregate,
-        sequence,
-        type: event.type,
-        availableAt,
-        deliverBy: event.deliverBy,
-        now,
-      });
-      deliveries.push({ id: deliveryId, endpointId });
+    const delivery = {
+      eventId: id,
+      aggregate: event.aggregate,
+      sequence,
+      type: event.type,
+      availableAt: Math.max(now, event.deliverAfter ?? now),
+      deliverBy: event.deliverBy,
+      now,
+    };
+    const deliveries = targets.map((endpointId) => ({ id: newDeliveryId(now), endpointId }));
+    if (deliveries.length > 0 && deferredAggregates.has(event.aggregate)) {
+      yield* deferFanOut({ ...delivery, targets: deliveries });
+      deferredDeliveries += deliveries.length;
+    } else {
+      for (const { id: deliveryId, endpointId } of deliveries) {
+        yield* enqueueDelivery({ ...delivery, endpointId }, deliveryId);
+      }
     }
     deliveryCount += deliveries.length;
     events.push({ id, ...eventSummary(event, sequence, event.deliverBy), deliveries });
@@ -311,7 +335,7 @@ export function* commitOp(input: CommitInput): Op<CommitOutcome> {
     });
   }
   yield* appendCommit(ledger);
-  return { replayed: false, result, written, deliveries: deliveryCount };
+  return { replayed: false, result, written, deliveries: deliveryCount, deferredDeliveries };
 }
 
 /**
@@ -319,7 +343,7 @@ export function* commitOp(input: CommitInput): Op<CommitOutcome> {
  * than `max` deliveries is refused (422), so no single transaction holds the writer long
  * enough to stall everyone else's commits (DESIGN Part II Limits).
  */
-function checkFanOut(targets: string[][], max: number): void {
+function checkFanOut(targets: string[][], max: number): number {
   const total = targets.reduce((sum, list) => sum + list.length, 0);
   if (total > max) {
     throw problems.invalid([
@@ -329,6 +353,7 @@ function checkFanOut(targets: string[][], max: number): void {
       },
     ]);
   }
+  return total;
 }
 
 /** The reads commitOp will make, announced together (op.ts `prefetch`). */

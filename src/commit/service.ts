@@ -48,6 +48,8 @@ export interface CommitServiceDeps {
    * endpoints they are for.
    */
   onDeliveries?: (count: number, endpointIds: Set<string>) => void;
+  /** Called after a commit that deferred its fan-out is durable (starts expanding it). */
+  onDeferredFanOut?: () => void;
   /** Called once the commit is durable, before the response is sent (metrics). */
   afterCommit?: (durationMs: number) => void;
   /** The event-type catalog (DESIGN §9); absent = every type accepted unchecked. */
@@ -123,11 +125,13 @@ export class CommitService {
     if (outcome.replayed) return { ...outcome, deprecatedAt: null };
     failpoint("commit.after_commit");
     this.#deps.afterCommit?.(performance.now() - started);
-    if (outcome.deliveries > 0) {
+    if (outcome.deferredDeliveries > 0) this.#deps.onDeferredFanOut?.();
+    // Deferred deliveries wake the dispatcher as they are expanded.
+    if (outcome.deliveries > outcome.deferredDeliveries) {
       const endpointIds = new Set(
         outcome.result.events.flatMap((e) => e.deliveries.map((d) => d.endpointId)),
       );
-      this.#deps.onDeliveries?.(outcome.deliveries, endpointIds);
+      this.#deps.onDeliveries?.(outcome.deliveries - outcome.deferredDeliveries, endpointIds);
     }
     return { ...outcome, deprecatedAt };
   }

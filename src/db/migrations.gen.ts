@@ -138,5 +138,15 @@ export const migrations: EmbeddedMigration[] = [
       "ALTER TABLE `endpoints` ADD `kind` text DEFAULT 'webhook' NOT NULL;",
       "CREATE INDEX `deliveries_endpoint_ready` ON `deliveries` (`endpoint_id`,`next_attempt_at`) WHERE status = 'pending' AND is_head = 1;"
     ]
+  },
+  {
+    "tag": "0011_fan_outs",
+    "when": 1796104548817,
+    "hash": "072b54b522312a7304e0b3a1d157090f30d6f541d65ecd8cd29c4e1e96ccff78",
+    "statements": [
+      "CREATE TABLE `fan_outs` (\n\t`pos` integer PRIMARY KEY NOT NULL,\n\t`event_id` text NOT NULL,\n\t`aggregate` text NOT NULL,\n\t`sequence` integer NOT NULL,\n\t`event_type` text NOT NULL,\n\t`available_at` integer NOT NULL,\n\t`deliver_by` integer NOT NULL,\n\t`created_at` integer NOT NULL,\n\t`targets` text NOT NULL,\n\t`done` integer DEFAULT 0 NOT NULL\n);",
+      "CREATE INDEX `fan_outs_aggregate` ON `fan_outs` (`aggregate`);",
+      "CREATE INDEX `fan_outs_event` ON `fan_outs` (`event_id`);"
+    ]
   }
 ];

@@ -116,6 +116,32 @@ export const deliveries = sqliteTable(
   ],
 );
 
+/**
+ * A commit's fan-out written compactly, waiting to become deliveries (src/deliveries/enqueue.ts):
+ * a commit with more deliveries than it may insert inline stores one row per event here, in its
+ * own transaction, with every delivery's id and endpoint; the rows are expanded into deliveries
+ * in small transactions right after it (oldest first), and deleted when done. `done` counts
+ * the targets already expanded. While an aggregate has a row here, a commit's events of that
+ * aggregate come here too, so expansion never lets a later event overtake an earlier one.
+ */
+export const fanOuts = sqliteTable(
+  "fan_outs",
+  {
+    pos: integer("pos").primaryKey(),
+    eventId: text("event_id").notNull(),
+    aggregate: text("aggregate").notNull(),
+    sequence: integer("sequence").notNull(),
+    eventType: text("event_type").notNull(),
+    availableAt: integer("available_at").notNull(),
+    deliverBy: integer("deliver_by").notNull(),
+    createdAt: integer("created_at").notNull(),
+    // JSON [[deliveryId, endpointId], …] in the order the commit answered them.
+    targets: text("targets").notNull(),
+    done: integer("done").notNull().default(0),
+  },
+  (t) => [index("fan_outs_aggregate").on(t.aggregate), index("fan_outs_event").on(t.eventId)],
+);
+
 export const attempts = sqliteTable(
   "attempts",
   {

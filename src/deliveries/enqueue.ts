@@ -1,10 +1,34 @@
-// Transition: (nothing) → pending. A commit's fan-out inserts one delivery per target endpoint,
-// in the commit's own transaction (DESIGN §1.1), so a delivery exists iff its event does.
-// Invariant kept here: the new row is its queue's head iff the queue has no pending row yet
-// (heads.ts).
-import { type Op, run } from "../db/op.ts";
+// Transition: (nothing) → pending. A commit's fan-out becomes one delivery per target endpoint,
+// in one of two ways, both decided in the commit's own transaction (DESIGN §1.1):
+//   - inline: the deliveries are inserted by the commit (enqueueDelivery), as long as the commit
+//     creates at most INLINE_DELIVERIES of them;
+//   - deferred: a larger fan-out is written compactly by the commit, one fan_outs row per event
+//     listing each delivery's id and endpoint (deferFanOut), and expandFanOuts turns those rows
+//     into deliveries right after, EXPAND_CHUNK at a time, oldest row first, each chunk in its
+//     own small transaction between commit groups (src/commit/fan-out-expander.ts runs it).
+//     10,000 deliveries in one transaction held the single writer for ~300 ms, and every other
+//     commit with it (issue 13); a chunk holds it for a few milliseconds.
+// The delivery ids are chosen by the commit either way, so its answer names every delivery.
+// Nothing is lost on a crash: the fan_outs row commits with the events, and a chunk's inserts
+// commit with the row's progress (`done`) or its deletion; any process expands what is left.
+//
+// Invariants kept here:
+//   - heads (heads.ts): a new row is its queue's head iff the queue has no pending row yet;
+//   - order per aggregate: while an aggregate has a fan_outs row, every later event of that
+//     aggregate is deferred too (FAN_OUT_PENDING, read with the aggregate's next sequence), and
+//     rows expand in commit order, so no delivery of a later event exists before an earlier
+//     event's; the head rule above then holds as if they had been inserted inline;
+//   - a delivery whose endpoint was deleted before its row expanded is dead with
+//     `endpoint_deleted`, as the delete would have made it (dead-letter.ts).
+import { all, exec, get, type Op, run } from "../db/op.ts";
 import { newId } from "../lib/ids.ts";
+import { deadLetterEndpoint } from "./dead-letter.ts";
 import { IS_FIRST_IN_QUEUE } from "./heads.ts";
+
+/** The most deliveries a commit inserts itself; a larger fan-out is deferred (deferFanOut). */
+export const INLINE_DELIVERIES = 1000;
+/** The most deliveries one expansion transaction inserts. */
+export const EXPAND_CHUNK = 500;
 
 export interface NewDelivery {
   eventId: string;
@@ -23,9 +47,116 @@ const INSERT = `INSERT INTO deliveries (id, event_id, endpoint_id, aggregate, se
   VALUES (:id, :eventId, :endpointId, :aggregate, :sequence, :type, 'pending',
     ${IS_FIRST_IN_QUEUE}, :availableAt, :availableAt, :deliverBy, :now)`;
 
+/** A new delivery's id (time-ordered, from the commit's time). */
+export function newDeliveryId(now: number): string {
+  return newId("dlv", now);
+}
+
 /** Inserts a pending delivery; returns its id. */
-export function* enqueueDelivery(delivery: NewDelivery): Op<string> {
-  const id = newId("dlv", delivery.now);
+export function* enqueueDelivery(delivery: NewDelivery, id = newDeliveryId(delivery.now)): Op<string> {
   yield* run(INSERT, { id, ...delivery });
   return id;
+}
+
+/**
+ * SQL for the aggregate's next-sequence read (bound as :key): 1 while the aggregate has a
+ * fan-out waiting to be expanded, when the event must be deferred too.
+ */
+export const FAN_OUT_PENDING = "EXISTS (SELECT 1 FROM fan_outs WHERE aggregate = :key)";
+
+/** One event's fan-out, to be expanded after its commit. */
+export interface DeferredFanOut extends Omit<NewDelivery, "endpointId"> {
+  targets: { id: string; endpointId: string }[];
+}
+
+/** Writes an event's fan-out compactly (one row), in the commit's transaction. */
+export function* deferFanOut(fanOut: DeferredFanOut): Op<void> {
+  yield* exec(
+    `INSERT INTO fan_outs (event_id, aggregate, sequence, event_type, available_at, deliver_by, created_at, targets)
+     VALUES (:eventId, :aggregate, :sequence, :type, :availableAt, :deliverBy, :now, :targets)`,
+    {
+      eventId: fanOut.eventId,
+      aggregate: fanOut.aggregate,
+      sequence: fanOut.sequence,
+      type: fanOut.type,
+      availableAt: fanOut.availableAt,
+      deliverBy: fanOut.deliverBy,
+      now: fanOut.now,
+      targets: JSON.stringify(fanOut.targets.map((t) => [t.id, t.endpointId])),
+    },
+  );
+}
+
+/**
+ * The deliveries of an event not yet expanded (an event-id retry answers with every delivery
+ * its commit named, expanded or not).
+ */
+export function* unexpandedDeliveries(eventId: string): Op<{ id: string; endpointId: string }[]> {
+  return yield* all<{ id: string; endpointId: string }>(
+    `SELECT t.value ->> '$[0]' AS id, t.value ->> '$[1]' AS endpointId
+     FROM fan_outs f, json_each(f.targets) t WHERE f.event_id = :eventId AND t.key >= f.done`,
+    { eventId },
+  );
+}
+
+interface FanOutRow extends Omit<NewDelivery, "endpointId"> {
+  pos: number;
+  targets: string;
+  done: number;
+}
+
+/** What one expansion inserted. */
+export interface Expanded {
+  deliveries: number;
+  endpointIds: Set<string>;
+  /** Whether fan-outs are left to expand. */
+  more: boolean;
+}
+
+/**
+ * Expands the oldest deferred fan-outs into at most `max` deliveries (one transaction): from the
+ * oldest fan_outs row on, each row's next targets, recording progress or deleting the finished
+ * row. `now` is when a delivery to a meanwhile deleted endpoint is dead-lettered.
+ */
+export function* expandFanOuts(max: number, now: number): Op<Expanded> {
+  const expanded: Expanded = { deliveries: 0, endpointIds: new Set(), more: false };
+  let after = 0;
+  while (expanded.deliveries < max) {
+    const row = yield* get<FanOutRow>(
+      `SELECT pos, event_id AS eventId, aggregate, sequence, event_type AS type, available_at AS availableAt,
+         deliver_by AS deliverBy, created_at AS now, targets, done
+       FROM fan_outs WHERE pos > :after ORDER BY pos LIMIT 1`,
+      { after },
+    );
+    if (!row) return expanded;
+    after = row.pos;
+    const targets = JSON.parse(row.targets) as [string, string][];
+    const end = Math.min(targets.length, row.done + max - expanded.deliveries);
+    const { pos: _pos, targets: _targets, done: _done, ...event } = row;
+    const endpoints = new Set<string>();
+    for (const [id, endpointId] of targets.slice(row.done, end)) {
+      yield* enqueueDelivery({ ...event, endpointId }, id);
+      endpoints.add(endpointId);
+    }
+    const gone = yield* all<{ id: string }>(
+      "SELECT value AS id FROM json_each(:ids) WHERE value NOT IN (SELECT id FROM endpoints)",
+      { ids: JSON.stringify([...endpoints]) },
+    );
+    for (const { id } of gone) {
+      yield* deadLetterEndpoint(id, now);
+      endpoints.delete(id);
+    }
+    if (end === targets.length) yield* exec("DELETE FROM fan_outs WHERE pos = :pos", { pos: row.pos });
+    else yield* exec("UPDATE fan_outs SET done = :end WHERE pos = :pos", { end, pos: row.pos });
+    expanded.deliveries += end - row.done;
+    for (const id of endpoints) expanded.endpointIds.add(id);
+  }
+  // Finished rows are gone: any row left is more to do.
+  expanded.more = yield* fanOutsPending();
+  return expanded;
+}
+
+/** Whether any deferred fan-out waits to be expanded (after a crash, or another process's). */
+export function* fanOutsPending(): Op<boolean> {
+  return (yield* get("SELECT 1 FROM fan_outs LIMIT 1")) !== undefined;
 }
