@@ -6,6 +6,11 @@
 //   const event = await verifyWebhook({ headers: req.headers, body: rawBody }, SECRET);
 //   const { result } = await applyOnce(event, store, (event, tx) => save(tx, event.data));
 //   return Response.json({ result }); // 2xx for "duplicate" and "stale" too, or outboxd retries
+//
+// Or, with no public URL at all, fetch the same events from a pull endpoint (DESIGN §12):
+//
+//   await consume({ url: OUTBOXD_URL, token: CONSUME_TOKEN, endpoint: "ep_…", store,
+//     apply: (event, tx) => save(tx, event.data) });
 
 /**
  * The event in a delivery's body. `id` is also the webhook-id header, the same on every retry;
@@ -265,3 +270,118 @@ export const INBOX_SQL = {
       WHERE excluded.sequence > outboxd_inbox.sequence`,
   },
 } as const;
+
+/** Options of consume(). */
+export interface ConsumeOptions<Tx> {
+  /** outboxd's base URL, e.g. "https://outboxd.example.com". */
+  url: string;
+  /** A token with the `consume` scope. */
+  token: string;
+  /** The pull endpoint's id (ep_…). */
+  endpoint: string;
+  store: InboxStore<Tx>;
+  /** Your change, as for applyOnce; if it throws, the delivery is nacked and comes again later. */
+  apply: (event: OutboxEvent, tx: Tx) => unknown;
+  /** Deliveries per poll, 1-500 (100). */
+  max?: number;
+  /** How long a poll waits for work, up to "60s" ("20s"). */
+  wait?: string;
+  /** How long each delivery is leased to this consumer, "1s" to "15m" ("60s"). */
+  lease?: string;
+  /** Abort to stop: the batch in hand is finished and answered first. */
+  signal?: AbortSignal;
+  /** Each delivery's outcome, or an error that consume() recovers from by itself (it retries). */
+  onResult?: (event: OutboxEvent, result: ApplyResult) => void;
+  onError?: (error: unknown) => void;
+  /** The fetch to use (a proxy, a test); globalThis.fetch by default. */
+  fetch?: typeof fetch;
+}
+
+/** A refusal from outboxd that no retry can fix (a wrong token, endpoint or option). */
+export class ConsumeError extends Error {
+  readonly status: number;
+  constructor(status: number, message: string) {
+    super(message);
+    this.name = "ConsumeError";
+    this.status = status;
+  }
+}
+
+interface Pulled {
+  deliveryId: string;
+  leaseToken: string;
+  event: OutboxEvent;
+}
+
+/**
+ * Polls a pull endpoint, applies each event with applyOnce, and acks it (nacks it if `apply`
+ * threw), until `signal` aborts. Events arrive in order per aggregate and at most one per
+ * aggregate at a time; a duplicate (a lease that ran out after you applied) is recognised by the
+ * store and acked without applying. Network errors and 5xx are retried with backoff; a 4xx
+ * throws a ConsumeError. Trust comes from HTTPS and the token: pulled events are not signed.
+ */
+export async function consume<Tx>(options: ConsumeOptions<Tx>): Promise<void> {
+  const call = options.fetch ?? fetch;
+  const base = `${options.url.replace(/\/+$/, "")}/v1/endpoints/${encodeURIComponent(options.endpoint)}`;
+  const poll = { max: options.max ?? 100, wait: options.wait ?? "20s", lease: options.lease ?? "60s" };
+  let pause = 0;
+  while (!options.signal?.aborted) {
+    let batch: Pulled[];
+    try {
+      batch = (await postJson(call, `${base}/poll`, options.token, poll, options.signal)).data ?? [];
+      pause = 0;
+    } catch (error) {
+      if (options.signal?.aborted) return;
+      if (error instanceof ConsumeError) throw error;
+      options.onError?.(error);
+      // Back off from 1 s to 30 s while outboxd is unreachable.
+      pause = Math.min(30_000, Math.max(1_000, pause * 2));
+      await new Promise((resolve) => setTimeout(resolve, pause));
+      continue;
+    }
+    const acks: { deliveryId: string; leaseToken: string }[] = [];
+    const nacks: { deliveryId: string; leaseToken: string }[] = [];
+    for (const { deliveryId, leaseToken, event } of batch) {
+      try {
+        const result = await applyOnce(event, options.store, options.apply);
+        acks.push({ deliveryId, leaseToken });
+        options.onResult?.(event, result);
+      } catch (error) {
+        nacks.push({ deliveryId, leaseToken });
+        options.onError?.(error);
+      }
+    }
+    if (batch.length === 0) continue;
+    try {
+      await postJson(call, `${base}/ack`, options.token, { acks, nacks }, undefined);
+    } catch (error) {
+      if (error instanceof ConsumeError) throw error;
+      // The leases run out and the events come again; applyOnce turns them into duplicates.
+      options.onError?.(error);
+    }
+  }
+}
+
+/** POSTs JSON to outboxd and returns the answer; a 4xx other than 429 throws a ConsumeError. */
+async function postJson(
+  call: typeof fetch,
+  url: string,
+  token: string,
+  body: unknown,
+  signal: AbortSignal | undefined,
+): Promise<{ data?: Pulled[] }> {
+  const response = await call(url, {
+    method: "POST",
+    headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+    body: JSON.stringify(body),
+    signal,
+  });
+  const text = await response.text();
+  if (response.ok) return JSON.parse(text);
+  const message = `outboxd answered ${response.status} to ${url}: ${text.slice(0, 500)}`;
+  // 429 and 5xx pass; other 4xx are this consumer's configuration.
+  if (response.status >= 400 && response.status < 500 && response.status !== 429) {
+    throw new ConsumeError(response.status, message);
+  }
+  throw new Error(message);
+}
