@@ -62,4 +62,8 @@ test("npm start serves, and every Try it command works as printed", async () => 
   expect(answers[2].records[0].version).toBe(2);
   expect(answers[3].secret).toStartWith("whsec_");
   expect(answers[4]).toHaveProperty("pending");
+  // A pull endpoint: the commit, the poll that leased its event, the ack.
+  expect(answers[5].events[0]).toMatchObject({ type: "return.received", aggregate: "returns/r-125" });
+  expect(answers[6].data.map((d: { event: { type: string } }) => d.event.type)).toEqual(["return.received"]);
+  expect(answers[7]).toEqual({ acked: 1, nacked: 0, stale: [] });
 });
