@@ -13,7 +13,7 @@ import {
 } from "../deliveries/enqueue.ts";
 import { matchesEventType } from "../endpoints/patterns.ts";
 import { failpoint } from "../failpoints.ts";
-import { appendCommit, type LedgerCommit, payloadDigest } from "../ledger/append.ts";
+import { appendCommit, type LedgerCommit, ledgerReads, payloadDigest } from "../ledger/append.ts";
 import { canonicalJson } from "../lib/canonical-json.ts";
 import { IDEMPOTENCY_TTL_MS } from "../lib/idempotency.ts";
 import { newId, uuidv7 } from "../lib/ids.ts";
@@ -377,6 +377,7 @@ function commitReads(input: CommitInput): Statement[] {
   for (const aggregate of new Set(input.events.map((event) => event.aggregate))) {
     reads.push({ sql: SQL.nextSequence, args: { key: aggregate }, kind: "get" });
   }
+  reads.push(...ledgerReads());
   return reads;
 }
 

@@ -38,7 +38,29 @@ export interface Prefetch {
   statements: Statement[];
 }
 
-export type Step = Statement | Prefetch;
+/** An entry of the ledger's hash chain (DESIGN §13): its position and hash. */
+export interface Link {
+  seq: number;
+  hash: string;
+}
+
+/**
+ * An operation's entry in the ledger's hash chain, placed by whoever runs the group it is in:
+ * the chain's head is read once per group (`head`, a `get` answering `{seq, hash}` or nothing),
+ * and each entry's row is built on the one written before it (`append`), in the order the rows
+ * are written. The writer (writer.ts) does that in its transaction, the remote write path
+ * (remote-writer.ts) when it builds the group's write batch, and a lone operation reads the head
+ * itself (`chainAlone`). The operation is answered with nothing and must not depend on where its
+ * entry went: the remote path places it only after the operation has run.
+ */
+export interface ChainStep {
+  kind: "chain";
+  head: Statement;
+  /** The entry's row on top of `previous` (undefined: the chain is empty). May throw. */
+  append(previous: Link | undefined): { link: Link; statement: Statement };
+}
+
+export type Step = Statement | Prefetch | ChainStep;
 
 export type Op<T> = Generator<Step, T, unknown>;
 
@@ -53,15 +75,23 @@ export function* allBatchShared<R = Row>(table: string, sql: string, args: Args 
   return (yield { sql, args, kind: "all", batchShared: { table } }) as R[];
 }
 
+/** writesTable's pattern per table, compiled once (it runs after every statement of a group). */
+const writePatterns = new Map<string, RegExp>();
+
 /**
  * Whether `sql` may write `table` (INSERT INTO, UPDATE, DELETE FROM, REPLACE INTO it, anywhere
  * in the statement, so a CTE before the UPDATE counts too). Errs on the side of yes.
  */
 export function writesTable(sql: string, table: string): boolean {
-  return new RegExp(
-    `\\b(?:INSERT(?:\\s+OR\\s+\\w+)?\\s+INTO|REPLACE\\s+INTO|UPDATE(?:\\s+OR\\s+\\w+)?|DELETE\\s+FROM)\\s+["\\x60\\[]?${table}\\b`,
-    "i",
-  ).test(sql);
+  let pattern = writePatterns.get(table);
+  if (!pattern) {
+    pattern = new RegExp(
+      `\\b(?:INSERT(?:\\s+OR\\s+\\w+)?\\s+INTO|REPLACE\\s+INTO|UPDATE(?:\\s+OR\\s+\\w+)?|DELETE\\s+FROM)\\s+["\\x60\\[]?${table}\\b`,
+      "i",
+    );
+    writePatterns.set(table, pattern);
+  }
+  return pattern.test(sql);
 }
 
 export function* get<R = Row>(sql: string, args: Args = {}): Op<R | undefined> {
@@ -87,6 +117,17 @@ export function* updateOrInsert(update: string, insert: string, args: Args): Op<
   if (changed === 0) yield* run(insert, args);
 }
 
+/** Appends to the ledger's chain (see ChainStep). */
+export function* chain(step: Omit<ChainStep, "kind">): Op<void> {
+  yield { kind: "chain", ...step };
+}
+
+/** A chain step run on its own: the head read, then the row on top of it. */
+export function* chainAlone(step: ChainStep): Op<void> {
+  const head = yield* get<Link>(step.head.sql, step.head.args);
+  yield step.append(head).statement;
+}
+
 /** Announces reads (see Prefetch); a no-op on local files. */
 export function* prefetch(statements: Statement[]): Op<void> {
   if (statements.length > 0) yield { kind: "prefetch", statements };
@@ -106,7 +147,15 @@ export async function runOp<T>(op: Op<T>, execute: Execute): Promise<T> {
     let outcome: Outcome;
     try {
       const statement = step.value;
-      outcome = { ok: true, value: statement.kind === "prefetch" ? undefined : await execute(statement) };
+      outcome = {
+        ok: true,
+        value:
+          statement.kind === "prefetch"
+            ? undefined
+            : statement.kind === "chain"
+              ? await runOp(chainAlone(statement), execute)
+              : await execute(statement),
+      };
     } catch (error) {
       outcome = { ok: false, error };
     }
@@ -122,7 +171,15 @@ export function runOpSync<T>(op: Op<T>, execute: Execute): T {
     let outcome: Outcome;
     try {
       const statement = step.value;
-      outcome = { ok: true, value: statement.kind === "prefetch" ? undefined : execute(statement) };
+      outcome = {
+        ok: true,
+        value:
+          statement.kind === "prefetch"
+            ? undefined
+            : statement.kind === "chain"
+              ? runOpSync(chainAlone(statement), execute)
+              : execute(statement),
+      };
     } catch (error) {
       outcome = { ok: false, error };
     }

@@ -28,7 +28,7 @@
 import type { InStatement, ResultSet } from "@libsql/client";
 import { problems } from "../lib/problem.ts";
 import type { GroupedOp } from "./driver.ts";
-import type { Op, Outcome, Row, Statement, Step } from "./op.ts";
+import type { ChainStep, Link, Op, Outcome, Row, Statement, Step } from "./op.ts";
 
 /** What the remote path needs from a connection (client-driver.ts). */
 export interface GroupConnection {
@@ -54,7 +54,9 @@ interface Read {
 }
 
 interface Write {
-  statement: Statement;
+  /** The statement, or null for a ledger entry, whose row is built when the batch is (#commit). */
+  statement: Statement | null;
+  chain: ChainStep | null;
   /** The row count the operation was told, or null when certain (no guard). */
   guess: number | null;
 }
@@ -234,6 +236,20 @@ export class RemoteWriter {
       if (statement.kind === "prefetch") return { kind: "prefetch", statements: statement.statements };
       const insertAfter = task.insertAfter;
       task.insertAfter = -1;
+      if (statement.kind === "chain") {
+        // A ledger entry: its place in the chain is decided when the write batch is built, on the
+        // head the group read with its other reads (announced by the operation), guarded there.
+        const key = statementKey(statement.head);
+        if (!statement.head.batchShared || !sharedAnswers.has(key)) {
+          // Not announced: the general path reads the head itself.
+          task.alone = true;
+          return null;
+        }
+        task.shared.add(key);
+        task.writes.push({ statement: null, chain: statement, guess: null });
+        resume(task, undefined);
+        continue;
+      }
       if (isRead(statement)) {
         const key = statementKey(statement);
         if (statement.batchShared) {
@@ -257,14 +273,14 @@ export class RemoteWriter {
       if (statement.kind === "run" && statement.orInsert) {
         // updateOrInsert: told "no row", the operation asks for its INSERT, which the batch
         // then runs only if the UPDATE really changed nothing.
-        task.writes.push({ statement, guess: null });
+        task.writes.push({ statement, chain: null, guess: null });
         task.insertAfter = task.writes.length;
         resume(task, 0);
         continue;
       }
       if (statement.kind === "run") {
         if (insertAfter === task.writes.length) {
-          task.writes.push({ statement: onlyIfNothingChanged(statement), guess: null });
+          task.writes.push({ statement: onlyIfNothingChanged(statement), chain: null, guess: null });
           resume(task, 1);
           continue;
         }
@@ -272,7 +288,7 @@ export class RemoteWriter {
           statement.blind || certainlyOneRow(statement.sql)
             ? null
             : (task.counts.get(task.writes.length) ?? this.#counts.get(statement.sql) ?? 1);
-        task.writes.push({ statement, guess });
+        task.writes.push({ statement, chain: null, guess });
         resume(task, guess ?? 1);
         continue;
       }
@@ -291,9 +307,11 @@ export class RemoteWriter {
     sharedAnswers: Map<string, unknown>,
   ): Promise<void> {
     // An operation that threw (a version conflict, decided from its reads) writes nothing.
-    const batchTasks = tasks.filter(
+    let batchTasks = tasks.filter(
       (task) => !(task.outcome && !task.outcome.ok) && (task.writes.length > 0 || task.final !== null),
     );
+    const entries = placeChainEntries(batchTasks, sharedAnswers);
+    batchTasks = batchTasks.filter((task) => !(task.outcome && !task.outcome.ok));
     if (batchTasks.length === 0) return;
     // What each statement of the batch is, to tell a failed guard from a failed write.
     const roles: { task: Task | null; role: "guard" | "count" | "write" | "final"; write?: Write }[] = [];
@@ -314,7 +332,8 @@ export class RemoteWriter {
         for (const guard of readGuards(read.statement, read.answer)) push(guard, { task, role: "guard" });
       }
       for (const write of task.writes) {
-        push({ sql: write.statement.sql, args: write.statement.args }, { task, role: "write", write });
+        const statement = write.statement ?? (entries.get(write) as Statement);
+        push({ sql: statement.sql, args: statement.args }, { task, role: "write", write });
         if (write.guess !== null) {
           push(
             { sql: `${GUARD} changes() IS NOT :__count`, args: { __count: write.guess } },
@@ -374,7 +393,7 @@ export class RemoteWriter {
       return;
     }
     roles.forEach((role, i) => {
-      if (role.role === "write" && role.write?.guess !== null && role.write) {
+      if (role.role === "write" && role.write?.guess !== null && role.write?.statement) {
         this.#counts.set(role.write.statement.sql, (results[i] as ResultSet).rowsAffected);
       }
     });
@@ -397,6 +416,45 @@ export class RemoteWriter {
     } catch (error) {
       return { ok: false, error };
     }
+  }
+}
+
+/**
+ * The rows of the group's ledger entries, in batch order, each built on the one before it from
+ * the head the group read (DESIGN §13: the chain follows the order commits are written). A task
+ * whose entry cannot be built fails alone (its outcome is set); the others are placed without it.
+ */
+function placeChainEntries(tasks: Task[], sharedAnswers: Map<string, unknown>): Map<Write, Statement> {
+  for (;;) {
+    const entries = new Map<Write, Statement>();
+    let head: Link | undefined;
+    let known = false;
+    let failed = false;
+    for (const task of tasks) {
+      if (task.outcome && !task.outcome.ok) continue;
+      try {
+        let at = head;
+        const rows = new Map<Write, Statement>();
+        for (const write of task.writes) {
+          if (!write.chain) continue;
+          if (!known) {
+            at = head = sharedAnswers.get(statementKey(write.chain.head)) as Link | undefined;
+            known = true;
+          }
+          const { link, statement } = write.chain.append(at);
+          rows.set(write, statement);
+          at = link;
+        }
+        for (const [write, statement] of rows) entries.set(write, statement);
+        head = at;
+      } catch (error) {
+        task.outcome = { ok: false, error };
+        failed = true;
+        break;
+      }
+    }
+    // Entries built on a failed task's would leave a gap: build them again without it.
+    if (!failed) return entries;
   }
 }
 

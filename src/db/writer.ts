@@ -4,6 +4,7 @@
 // operation's failure rolls back only its own work. A caller's promise settles only after
 // the COMMIT that made its work durable (or failed).
 import type { Driver } from "./driver.ts";
+import { GroupChain } from "./group-chain.ts";
 import { type Op, type Outcome, run, type Statement, writesTable } from "./op.ts";
 
 interface Queued {
@@ -133,8 +134,10 @@ function settle(batch: Queued[], outcomes: Outcome[]): void {
 function* batchOp(batch: Queued[]): Op<Outcome[]> {
   const outcomes: Outcome[] = [];
   const shared = new SharedReads();
+  const chain = new GroupChain();
   for (const item of batch) {
     let savepoint = false;
+    const chainMark = chain.mark();
     try {
       let step = item.op.next();
       while (!step.done) {
@@ -147,6 +150,17 @@ function* batchOp(batch: Queued[]): Op<Outcome[]> {
         if (!savepoint) {
           yield* run("SAVEPOINT op");
           savepoint = true;
+        }
+        if (statement.kind === "chain") {
+          // The ledger's entry, placed on the group's chain (group-chain.ts).
+          try {
+            yield* chain.append(statement);
+          } catch (error) {
+            step = item.op.throw(error);
+            continue;
+          }
+          step = item.op.next();
+          continue;
         }
         let result: unknown;
         try {
@@ -164,6 +178,7 @@ function* batchOp(batch: Queued[]): Op<Outcome[]> {
       outcomes.push({ ok: true, value: step.value });
     } catch (error) {
       if (savepoint) yield* run("ROLLBACK TO op");
+      chain.restore(chainMark);
       // A shared answer read after this operation's own (now undone) writes would be wrong.
       shared.clear();
       outcomes.push({ ok: false, error });

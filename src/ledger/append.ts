@@ -1,16 +1,18 @@
 // The ledger's part of a commit (DESIGN §13), called by the commit operation as its last step,
 // inside the same write transaction and savepoint: the record versions, and the commit row with
-// the next seq and its hash. Each operation of a group commit reads the head afresh, so the
-// chain follows the order the Writer applies them in; an operation that fails is rolled back to
-// its savepoint with its commit row, so the next one takes the same seq: no gaps.
-import { get, type Op, run } from "../db/op.ts";
+// the next seq and its hash. The row is a chain step (op.ts): whoever runs the group reads the
+// chain's head once and places each commit's row on the one before, in the order they are
+// written (group-chain.ts on a local file, remote-writer.ts on a remote database); an operation
+// that fails is rolled back with its row, so the next one takes the same seq: no gaps.
+import { chain, type Link, type Op, run, type Statement } from "../db/op.ts";
 import { type ChainCommit, type ChainEvent, chainHash, digestOf, ZERO_HASH } from "./chain.ts";
 
 /**
- * Bench only (bench/scenarios/ledger.ts), not a setting: runs commits without the ledger's
- * statements, to measure what the ledger costs. A database written this way does not verify.
+ * Bench only (bench/scenarios/ledger.ts, ledger-cpu.ts), not a setting: runs commits without the
+ * ledger's statements, to measure what the ledger costs. A database written this way does not
+ * verify. ledger-cpu.ts flips it between blocks of commits in one process.
  */
-const OFF = process.env.OUTBOXD_BENCH_WITHOUT_LEDGER === "1";
+export const ledgerBenchSwitch = { off: process.env.OUTBOXD_BENCH_WITHOUT_LEDGER === "1" };
 
 export interface LedgerCommit {
   commitId: string;
@@ -27,15 +29,28 @@ export interface LedgerCommit {
 
 const SQL = {
   head: "SELECT seq, hash FROM commits WHERE seq = (SELECT max(seq) FROM commits)",
+  // No ON CONFLICT: a seq someone else took (another machine that chained first) fails the row.
   insertVersion: `INSERT INTO record_versions (collection, id, version, data, deleted, data_digest, commit_id, at)
     VALUES (:collection, :id, :version, :data, :deleted, :dataDigest, :commitId, :at)`,
   insertCommit: `INSERT INTO commits (id, token_id, created_at, seq, hash, token_name, proposal_id, record_count, event_count)
     VALUES (:id, :tokenId, :at, :seq, :hash, :tokenName, :proposalId, :recordCount, :eventCount)`,
 };
 
+/** The chain's head: shared by the operations of a group (remote-writer.ts reads it once per group). */
+const chainHeadRead: Statement = { sql: SQL.head, args: {}, kind: "get", batchShared: { table: "commits" } };
+
+/**
+ * The reads the ledger's part of a commit makes, for the commit operation to announce with its
+ * own (op.ts `prefetch`): on the remote write path the head is then read in the group's one read
+ * request, not in a round of its own.
+ */
+export function ledgerReads(): Statement[] {
+  return ledgerBenchSwitch.off ? [] : [chainHeadRead];
+}
+
 /** The digest an event's payload is stored and chained with (null on the bench's ledger-less runs). */
 export function payloadDigest(payload: string): string | null {
-  return OFF ? null : digestOf(payload);
+  return ledgerBenchSwitch.off ? null : digestOf(payload);
 }
 
 export function* appendCommit(commit: LedgerCommit): Op<void> {
@@ -48,14 +63,10 @@ export function* appendCommit(commit: LedgerCommit): Op<void> {
     recordCount: commit.records.length,
     eventCount: commit.events.length,
   };
-  if (OFF) {
+  if (ledgerBenchSwitch.off) {
     yield* run(SQL.insertCommit, { ...row, seq: null, hash: null });
     return;
   }
-  // No head yet: the first commit of a new database (seq 0, previous hash 64 zeros).
-  const head = (yield* get<{ seq: number; hash: string | null }>(SQL.head)) ?? { seq: -1, hash: ZERO_HASH };
-  // Only a genesis commit the migration wrote and nobody sealed yet lacks its hash.
-  if (head.hash === null) throw new Error("the ledger's genesis commit is not sealed: run `outboxd migrate`");
   const records = commit.records.map((r) => ({
     collection: r.collection,
     id: r.id,
@@ -75,15 +86,29 @@ export function* appendCommit(commit: LedgerCommit): Op<void> {
       at: commit.at,
     });
   }
-  const seq = head.seq + 1;
-  const chained: ChainCommit = {
-    seq,
-    commitId: commit.commitId,
-    tokenId: commit.tokenId,
-    proposalId: commit.proposalId,
-    at: commit.at,
-    records,
-    events: commit.events,
-  };
-  yield* run(SQL.insertCommit, { ...row, seq, hash: chainHash(head.hash, chained) });
+  yield* chain({
+    head: chainHeadRead,
+    append(previous: Link | undefined) {
+      // No head yet: the first commit of a new database (seq 0, previous hash 64 zeros).
+      const head = previous ?? { seq: -1, hash: ZERO_HASH };
+      // Only a genesis commit the migration wrote and nobody sealed yet lacks its hash.
+      if (typeof head.hash !== "string")
+        throw new Error("the ledger's genesis commit is not sealed: run `outboxd migrate`");
+      const seq = head.seq + 1;
+      const chained: ChainCommit = {
+        seq,
+        commitId: commit.commitId,
+        tokenId: commit.tokenId,
+        proposalId: commit.proposalId,
+        at: commit.at,
+        records,
+        events: commit.events,
+      };
+      const hash = chainHash(head.hash, chained);
+      return {
+        link: { seq, hash },
+        statement: { sql: SQL.insertCommit, args: { ...row, seq, hash }, kind: "run" },
+      };
+    },
+  });
 }

@@ -48,30 +48,33 @@ function byKey(a: ChainRecord, b: ChainRecord): number {
   return a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
 }
 
-/** The content whose JCS is hashed, exactly as DESIGN §13 lists it (nulls explicit). */
+/**
+ * The content whose JCS is hashed, exactly as DESIGN §13 lists it (nulls explicit). Keys are
+ * written in JCS order, so canonicalJson takes its fast path (JSON.stringify) on it.
+ */
 export function chainContent(commit: ChainCommit) {
   return {
-    seq: commit.seq,
-    commitId: commit.commitId,
-    tokenId: commit.tokenId,
-    proposalId: commit.proposalId,
     at: iso(commit.at),
-    records: [...commit.records].sort(byKey).map((r) => ({
-      collection: r.collection,
-      id: r.id,
-      version: r.version,
-      deleted: r.deleted,
-      dataDigest: r.dataDigest,
-    })),
+    commitId: commit.commitId,
     events: commit.events.map((e) => ({
-      id: e.id,
-      type: e.type,
       aggregate: e.aggregate,
-      sequence: e.sequence,
-      payloadDigest: e.payloadDigest,
       deliverAfter: iso(e.deliverAfter),
       deliverBy: iso(e.deliverBy),
+      id: e.id,
+      payloadDigest: e.payloadDigest,
+      sequence: e.sequence,
+      type: e.type,
     })),
+    proposalId: commit.proposalId,
+    records: [...commit.records].sort(byKey).map((r) => ({
+      collection: r.collection,
+      dataDigest: r.dataDigest,
+      deleted: r.deleted,
+      id: r.id,
+      version: r.version,
+    })),
+    seq: commit.seq,
+    tokenId: commit.tokenId,
   };
 }
 

@@ -39,3 +39,23 @@ test("numbers follow ECMAScript's Number-to-String", () => {
   );
   expect(() => canonicalJson(Number.NaN)).toThrow();
 });
+
+test("a document already in key order and the same document in any other order give the same text", () => {
+  const sorted = {
+    a: [1, { b: null, c: "x\u2028y", d: [true, false, 1.5e-9] }, []],
+    b: { "": 0, "\u00e9": "é", "\ud83d\ude00": { x: -0 } },
+    c: undefined,
+    z: "\u0000\u001f",
+  };
+  const shuffled = {
+    z: sorted.z,
+    b: { "\ud83d\ude00": { x: -0 }, "\u00e9": "é", "": 0 },
+    c: undefined,
+    a: [1, { d: [true, false, 1.5e-9], c: "x\u2028y", b: null }, []],
+  };
+  const expected =
+    '{"a":[1,{"b":null,"c":"x\u2028y","d":[true,false,1.5e-9]},[]],"b":{"":0,"é":"é","😀":{"x":0}},"z":"\\u0000\\u001f"}';
+  expect(canonicalJson(sorted)).toBe(expected);
+  expect(canonicalJson(shuffled)).toBe(expected);
+  expect(() => canonicalJson({ a: Number.POSITIVE_INFINITY })).toThrow();
+});

@@ -1,0 +1,117 @@
+// Scenario: the ledger's CPU cost per commit, measured so that a shared, busy machine weighs on
+// both sides alike. One process commits through the app's own fetch handler (no sockets, no load
+// generator sharing the cores), `connections` requests in flight, and switches the ledger's
+// statements off and on (the bench-only switch of src/ledger/append.ts) between blocks of
+// commits: A, B, A, B... each block's CPU time (user + system, every thread of the process) per
+// commit is one sample; the medians are compared.
+//   bun bench/scenarios/ledger-cpu.ts [--quick] [--blocks N] [--commits N]
+import { rmSync } from "node:fs";
+import { join } from "node:path";
+import { createOutboxd } from "../../src/app.ts";
+import { loadConfig } from "../../src/config.ts";
+import { ledgerBenchSwitch } from "../../src/ledger/append.ts";
+import { median, tempDir } from "../lib.ts";
+import { COMMIT_BODY } from "./commit.ts";
+
+export interface LedgerCpuRow {
+  /** Commits per block. */
+  commits: number;
+  connections: number;
+  /** CPU microseconds per commit of each block, with the ledger and without its statements. */
+  withLedgerUs: number[];
+  withoutLedgerUs: number[];
+  /** Commits/s the CPU allows with the ledger, relative to without: withoutLedger / withLedger (medians). */
+  ratio: number;
+}
+
+const TOKEN = "bench-ledger-cpu-token";
+
+export async function ledgerCpuScenario(options: {
+  blocks: number;
+  commits: number;
+  connections: number;
+}): Promise<LedgerCpuRow> {
+  const dir = tempDir("outboxd-bench-ledger-cpu-");
+  const outboxd = await createOutboxd(
+    loadConfig({
+      OUTBOXD_DATABASE_URL: `file:${join(dir, "outboxd.db")}`,
+      OUTBOXD_ADMIN_TOKEN: TOKEN,
+      OUTBOXD_LOG_LEVEL: "error",
+      OUTBOXD_RATE_LIMIT: "0",
+    }),
+    { dispatch: false },
+  );
+  let next = 0;
+  const commit = async () => {
+    const body = COMMIT_BODY.replaceAll("[<id>]", String(next++));
+    const response = await outboxd.http.fetch(
+      new Request("http://outboxd/v1/commits", {
+        method: "POST",
+        headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" },
+        body,
+      }),
+    );
+    if (response.status !== 201)
+      throw new Error(`commit answered ${response.status}: ${await response.text()}`);
+    await response.arrayBuffer();
+  };
+  const block = async (count: number) => {
+    const each = Math.ceil(count / options.connections);
+    const before = process.cpuUsage();
+    await Promise.all(
+      Array.from({ length: options.connections }, async () => {
+        for (let i = 0; i < each; i++) await commit();
+      }),
+    );
+    const used = process.cpuUsage(before);
+    return (used.user + used.system) / (each * options.connections);
+  };
+  const withLedgerUs: number[] = [];
+  const withoutLedgerUs: number[] = [];
+  try {
+    // Warm-up of both: JIT, prepared statements, page cache.
+    for (const off of [true, false]) {
+      ledgerBenchSwitch.off = off;
+      await block(1000);
+    }
+    for (let i = 0; i < options.blocks; i++) {
+      // Alternate which goes first, so a drift in the machine's load favours neither.
+      for (const off of i % 2 === 0 ? [false, true] : [true, false]) {
+        ledgerBenchSwitch.off = off;
+        const us = Number((await block(options.commits)).toFixed(1));
+        (off ? withoutLedgerUs : withLedgerUs).push(us);
+      }
+    }
+  } finally {
+    ledgerBenchSwitch.off = false;
+    await outboxd.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+  const row: LedgerCpuRow = {
+    commits: options.commits,
+    connections: options.connections,
+    withLedgerUs,
+    withoutLedgerUs,
+    ratio: Number((median(withoutLedgerUs) / median(withLedgerUs)).toFixed(3)),
+  };
+  console.error(
+    `ledger CPU per commit (blocks of ${options.commits}): with ${median(withLedgerUs)} µs, without ` +
+      `${median(withoutLedgerUs)} µs (medians of ${options.blocks}); commits/s the CPU allows, with / without: ${row.ratio}`,
+  );
+  return row;
+}
+
+if (import.meta.main) {
+  const args = process.argv.slice(2);
+  const option = (name: string, fallback: number) => {
+    const at = args.indexOf(name);
+    return at >= 0 ? Number(args[at + 1]) : fallback;
+  };
+  const quick = args.includes("--quick");
+  const row = await ledgerCpuScenario({
+    blocks: option("--blocks", quick ? 6 : 20),
+    commits: option("--commits", quick ? 1000 : 2000),
+    connections: 64,
+  });
+  console.log(JSON.stringify(row, null, 2));
+}
