@@ -77,9 +77,10 @@ export async function statsCommand(): Promise<void> {
   if (endpoints.length > 0) {
     console.log("");
     table(
-      ["endpoint", "pending", "inFlight", "due", "oldest s", "dead", "deadline", "delivered 1h"],
+      ["endpoint", "kind", "pending", "inFlight", "due", "oldest s", "dead", "deadline", "delivered 1h"],
       endpoints.map((e) => [
         e.id,
+        e.kind ?? "deleted",
         String(e.pending),
         String(e.inFlight),
         String(e.due),

@@ -259,7 +259,16 @@ const COUNTS = {
 };
 export const StatsAnswer = v.strictObject({
   ...COUNTS,
-  endpoints: v.array(v.strictObject({ id: v.string(), ...COUNTS })),
+  endpoints: v.array(
+    v.strictObject({
+      id: v.string(),
+      kind: v.pipe(
+        v.nullable(v.picklist(["webhook", "pull"])),
+        v.description("outboxd extension: the endpoint's kind; null once it was deleted."),
+      ),
+      ...COUNTS,
+    }),
+  ),
 });
 export const StatsHistoryAnswer = v.strictObject({
   from: Instant,

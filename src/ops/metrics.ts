@@ -124,7 +124,7 @@ export class Metrics {
     );
     gauge(
       "outboxd_in_flight_deliveries",
-      "Pending deliveries leased by a dispatcher now.",
+      "Pending deliveries leased now (by a dispatcher, or by a pull endpoint's consumers).",
       "gauge",
       (s) => s.inFlight,
     );
@@ -142,6 +142,14 @@ export class Metrics {
       "counter",
       (s) => s.deadlineExceededTotal,
     );
+    // DESIGN §12: per pull endpoint, its deliveries leased to consumers now.
+    lines.push(
+      "# HELP outboxd_pull_leased Deliveries of a pull endpoint leased to its consumers now.",
+      "# TYPE outboxd_pull_leased gauge",
+    );
+    for (const e of stats.endpoints) {
+      if (e.kind === "pull") lines.push(`outboxd_pull_leased${labelText({ endpoint: e.id })} ${e.inFlight}`);
+    }
     lines.push("# HELP outboxd_proposals Proposals by status.", "# TYPE outboxd_proposals gauge");
     for (const [status, n] of Object.entries(proposals))
       lines.push(`outboxd_proposals{status="${status}"} ${n}`);

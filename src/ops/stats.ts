@@ -15,7 +15,8 @@ export interface DeliveryStats {
 }
 
 export interface Stats extends DeliveryStats {
-  endpoints: ({ id: string } & DeliveryStats)[];
+  /** `kind`: "webhook" or "pull" (DESIGN §12); null for an endpoint deleted since. */
+  endpoints: ({ id: string; kind: "webhook" | "pull" | null } & DeliveryStats)[];
 }
 
 interface GroupRow {
@@ -48,7 +49,9 @@ export function* stats(now: number): Op<Stats> {
      WHERE minute >= :since GROUP BY endpoint_id`,
     { since: minuteOf(now - 3_600_000) },
   );
-  const endpointRows = yield* all<{ id: string }>("SELECT id FROM endpoints ORDER BY id DESC");
+  const endpointRows = yield* all<{ id: string; kind: "webhook" | "pull" }>(
+    "SELECT id, kind FROM endpoints ORDER BY id DESC",
+  );
   const total = yield* get<{ value: number }>("SELECT value FROM counters WHERE name = :name", {
     name: DEADLINE_EXCEEDED_COUNTER,
   });
@@ -59,6 +62,7 @@ export function* stats(now: number): Op<Stats> {
   const dead = byId(deadRows);
   const deadline = byId(deadlineRows);
   const delivered = byId(deliveredRows);
+  const kinds = new Map(endpointRows.map((e) => [e.id, e.kind]));
   const ids = new Set([
     ...endpointRows.map((e) => e.id),
     ...pending.keys(),
@@ -69,6 +73,7 @@ export function* stats(now: number): Op<Stats> {
     const p = pending.get(id);
     return {
       id,
+      kind: kinds.get(id) ?? null,
       pending: p?.pending ?? 0,
       inFlight: p?.inFlight ?? 0,
       due: due.get(id)?.n ?? 0,

@@ -900,7 +900,7 @@ export interface paths {
          * The state of the outbox
          * @description Scope: `read` (`admin` holds every scope).
          *
-         *     `pending` counts every undelivered, non-dead delivery (in flight included); the oldest pending age is measured from the later of the commit and `deliverAfter`.
+         *     `pending` counts every undelivered, non-dead delivery (in flight included: for a pull endpoint, leased to a consumer); the oldest pending age is measured from the later of the commit and `deliverAfter`.
          */
         get: operations["getStats"];
         put?: never;
@@ -4067,6 +4067,7 @@ export interface operations {
                      *       "endpoints": [
                      *         {
                      *           "id": "ep_01JDZ8V7M2Q4",
+                     *           "kind": "webhook",
                      *           "pending": 3,
                      *           "inFlight": 1,
                      *           "due": 1,
@@ -4090,6 +4091,8 @@ export interface operations {
                             due: number;
                             id: string;
                             inFlight: number;
+                            /** @description outboxd extension: the endpoint's kind; null once it was deleted. */
+                            kind: ("webhook" | "pull") | null;
                             oldestPendingAgeSeconds: number;
                             pending: number;
                         }[];

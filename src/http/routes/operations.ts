@@ -75,13 +75,16 @@ export function operationRoutes(app: App, deps: HttpDeps): void {
       tag: "Operations",
       summary: "The state of the outbox",
       description:
-        "`pending` counts every undelivered, non-dead delivery (in flight included); the oldest pending age " +
-        "is measured from the later of the commit and `deliverAfter`.",
+        "`pending` counts every undelivered, non-dead delivery (in flight included: for a pull endpoint, " +
+        "leased to a consumer); the oldest pending age is measured from the later of the commit and `deliverAfter`.",
       answers: {
         200: {
           description: "Totals and the same per endpoint.",
           schema: StatsAnswer,
-          example: { ...STATS_COUNTS, endpoints: [{ id: "ep_01JDZ8V7M2Q4", ...STATS_COUNTS }] },
+          example: {
+            ...STATS_COUNTS,
+            endpoints: [{ id: "ep_01JDZ8V7M2Q4", kind: "webhook", ...STATS_COUNTS }],
+          },
         },
       },
     }),

@@ -10,7 +10,7 @@ export interface Counts {
   deliveredLastHour: number;
 }
 export interface Stats extends Counts {
-  endpoints: ({ id: string } & Counts)[];
+  endpoints: ({ id: string; kind: "webhook" | "pull" | null } & Counts)[];
 }
 export interface Bucket {
   start: string;
@@ -31,7 +31,9 @@ export interface Delivery {
 }
 export interface Endpoint {
   id: string;
-  url: string;
+  /** "pull": consumers poll or stream it (DESIGN §12); it has no url. */
+  kind: "webhook" | "pull";
+  url: string | null;
   description: string | null;
   disabled: boolean;
   disabledReason: string | null;

@@ -1,6 +1,7 @@
-// The endpoints with their health, last success and failure, pending and dead counts.
+// The endpoints with their health, last success and failure, pending and dead counts. A pull
+// endpoint (DESIGN §12) shows, instead of a url, how many of its deliveries consumers hold leased.
 import type { Panel, PanelFactory } from "../panel.ts";
-import type { Endpoint, Page } from "../types.ts";
+import type { Endpoint, Page, Stats } from "../types.ts";
 
 export const endpointsPanel: PanelFactory = ({
   dom: { byId, h, table },
@@ -16,7 +17,13 @@ export const endpointsPanel: PanelFactory = ({
     return h("span", { class: "pill" }, "no deliveries yet");
   }
 
-  function render(endpoints: Page<Endpoint>): void {
+  function target(e: Endpoint, stats: Stats): Node {
+    if (e.kind !== "pull") return h("span", { class: "url" }, safeUrl(e.url ?? ""));
+    const leased = stats.endpoints.find((s) => s.id === e.id)?.inFlight ?? 0;
+    return h("span", { class: "pill" }, `pull · ${leased} leased`);
+  }
+
+  function render(endpoints: Page<Endpoint>, stats: Stats): void {
     byId("endpoint-count").textContent = String(endpoints.data.length) + (endpoints.next ? "+" : "");
     table(
       "endpoints",
@@ -28,7 +35,7 @@ export const endpointsPanel: PanelFactory = ({
           h("code", {}, e.id),
           e.description ? h("div", { class: "muted" }, e.description) : null,
         ),
-        h("span", { class: "url" }, safeUrl(e.url)),
+        target(e, stats),
         health(e),
         ago(e.lastSuccessAt),
         ago(e.lastFailureAt),
@@ -41,8 +48,11 @@ export const endpointsPanel: PanelFactory = ({
 
   return {
     async load(get) {
-      const endpoints = await get<Page<Endpoint>>("/v1/endpoints?limit=100");
-      return () => render(endpoints);
+      const [endpoints, stats] = await Promise.all([
+        get<Page<Endpoint>>("/v1/endpoints?limit=100"),
+        get<Stats>("/v1/stats"),
+      ]);
+      return () => render(endpoints, stats);
     },
   };
 };
