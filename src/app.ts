@@ -9,6 +9,7 @@ import { databaseClock } from "./db/db-clock.ts";
 import { type Database, openDatabase } from "./db/open.ts";
 import { deadLetterOrphans } from "./deliveries/dead-letter.ts";
 import { type AttemptEvent, Dispatcher } from "./dispatch/dispatcher.ts";
+import type { HintedDelivery } from "./dispatch/hints.ts";
 import { SecretBox } from "./endpoints/secrets.ts";
 import type { Resolver } from "./endpoints/url-guard.ts";
 import { EventTypeCatalog } from "./event-types/catalog.ts";
@@ -103,8 +104,11 @@ export async function createOutboxd(config: Config, options: OutboxdOptions = {}
   });
   await catalog.load();
   // New deliveries, from a commit or from a deferred fan-out's expansion, wake whoever sends them.
-  const wakeFor = (_count: number, endpointIds: Set<string>) => {
-    dispatcher?.wake(endpointIds);
+  const wakeFor = (_count: number, endpointIds: Set<string>, deliveries?: HintedDelivery[]) => {
+    // Deliveries named are claimed by id (src/dispatch/hints.ts); unnamed ones (a fan-out
+    // expanded later) are found by a scan, which a wake without endpoints asks for.
+    if (deliveries) dispatcher?.offer(deliveries);
+    dispatcher?.wake(deliveries ? endpointIds : undefined);
     pull.hub.wake(endpointIds);
   };
   const fanOuts = new FanOutExpander({

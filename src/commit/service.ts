@@ -45,9 +45,13 @@ export interface CommitServiceDeps {
   clock: Clock;
   /**
    * Called after a commit that created deliveries is durable (wakes the dispatcher), with the
-   * endpoints they are for.
+   * endpoints they are for and the deliveries themselves (the dispatcher claims them by id).
    */
-  onDeliveries?: (count: number, endpointIds: Set<string>) => void;
+  onDeliveries?: (
+    count: number,
+    endpointIds: Set<string>,
+    deliveries?: { id: string; endpointId: string }[],
+  ) => void;
   /** Called after a commit that deferred its fan-out is durable (starts expanding it). */
   onDeferredFanOut?: () => void;
   /** Called once the commit is durable, before the response is sent (metrics). */
@@ -128,10 +132,11 @@ export class CommitService {
     if (outcome.deferredDeliveries > 0) this.#deps.onDeferredFanOut?.();
     // Deferred deliveries wake the dispatcher as they are expanded.
     if (outcome.deliveries > outcome.deferredDeliveries) {
-      const endpointIds = new Set(
-        outcome.result.events.flatMap((e) => e.deliveries.map((d) => d.endpointId)),
-      );
-      this.#deps.onDeliveries?.(outcome.deliveries - outcome.deferredDeliveries, endpointIds);
+      const deliveries = outcome.result.events.flatMap((e) => e.deliveries);
+      const endpointIds = new Set(deliveries.map((d) => d.endpointId));
+      // Named only when all of them exist now (none deferred): the dispatcher claims them by id.
+      const named = outcome.deferredDeliveries === 0 ? deliveries : undefined;
+      this.#deps.onDeliveries?.(outcome.deliveries - outcome.deferredDeliveries, endpointIds, named);
     }
     return { ...outcome, deprecatedAt };
   }

@@ -36,6 +36,12 @@ export const CLAIMABLE_NOW = `d.status = 'pending' AND d.is_head = 1 AND d.next_
   AND d.deliver_by > :now
   AND EXISTS (SELECT 1 FROM endpoints e WHERE e.id = d.endpoint_id AND e.disabled = 0)`;
 
+const RETURNING_CLAIMED = `RETURNING id, event_id AS eventId, endpoint_id AS endpointId, aggregate, sequence,
+  attempt_count AS attemptCount, available_at AS availableAt, deliver_by AS deliverBy`;
+
+const LEASE_SET =
+  "lease_owner = :owner, lease_expires_at = :now + :leaseMs, attempt_count = attempt_count + 1";
+
 /** How many deliveries a claim could take now, per endpoint (stats' `due`). */
 export function* claimableByEndpoint(now: number): Op<{ endpointId: string; n: number }[]> {
   return yield* all(
@@ -67,13 +73,12 @@ export function* claimDeliveries(request: ClaimRequest): Op<ClaimedDelivery[]> {
        FROM heads
      )
      UPDATE deliveries
-     SET lease_owner = :owner, lease_expires_at = :now + :leaseMs, attempt_count = attempt_count + 1
+     SET ${LEASE_SET}
      WHERE id IN (
        SELECT id FROM ranked
        WHERE rank <= coalesce(json_extract(:room, '$."' || endpoint_id || '"'), :endpointLimit)
        ORDER BY next_attempt_at LIMIT :limit)
-     RETURNING id, event_id AS eventId, endpoint_id AS endpointId, aggregate, sequence,
-       attempt_count AS attemptCount, available_at AS availableAt, deliver_by AS deliverBy`,
+     ${RETURNING_CLAIMED}`,
     {
       owner: request.owner,
       now: request.now,
@@ -83,5 +88,31 @@ export function* claimDeliveries(request: ClaimRequest): Op<ClaimedDelivery[]> {
       room: JSON.stringify(request.endpointRoom),
       endpointLimit: request.endpointLimit,
     },
+  );
+}
+
+export interface ClaimByIdRequest {
+  owner: string;
+  now: number;
+  leaseMs: number;
+  /** Deliveries that may have become claimable heads (the dispatcher's hints); at most a few hundred. */
+  ids: string[];
+}
+
+/**
+ * Claims those of `ids` that the scanning claim could take now (the same CLAIMABLE_NOW, so the
+ * same guarantees: heads only, due, not leased, before the deadline, enabled webhook endpoint),
+ * by primary key, without scanning the ready index. The dispatcher knows such ids from its own
+ * process: the deliveries its commits created and the heads its completions promoted. An id that
+ * is not claimable (not the head yet, leased by another dispatcher, not due) is simply not
+ * taken; the scanning claim finds it when it is.
+ */
+export function* claimDeliveriesById(request: ClaimByIdRequest): Op<ClaimedDelivery[]> {
+  if (request.ids.length === 0) return [];
+  return yield* all<ClaimedDelivery>(
+    `UPDATE deliveries AS d SET ${LEASE_SET}
+     WHERE d.id IN (SELECT value FROM json_each(:ids)) AND ${CLAIMABLE_NOW} AND ${TO_WEBHOOK_ENDPOINT}
+     ${RETURNING_CLAIMED}`,
+    { owner: request.owner, now: request.now, leaseMs: request.leaseMs, ids: JSON.stringify(request.ids) },
   );
 }

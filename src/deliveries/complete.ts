@@ -10,7 +10,7 @@
 import { all, exec, type Op, run } from "../db/op.ts";
 import { bumpDeadlineCounter, recordDelivered, recordDeliveredMany } from "./counters.ts";
 import { DEAD_LETTER_SET } from "./dead-letter.ts";
-import { distinctQueues, promoteHeads } from "./heads.ts";
+import { distinctQueues, type PromotedHead, promoteHeads } from "./heads.ts";
 
 export interface AttemptRecord {
   deliveryId: string;
@@ -61,15 +61,21 @@ export interface CompletionItem {
   completion: Completion;
 }
 
+export interface CompletedBatch {
+  /** Per item, whether the fence let it through. */
+  recorded: boolean[];
+  /** The deliveries that became heads of their queues (their predecessors left pending). */
+  promoted: PromotedHead[];
+}
+
 /**
  * Records a batch of attempts and their outcomes, as completeDelivery does for each, with
  * set-based statements: one INSERT for the attempt log, one fenced UPDATE for every delivered
  * row, one head promotion for their queues, the minute buckets and endpoint health once per
- * key. Other outcomes (retries, 410, dead) are rare and go one by one. Returns, per item,
- * whether the fence let it through.
+ * key. Other outcomes (retries, 410, dead) are rare and go one by one.
  */
-export function* completeDeliveries(items: CompletionItem[]): Op<boolean[]> {
-  if (items.length === 0) return [];
+export function* completeDeliveries(items: CompletionItem[]): Op<CompletedBatch> {
+  if (items.length === 0) return { recorded: [], promoted: [] };
   yield* exec(
     `INSERT INTO attempts (delivery_id, started_at, duration_ms, status_code, error, response_prefix)
      SELECT value ->> '$.deliveryId', value ->> '$.startedAt', value ->> '$.durationMs',
@@ -126,7 +132,7 @@ export function* completeDeliveries(items: CompletionItem[]): Op<boolean[]> {
   const left = items.filter(
     (item, i) => recorded[i] && (item.completion.kind === "delivered" || item.completion.kind === "dead"),
   );
-  yield* promoteHeads(distinctQueues(left.map((item) => item.attempt)));
+  const promoted = yield* promoteHeads(distinctQueues(left.map((item) => item.attempt)));
   // Endpoint health: the latest time per endpoint and column.
   const health = new Map<string, { endpointId: string; completion: Completion }>();
   for (const [i, item] of items.entries()) {
@@ -139,7 +145,7 @@ export function* completeDeliveries(items: CompletionItem[]): Op<boolean[]> {
   }
   for (const { endpointId, completion } of health.values())
     yield* touchEndpointHealth(endpointId, completion);
-  return recorded;
+  return { recorded, promoted };
 }
 
 function* logAttempt(attempt: AttemptRecord): Op<void> {

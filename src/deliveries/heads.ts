@@ -13,7 +13,7 @@
 //   - dead-letter.ts deadLetterEndpoint: every pending row of the endpoint leaves, so none of
 //     its queues has a pending row left and there is no head to keep.
 // Every one of them runs in the same transaction as the change that needs it.
-import { exec, type Op, run } from "../db/op.ts";
+import { all, type Op, run } from "../db/op.ts";
 
 export interface Queue {
   endpointId: string;
@@ -24,15 +24,22 @@ export interface Queue {
 export const IS_FIRST_IN_QUEUE = `NOT EXISTS (SELECT 1 FROM deliveries q
   WHERE q.status = 'pending' AND q.endpoint_id = :endpointId AND q.aggregate = :aggregate)`;
 
+/** A delivery that became the head of its queue. */
+export interface PromotedHead {
+  id: string;
+  endpointId: string;
+}
+
 /**
  * After deliveries left `pending` (delivered, dead): the queue's lowest pending sequence, if any,
  * becomes its head. Cheap: every other pending row of the queue is already 0. One statement for
- * all the queues (a completion batch promotes hundreds at once).
+ * all the queues (a completion batch promotes hundreds at once). Returns the new heads (the
+ * dispatcher claims them by id: claim.ts claimDeliveriesById).
  */
-export function* promoteHeads(queues: Iterable<Queue>): Op<void> {
+export function* promoteHeads(queues: Iterable<Queue>): Op<PromotedHead[]> {
   const list = [...queues];
-  if (list.length === 0) return;
-  yield* exec(
+  if (list.length === 0) return [];
+  return yield* all<PromotedHead>(
     `UPDATE deliveries SET is_head = 1
      WHERE id IN (
        SELECT (SELECT p.id FROM deliveries p
@@ -40,7 +47,8 @@ export function* promoteHeads(queues: Iterable<Queue>): Op<void> {
                  AND p.aggregate = q.value ->> '$.aggregate'
                ORDER BY p.sequence LIMIT 1)
        FROM json_each(:queues) q)
-       AND is_head = 0`,
+       AND is_head = 0
+     RETURNING id, endpoint_id AS endpointId`,
     { queues: JSON.stringify(list.map((q) => ({ endpointId: q.endpointId, aggregate: q.aggregate }))) },
   );
 }

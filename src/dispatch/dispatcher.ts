@@ -11,8 +11,8 @@ import { Cron } from "croner";
 import type { Config } from "../config.ts";
 import type { Op } from "../db/op.ts";
 import type { Database } from "../db/open.ts";
-import { type ClaimedDelivery, claimDeliveries } from "../deliveries/claim.ts";
-import { type Completion, completeDeliveries } from "../deliveries/complete.ts";
+import { type ClaimedDelivery, claimDeliveries, claimDeliveriesById } from "../deliveries/claim.ts";
+import { type CompletedBatch, type Completion, completeDeliveries } from "../deliveries/complete.ts";
 import { expireAllDeadlines } from "../deliveries/expire.ts";
 import { pruneAll } from "../deliveries/retention.ts";
 import type { SecretBox } from "../endpoints/secrets.ts";
@@ -25,6 +25,7 @@ import { NO_TRACING, type Tracing } from "../ops/tracing.ts";
 import { AttemptLog } from "./attempt-log.ts";
 import { CompletionQueue, type PendingCompletion } from "./completions.ts";
 import { decide } from "./decide.ts";
+import { type HintedDelivery, Hints } from "./hints.ts";
 import { type EventToSend, loadSendContext, type SendContext } from "./send-context.ts";
 import { type SendOutcome, sendWebhook, type WebhookMessage } from "./sender.ts";
 import { type ClaimRoom, isTrouble, Slots } from "./slots.ts";
@@ -106,6 +107,8 @@ export class Dispatcher extends EventEmitter {
   readonly #sends = new Set<Promise<void>>();
   /** The lease token and loaded event of each claimed delivery not started yet. */
   readonly #claimedWith = new Map<string, Claim>();
+  /** Deliveries this process knows may be claimable: claimed by id, without a scan (hints.ts). */
+  readonly #hints = new Hints();
   #heartbeatAt: number | null = null;
   #retryTimer: ReturnType<typeof setTimeout> | null = null;
   #retryAt = Number.POSITIVE_INFINITY;
@@ -118,7 +121,12 @@ export class Dispatcher extends EventEmitter {
     this.#attemptLog = new AttemptLog(deps.logger);
     this.#completions = new CompletionQueue<AttemptEvent>({
       // Functions, not operations: the remote write path may run them again (remote-writer.ts).
-      write: (items) => deps.db.writer.write(() => completeAll(items), BOOKKEEPING),
+      write: async (items) => {
+        const { recorded, promoted } = await deps.db.writer.write(() => completeAll(items), BOOKKEEPING);
+        // The next events of the queues these completions emptied: claimable now, by id.
+        this.#hints.offer(promoted);
+        return recorded;
+      },
       written: (items, recorded) => this.#written(items, recorded),
       logger: deps.logger,
       clock: deps.clock,
@@ -175,12 +183,23 @@ export class Dispatcher extends EventEmitter {
    */
   wake(endpointIds?: Iterable<string>): void {
     if (!this.#running) return;
+    // Woken without endpoints (the sweep, a retry timer, a replay): work no hint names may be due.
+    if (!endpointIds) this.#hints.scanNow();
     if (endpointIds && [...endpointIds].every((id) => !this.#slots.wantsMore(id))) return;
     if (this.#pumping) {
       this.#again = true;
       return;
     }
     this.#pumped = this.#pump();
+  }
+
+  /**
+   * Deliveries this process just committed: claimed by id when there is room (hints.ts). Those
+   * that are not the head of their queue yet are claimed when their predecessor's completion
+   * promotes them.
+   */
+  offer(deliveries: Iterable<HintedDelivery>): void {
+    if (this.#running) this.#hints.offer(deliveries);
   }
 
   /**
@@ -244,9 +263,15 @@ export class Dispatcher extends EventEmitter {
         this.#again = false;
         if (!this.#running) break;
         const room = this.#slots.claimRoom();
-        const { owner, claimed, claimedAt } = await this.#claim(room);
+        const { ids, scan } = this.#hints.take(room, this.#deps.clock());
+        if (ids.length === 0 && !scan) break;
+        const { owner, claimed, scanned, claimedAt } = await this.#claim(ids, scan);
         if (claimed.length > 0) await this.#addClaimed(claimed, owner, claimedAt);
-        if (claimed.length < room.limit && !this.#again) break;
+        if (scan) this.#hints.scanned(scan, scanned, this.#deps.clock());
+        // Again while hints were left over for lack of room, a scan filled its room (more may
+        // wait), or someone woke us meanwhile.
+        const more = ids.length >= room.limit || (scan !== null && scanned.length >= scan.limit);
+        if (!more && !this.#again && (this.#hints.size === 0 || claimed.length === 0)) break;
       }
     } catch (error) {
       this.#deps.logger.log("error", "claim failed", { error: String(error) });
@@ -255,18 +280,25 @@ export class Dispatcher extends EventEmitter {
     }
   }
 
-  async #claim(room: ClaimRoom): Promise<{ owner: string; claimed: ClaimedDelivery[]; claimedAt: number }> {
+  /** One writer operation: the hinted ids by primary key, then (when due) a scan for the rest. */
+  async #claim(
+    ids: string[],
+    scan: ClaimRoom | null,
+  ): Promise<{ owner: string; claimed: ClaimedDelivery[]; scanned: ClaimedDelivery[]; claimedAt: number }> {
     const { config, db, clock } = this.#deps;
     // A fresh lease token per claim: even this process's own stale claim cannot complete a row.
     this.#claims += 1;
     const claimedAt = clock();
     const owner = `${this.#owner}:${this.#claims}`;
-    const claimed = await db.writer.write(
-      () => claimDeliveries({ owner, now: claimedAt, leaseMs: config.leaseMs, ...room }),
-      BOOKKEEPING,
-    );
+    const lease = { owner, now: claimedAt, leaseMs: config.leaseMs };
+    const { byId, scanned } = await db.writer.write(function* () {
+      const byId = yield* claimDeliveriesById({ ...lease, ids });
+      const scanned = scan ? yield* claimDeliveries({ ...lease, ...scan }) : [];
+      return { byId, scanned };
+    }, BOOKKEEPING);
+    const claimed = byId.length === 0 ? scanned : [...byId, ...scanned];
     if (claimed.length > 0) failpoint("dispatch.after_claim");
-    return { owner, claimed, claimedAt };
+    return { owner, claimed, scanned, claimedAt };
   }
 
   /** Claimed deliveries wait in the slots until they may start; their events are loaded now. */
@@ -444,8 +476,8 @@ export class Dispatcher extends EventEmitter {
   }
 }
 
-/** A batch of outcomes as one writer operation; per item, whether its fence let it through. */
-function completeAll(items: PendingCompletion<AttemptEvent>[]): Op<boolean[]> {
+/** A batch of outcomes as one writer operation: per item whether its fence let it through, and the heads it promoted. */
+function completeAll(items: PendingCompletion<AttemptEvent>[]): Op<CompletedBatch> {
   return completeDeliveries(items.map((item) => ({ attempt: item.record, completion: item.completion })));
 }
 

@@ -46,10 +46,13 @@ export interface ClaimRoom {
 const RESERVE_CLAIM = 16;
 /**
  * Claimed ahead per healthy endpoint, in multiples of its limit (beyond its sends in flight):
- * 16 with the default limit of 8, so one claim serves about 8 sends. More would save little
- * (the claim is off the send path) and would let one dispatcher hold the work others could do.
+ * 64 with the default limit of 8, so one claim serves about 32 sends. Each claim is a writer
+ * transaction; with claims by id (hints.ts) its cost is mostly the transaction's, so fewer,
+ * larger claims cut the dispatcher's SQL time per delivery by about a third against a window of
+ * 16 (bench/probe/drain.ts, docs/benchmarks.md). A claimed delivery that waits too long is left
+ * to be claimed again (startBy), and an endpoint in trouble holds no more than it may send.
  */
-export const CLAIM_AHEAD = 2;
+export const CLAIM_AHEAD = 8;
 
 export class Slots {
   readonly #limits: SlotLimits;

@@ -130,7 +130,7 @@ describe("dispatch queries", () => {
       "SELECT coalesce(sum(count), 0) AS n FROM delivered_minutes WHERE endpoint_id = :endpointId",
       { endpointId },
     );
-    const recorded = await server.outboxd.db.writer.write(
+    const { recorded, promoted } = await server.outboxd.db.writer.write(
       completeDeliveries([
         item(a[0] as string, "batch-1", { kind: "delivered", at, latencyMs: 4 }, 200),
         // A late finisher of an older claim: refused by the fence, still logged.
@@ -150,6 +150,8 @@ describe("dispatch queries", () => {
       (await sql<{ h: number }>(server, "SELECT is_head AS h FROM deliveries WHERE id = :id", { id }))[0]?.h;
     expect(await head(a[1] as string)).toBe(1);
     expect(await head(b[1] as string)).toBe(0);
+    // The batch names the heads it promoted: the dispatcher claims them by id.
+    expect(promoted).toEqual([{ id: a[1] as string, endpointId }]);
     const [minuteAfter] = await sql<{ n: number }>(
       server,
       "SELECT coalesce(sum(count), 0) AS n FROM delivered_minutes WHERE endpoint_id = :endpointId",

@@ -410,7 +410,8 @@ describe("concurrency limits (OUTBOXD_CONCURRENCY=4, OUTBOXD_ENDPOINT_CONCURRENC
       events.push(
         ...(await commitEvents(
           rig.server,
-          Array.from({ length: 10 }, (_, i) => ({
+          // More than an endpoint holds (2 in flight, CLAIM_AHEAD × 2 ahead), so some wait unclaimed.
+          Array.from({ length: 4 + CLAIM_AHEAD * 2 }, (_, i) => ({
             aggregate: `limits/${endpointId}/${i}`,
             endpoints: [endpointId],
           })),
@@ -419,7 +420,7 @@ describe("concurrency limits (OUTBOXD_CONCURRENCY=4, OUTBOXD_ENDPOINT_CONCURRENC
     }
     await waitUntil("both endpoints at their limit", () => held.length === 4);
     // Claims run ahead (CLAIM_AHEAD times the endpoint's limit, leased, waiting for a slot): two
-    // in flight and four ahead per endpoint; yet nothing more is sent, and a sweep with every
+    // in flight and CLAIM_AHEAD × 2 ahead per endpoint; yet nothing more is sent, and a sweep with every
     // slot taken claims and starts nothing more.
     const leased = async () =>
       (
