@@ -481,9 +481,10 @@ describe("real answers follow the documented schemas", () => {
     });
     const events = (stream.body as ReadableStream<Uint8Array>).getReader();
     let message = "";
-    while (!message.includes("\n\n")) message += new TextDecoder().decode((await events.read()).value);
+    while (!/event: delivery[^]*\n\n/.test(message))
+      message += new TextDecoder().decode((await events.read()).value);
     streaming.abort();
-    expect(message).toStartWith("event: delivery\n");
+    expect(message).toStartWith(": connected\n\nevent: delivery\n");
     expectStatus(
       await checker.check("GET", `/v1/endpoints/${pull.id}/stream`, new Response(message, stream)),
       200,

@@ -92,6 +92,20 @@ describe("the event stream", () => {
     );
   });
 
+  test("an idle stream answers at once: status and headers go out before any delivery", async () => {
+    const endpointId = await createPullEndpoint(rig.server);
+    const closed = new AbortController();
+    const response = await fetch(`${rig.server.url}/v1/endpoints/${endpointId}/stream`, {
+      headers: { authorization: `Bearer ${rig.consumeToken}` },
+      signal: closed.signal,
+    });
+    expect(response.status).toBe(200);
+    expect(response.headers.get("content-type")).toStartWith("text/event-stream");
+    const first = await (response.body as ReadableStream<Uint8Array>).getReader().read();
+    expect(new TextDecoder().decode(first.value)).toBe(": connected\n\n");
+    closed.abort();
+  });
+
   test("a nacked delivery comes again on the same stream; an unanswered one after its lease runs out", async () => {
     const endpointId = await createPullEndpoint(rig.server);
     const { source, messages } = open(rig, endpointId, "max=5&lease=1s");

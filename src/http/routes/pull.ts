@@ -1,10 +1,12 @@
 // Pull endpoints' consumer routes (DESIGN §12): poll (long poll), ack/nack, and the SSE stream.
 // The work is src/pull's; here are the request rules and the wire shapes.
+
+import type { Context } from "hono";
 import { streamSSE } from "hono/streaming";
 import { parseDuration } from "../../lib/duration.ts";
 import type { Pulled } from "../../pull/service.ts";
 import { hasBody, readJson } from "../body.ts";
-import type { App, HttpDeps } from "../context.ts";
+import type { App, AppEnv, HttpDeps } from "../context.ts";
 import { scopedRoute } from "../openapi/route.ts";
 import { AckAnswer, PollAnswer } from "../responses.ts";
 import { AckSchema, PollSchema, StreamQuerySchema } from "../schemas.ts";
@@ -34,6 +36,15 @@ const PULLED_EXAMPLE = {
 /** One pulled delivery as JSON: the §4 body spliced in as stored, never parsed again. */
 function pulledJson(p: Pulled): string {
   return `{"deliveryId":${JSON.stringify(p.deliveryId)},"leaseToken":${JSON.stringify(p.leaseToken)},"attempt":${p.attempt},"event":${p.event}}`;
+}
+
+/**
+ * Bun closes a connection after 10 s without traffic (its idleTimeout); a long poll or a stream
+ * tells it how long this one may be quiet. Elsewhere (Deno, app.request in tests) a no-op.
+ */
+function allowQuiet(c: Context<AppEnv>, seconds: number): void {
+  const server = c.env as { timeout?: (request: Request, seconds: number) => void } | undefined;
+  if (typeof server?.timeout === "function") server.timeout(c.req.raw, seconds);
 }
 
 const ms = (duration: string | null | undefined, fallback: number) =>
@@ -69,10 +80,12 @@ export function pullRoutes(app: App, deps: HttpDeps): void {
       const id = c.req.param("id");
       const body = hasBody(c) ? validate(PollSchema, await readJson(c, deps.config.maxBodyBytes)) : {};
       await pull.checkEndpoint(id, "lease");
+      const waitMs = ms(body.wait, 0);
+      if (waitMs > 0) allowQuiet(c, Math.ceil(waitMs / 1000) + 10);
       const batch = await pull.poll({
         endpointId: id,
         max: body.max ?? DEFAULT_MAX,
-        waitMs: ms(body.wait, 0),
+        waitMs,
         leaseMs: ms(body.lease, DEFAULT_LEASE_MS),
         signal: c.req.raw.signal,
       });
@@ -162,7 +175,11 @@ export function pullRoutes(app: App, deps: HttpDeps): void {
       };
       // Proxies such as nginx would otherwise hold the messages back.
       c.header("x-accel-buffering", "no");
+      // Quiet for at most the keepalive interval, then some.
+      allowQuiet(c, STREAM_KEEPALIVE_MS / 1000 + 15);
       return streamSSE(c, async (stream) => {
+        // At once, so the status and headers go out before the first delivery.
+        await stream.write(": connected\n\n");
         const closed = new AbortController();
         stream.onAbort(() => closed.abort());
         c.req.raw.signal.addEventListener("abort", () => closed.abort(), { once: true });
