@@ -481,7 +481,7 @@ describe("real answers follow the documented schemas", () => {
     });
     const events = (stream.body as ReadableStream<Uint8Array>).getReader();
     let message = "";
-    while (!/event: delivery[^]*\n\n/.test(message))
+    while (!/event: delivery[\s\S]*\n\n/.test(message))
       message += new TextDecoder().decode((await events.read()).value);
     streaming.abort();
     expect(message).toStartWith(": connected\n\nevent: delivery\n");
