@@ -108,7 +108,12 @@ export function report(r: Results): string {
   }
   const latency = r.latency ? latencySummary(r.latency) : [];
   if (r.latency) {
-    lines.push("## 3. Commit and deliver at once (default settings; commit response → receiver arrival)", "");
+    lines.push(
+      "## 3. Commit and deliver at once (default settings; commit response → receiver arrival)",
+      "",
+      `Each run is preceded by ${r.settings.latencyWarmupSeconds} s of unmeasured commits at the same rate (a warm server), for outboxd and the limit alike.`,
+      "",
+    );
     lines.push(
       "| commits/s | who | runs | p50 ms | p99 ms | waiting when the load stopped | sustained runs | peak RSS MB |",
       "|---|---|---|---|---|---|---|---|",

@@ -65,6 +65,7 @@ export const settings = quick
       backlog: 10_000,
       growth: [10_000, 100_000],
       latencySeconds: 3,
+      latencyWarmupSeconds: 1,
       rates: [1000, 2000, 4000, 5000],
       isolationSeconds: 20,
     }
@@ -75,6 +76,7 @@ export const settings = quick
       backlog: 100_000,
       growth: [10_000, 100_000, 1_000_000],
       latencySeconds: 10,
+      latencyWarmupSeconds: 2,
       rates: [1000, 2000, 4000, 5000],
       // Longer than the default send timeout (15 s): the hanging sends time out during the load.
       isolationSeconds: 20,
@@ -158,8 +160,9 @@ if (wanted("latency")) {
   results.latency = [];
   for (let run = 0; run < settings.runs; run++) {
     for (const rate of settings.rates) {
-      results.latency.push(await latencyScenario({ rate, seconds: settings.latencySeconds }));
-      results.latency.push(await latencyScenario({ rate, seconds: settings.latencySeconds, limit: true }));
+      const run = { rate, seconds: settings.latencySeconds, warmupSeconds: settings.latencyWarmupSeconds };
+      results.latency.push(await latencyScenario(run));
+      results.latency.push(await latencyScenario({ ...run, limit: true }));
     }
   }
 }

@@ -22,6 +22,8 @@ export interface LatencyRow {
   backlogAfterLoad: number;
   sustained: boolean;
   peakRssMb: number;
+  /** Unmeasured commits at the same rate before the run (see latencyScenario). */
+  warmupSeconds: number;
 }
 
 export interface FixedRateResult {
@@ -104,6 +106,11 @@ export async function fixedRate(options: {
 export async function latencyScenario(options: {
   rate: number;
   seconds: number;
+  /**
+   * Commits at the same rate before the measured run, not measured (JIT, first statements, first
+   * connections): the server a user runs is warm. Both outboxd and the limit get it.
+   */
+  warmupSeconds?: number;
   /** Measure the limit (bare Hono + fetch) instead of outboxd. */
   limit?: boolean;
   env?: Record<string, string>;
@@ -120,6 +127,18 @@ export async function latencyScenario(options: {
     server = outboxd;
   }
   try {
+    if (options.warmupSeconds) {
+      const warm = await fixedRate({
+        url: server.url,
+        receiverUrl: receiver.url,
+        rate: options.rate,
+        seconds: options.warmupSeconds,
+      });
+      // The warm-up's stragglers arrive before the measured run starts (at most 5 s more).
+      const deadline = Date.now() + 5_000;
+      while (Date.now() < deadline && (await receivedCount(receiver.url)) < warm.committed)
+        await Bun.sleep(20);
+    }
     const result = await fixedRate({
       url: server.url,
       receiverUrl: receiver.url,
@@ -141,6 +160,7 @@ export async function latencyScenario(options: {
       // when it stopped no more than 100 ms worth of commits were still waiting (flat backlog).
       sustained: result.errors === 0 && result.drained && result.waitingAtStop <= options.rate / 10,
       peakRssMb: peakRssMb(server.pid),
+      warmupSeconds: options.warmupSeconds ?? 0,
     };
     console.error(
       `latency ${row.who} @${options.rate}/s: p50 ${row.p50Ms} ms, p99 ${row.p99Ms} ms, waiting at stop ${row.backlogAfterLoad}, sustained ${row.sustained}`,
@@ -150,6 +170,10 @@ export async function latencyScenario(options: {
     await server.stop();
     await receiver.stop();
   }
+}
+
+async function receivedCount(receiverUrl: string): Promise<number> {
+  return ((await (await fetch(`${receiverUrl}/count`)).json()) as { count: number }).count;
 }
 
 function round(ms: number): number {
