@@ -351,7 +351,8 @@ export class Dispatcher extends EventEmitter {
       // The slot is free as soon as the receiver has answered; the outcome is written behind it.
       const more = this.#slots.finished(delivery.endpointId, startedAt, trouble, clock());
       this.#startReady();
-      if (more) this.wake();
+      // Room again at this endpoint: hinted deliveries are claimed now, unnamed ones by the next scan.
+      if (more) this.wake([delivery.endpointId]);
     }
     const ok = outcome.statusCode !== null && outcome.statusCode >= 200 && outcome.statusCode < 300;
     if (ok) failpoint("dispatch.after_send");
