@@ -53,6 +53,14 @@ const RESERVE_CLAIM = 16;
  * to be claimed again (startBy), and an endpoint in trouble holds no more than it may send.
  */
 export const CLAIM_AHEAD = 8;
+/** Until an endpoint's pace is known, it holds this many times its limit ahead (as before). */
+export const FIRST_AHEAD = 2;
+/**
+ * At most this long should the last delivery claimed ahead wait for its slot, at the endpoint's
+ * recent pace: a slow endpoint (seconds per answer) holds fewer ahead, so none waits so long
+ * that it must be left to its lease (startBy), and other dispatchers can take the rest.
+ */
+const AHEAD_WAIT_MS = 2_000;
 
 export class Slots {
   readonly #limits: SlotLimits;
@@ -61,6 +69,8 @@ export class Slots {
   #ready = 0;
   /** Round-robin position: the endpoint that started a send last goes to the back. */
   #order: string[] = [];
+  /** Per endpoint, a moving average of its sends' durations (kept while the endpoint is idle). */
+  readonly #paceMs = new Map<string, number>();
 
   constructor(limits: SlotLimits) {
     this.#limits = limits;
@@ -93,15 +103,30 @@ export class Slots {
     return state;
   }
 
-  /** How many an endpoint holds ahead at most: fewer once it is in trouble. */
-  #ahead(state: EndpointState): number {
-    return state.limit >= this.#limits.endpointConcurrency ? CLAIM_AHEAD * state.limit : state.limit;
+  /**
+   * How many an endpoint holds ahead at most: up to CLAIM_AHEAD times its limit when it answers
+   * fast, fewer when slow (AHEAD_WAIT_MS), only its limit once it is in trouble.
+   */
+  #ahead(endpointId: string, state: EndpointState): number {
+    if (state.limit < this.#limits.endpointConcurrency) return state.limit;
+    const pace = this.#paceMs.get(endpointId);
+    const factor =
+      pace === undefined
+        ? FIRST_AHEAD
+        : Math.max(1, Math.min(CLAIM_AHEAD, Math.floor(AHEAD_WAIT_MS / Math.max(1, pace))));
+    return factor * state.limit;
+  }
+
+  /** How many this endpoint may hold claimed ahead now. */
+  aheadOf(endpointId: string): number {
+    const idle = { limit: this.#limits.endpointConcurrency, inFlight: 0, ready: [], decreasedAt: 0 };
+    return this.#ahead(endpointId, this.#endpoints.get(endpointId) ?? idle);
   }
 
   /** Whether a claim for this endpoint is due: half of what it holds ahead is used up. */
   wantsMore(endpointId: string): boolean {
     const state = this.#endpoints.get(endpointId);
-    return !state || state.ready.length <= this.#ahead(state) / 2;
+    return !state || state.ready.length <= this.#ahead(endpointId, state) / 2;
   }
 
   /**
@@ -120,15 +145,15 @@ export class Slots {
       // instead of after a claim of its own; the others wait for room.
       const room =
         globalRoom > 0
-          ? Math.max(0, state.limit + this.#ahead(state) - held)
+          ? Math.max(0, state.limit + this.#ahead(id, state) - held)
           : state.inFlight <= 1
-            ? Math.max(0, this.#ahead(state) - state.ready.length)
+            ? Math.max(0, this.#ahead(id, state) - state.ready.length)
             : 0;
       endpointRoom[id] = room;
       wanted += room;
     }
     // Endpoints not listed hold nothing here: a full window each, or their reserved send.
-    const endpointLimit = globalRoom > 0 ? (1 + CLAIM_AHEAD) * endpointConcurrency : 1;
+    const endpointLimit = globalRoom > 0 ? (1 + FIRST_AHEAD) * endpointConcurrency : 1;
     return {
       // No more than the listed endpoints can take (or one unlisted endpoint): the claim scans a
       // few times its limit, and a large scan is what makes a claim expensive.
@@ -187,6 +212,9 @@ export class Slots {
     if (!state) return true;
     state.inFlight -= 1;
     this.#inFlight -= 1;
+    const took = Math.max(0, now - startedAt);
+    const pace = this.#paceMs.get(endpointId);
+    this.#paceMs.set(endpointId, pace === undefined ? took : pace + (took - pace) / 5);
     if (trouble) {
       if (startedAt >= state.decreasedAt) {
         state.limit = Math.max(1, Math.floor(state.limit / 2));

@@ -4,7 +4,7 @@
 // next_attempt_at to now, never by waiting out a backoff.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { AttemptEvent } from "../../src/dispatch/dispatcher.ts";
-import { CLAIM_AHEAD } from "../../src/dispatch/slots.ts";
+import { CLAIM_AHEAD, FIRST_AHEAD } from "../../src/dispatch/slots.ts";
 import { type Received, startReceiver, type TestReceiver } from "../helpers/receiver.ts";
 import { startServer } from "../helpers/server.ts";
 import {
@@ -419,9 +419,9 @@ describe("concurrency limits (OUTBOXD_CONCURRENCY=4, OUTBOXD_ENDPOINT_CONCURRENC
       );
     }
     await waitUntil("both endpoints at their limit", () => held.length === 4);
-    // Claims run ahead (CLAIM_AHEAD times the endpoint's limit, leased, waiting for a slot): two
-    // in flight and CLAIM_AHEAD × 2 ahead per endpoint; yet nothing more is sent, and a sweep with every
-    // slot taken claims and starts nothing more.
+    // Claims run ahead (leased, waiting for a slot; before any answer, FIRST_AHEAD times the
+    // endpoint's limit): two in flight and FIRST_AHEAD × 2 ahead per endpoint; yet nothing more
+    // is sent, and a sweep with every slot taken claims and starts nothing more.
     const leased = async () =>
       (
         await sql<{ n: number }>(
@@ -429,7 +429,7 @@ describe("concurrency limits (OUTBOXD_CONCURRENCY=4, OUTBOXD_ENDPOINT_CONCURRENC
           "SELECT count(*) AS n FROM deliveries WHERE lease_owner IS NOT NULL",
         )
       )[0]?.n;
-    const expected = 2 * (2 + CLAIM_AHEAD * 2);
+    const expected = 2 * (2 + FIRST_AHEAD * 2);
     await waitUntil("the next ones claimed ahead", async () => (await leased()) === expected);
     await rig.server.outboxd.dispatcher?.sweep();
     expect(await leased()).toBe(expected);

@@ -1,0 +1,59 @@
+// How much an endpoint holds claimed ahead (src/dispatch/slots.ts): many when it answers fast,
+// fewer when slow, only what it may send once in trouble.
+import { describe, expect, test } from "bun:test";
+import type { ClaimedDelivery } from "../../src/deliveries/claim.ts";
+import { CLAIM_AHEAD, FIRST_AHEAD, Slots } from "../../src/dispatch/slots.ts";
+
+const LIMIT = 8;
+
+function delivery(endpointId: string, n: number): ClaimedDelivery {
+  return {
+    id: `dlv_${endpointId}_${n}`,
+    eventId: `evt_${n}`,
+    endpointId,
+    aggregate: `a/${n}`,
+    sequence: 1,
+    attemptCount: 1,
+    availableAt: 0,
+    deliverBy: Number.MAX_SAFE_INTEGER,
+  };
+}
+
+/** Sends `n` deliveries to `endpointId`, each answered after `ms` (on the slots' clock). */
+function paced(slots: Slots, endpointId: string, n: number, ms: number, trouble = false): void {
+  let now = 1_000;
+  slots.add(
+    Array.from({ length: n }, (_, i) => delivery(endpointId, i)),
+    Number.MAX_SAFE_INTEGER,
+  );
+  for (let i = 0; i < n; i++) {
+    const started = slots.next(now, () => {});
+    expect(started).not.toBeNull();
+    now += ms;
+    slots.finished(endpointId, now - ms, trouble, now);
+  }
+}
+
+describe("claims ahead", () => {
+  test("before any answer, an endpoint holds FIRST_AHEAD times its limit ahead", () => {
+    const slots = new Slots({ concurrency: 64, endpointConcurrency: LIMIT });
+    expect(slots.aheadOf("new")).toBe(FIRST_AHEAD * LIMIT);
+  });
+
+  test("a fast endpoint holds CLAIM_AHEAD times its limit; a slow one only what it sends within about 2 s", () => {
+    const slots = new Slots({ concurrency: 64, endpointConcurrency: LIMIT });
+    paced(slots, "fast", 20, 2);
+    expect(slots.aheadOf("fast")).toBe(CLAIM_AHEAD * LIMIT);
+    paced(slots, "slow", 20, 700);
+    expect(slots.aheadOf("slow")).toBe(2 * LIMIT);
+    paced(slots, "slower", 20, 5_000);
+    expect(slots.aheadOf("slower")).toBe(LIMIT);
+  });
+
+  test("an endpoint in trouble holds no more than it may send", () => {
+    const slots = new Slots({ concurrency: 64, endpointConcurrency: LIMIT });
+    paced(slots, "down", 3, 1, true);
+    expect(slots.limitOf("down")).toBeLessThan(LIMIT);
+    expect(slots.aheadOf("down")).toBe(slots.limitOf("down"));
+  });
+});
