@@ -182,7 +182,9 @@ if (wanted("tracing")) {
   try {
     results.tracing = await tracingScenario({
       seconds: 3,
-      runs: quick ? 1 : 7,
+      // One round of one instance against another was within its own noise (off vs off again
+      // differed by up to 30% on a loaded machine): even a quick run takes the median of three.
+      runs: quick ? 3 : 7,
       connections: [64],
       receiverUrl: `${receiver.url}/hook`,
     });
@@ -191,7 +193,8 @@ if (wanted("tracing")) {
   }
 }
 if (wanted("growth")) results.growth = await growthScenario(settings.growth);
-if (wanted("coldstart")) results.coldStart = await coldStartScenario(quick ? 2 : 5);
+// Starts take ~0.2 s each: a quick run still takes the median of five.
+if (wanted("coldstart")) results.coldStart = await coldStartScenario(quick ? 5 : 9);
 if (wanted("remote")) results.remote = await remoteScenarios(quick);
 
 const dir = join(REPO, "bench/results");
