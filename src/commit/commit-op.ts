@@ -13,7 +13,14 @@ import {
 } from "../deliveries/enqueue.ts";
 import { matchesEventType } from "../endpoints/patterns.ts";
 import { failpoint } from "../failpoints.ts";
-import { appendCommit, type LedgerCommit, ledgerReads, payloadDigest } from "../ledger/append.ts";
+import {
+  appendCommit,
+  dataDigest,
+  type LedgerCommit,
+  ledgerReads,
+  payloadDigest,
+  supersede,
+} from "../ledger/append.ts";
 import { canonicalJson } from "../lib/canonical-json.ts";
 import { IDEMPOTENCY_TTL_MS } from "../lib/idempotency.ts";
 import { newId, uuidv7 } from "../lib/ids.ts";
@@ -107,10 +114,11 @@ const SQL = {
     "SELECT version, deleted, created_at AS createdAt FROM records WHERE collection = :collection AND id = :id",
   // The current row is already known (read above, in this transaction): a plain INSERT or
   // UPDATE, not an upsert, which costs SQLite noticeably more.
-  insertRecord: `INSERT INTO records (collection, id, version, data, deleted, created_at, updated_at)
-    VALUES (:collection, :id, :version, :data, :deleted, :createdAt, :now)`,
+  insertRecord: `INSERT INTO records (collection, id, version, data, deleted, created_at, updated_at, commit_id,
+      data_digest)
+    VALUES (:collection, :id, :version, :data, :deleted, :createdAt, :now, :commitId, :dataDigest)`,
   updateRecord: `UPDATE records SET version = :version, data = :data, deleted = :deleted, created_at = :createdAt,
-      updated_at = :now WHERE collection = :collection AND id = :id`,
+      updated_at = :now, commit_id = :commitId, data_digest = :dataDigest WHERE collection = :collection AND id = :id`,
   endpoints: "SELECT id, event_types AS eventTypes FROM endpoints",
   // The token that committed the event comes from its commit row (the ledger keeps every commit
   // row; NULL only for events whose commit was pruned before the ledger existed); for an approved
@@ -195,6 +203,9 @@ export function* commitOp(input: CommitInput): Op<CommitOutcome> {
     // Created now when new or re-created over a tombstone; a delete keeps the creation time.
     const created = !current || current.deleted === 1;
     const createdAt = !current || current.deleted === 1 ? now : current.createdAt;
+    const digest = dataDigest(write.data);
+    // The ledger keeps the version this one replaces (DESIGN §13).
+    if (current) yield* supersede(write.collection, write.id);
     yield* run(current ? SQL.updateRecord : SQL.insertRecord, {
       collection: write.collection,
       id: write.id,
@@ -203,9 +214,11 @@ export function* commitOp(input: CommitInput): Op<CommitOutcome> {
       deleted: deleted ? 1 : 0,
       createdAt,
       now,
+      commitId,
+      dataDigest: digest,
     });
     records.push({ collection: write.collection, id: write.id, version, deleted });
-    ledger.records.push({ collection: write.collection, id: write.id, version, data: write.data });
+    ledger.records.push({ collection: write.collection, id: write.id, version, dataDigest: digest });
     written.push({ created, createdAt, updatedAt: now });
   }
 

@@ -148,5 +148,20 @@ export const migrations: EmbeddedMigration[] = [
       "CREATE INDEX `fan_outs_aggregate` ON `fan_outs` (`aggregate`);",
       "CREATE INDEX `fan_outs_event` ON `fan_outs` (`event_id`);"
     ]
+  },
+  {
+    "tag": "0012_ledger_current_versions",
+    "when": 1796105148534,
+    "hash": "e9c369c4d0accdbe556e5112268d77509de5be2412bde9508367d51b66c6f0c6",
+    "statements": [
+      "ALTER TABLE `commits` ADD `record_keys` text;",
+      "ALTER TABLE `records` ADD `commit_id` text;",
+      "ALTER TABLE `records` ADD `data_digest` text;",
+      "-- Hand-written: each commit of the chain lists the versions it wrote (the genesis commit those\n-- with no commit), found through record_versions_commit before it goes. Their order does not\n-- matter: the chain's content sorts them.\nUPDATE `commits` SET \"record_keys\" = (\n    SELECT json_group_array(json_array(v.\"collection\", v.\"id\", v.\"version\")) FROM `record_versions` v\n    WHERE v.\"commit_id\" = `commits`.\"id\")\n  WHERE \"seq\" IS NOT NULL AND \"id\" <> 'cmt_genesis';",
+      "UPDATE `commits` SET \"record_keys\" = (\n    SELECT json_group_array(json_array(v.\"collection\", v.\"id\", v.\"version\")) FROM `record_versions` v\n    WHERE v.\"commit_id\" IS NULL)\n  WHERE \"id\" = 'cmt_genesis';",
+      "-- Hand-written: each record's current version moves into its records row; record_versions keeps\n-- the earlier ones.\nUPDATE `records` SET \"commit_id\" = v.\"commit_id\", \"data_digest\" = v.\"data_digest\"\n  FROM `record_versions` v\n  WHERE v.\"collection\" = `records`.\"collection\" AND v.\"id\" = `records`.\"id\" AND v.\"version\" = `records`.\"version\";",
+      "DELETE FROM `record_versions` WHERE EXISTS (\n  SELECT 1 FROM `records` r WHERE r.\"collection\" = `record_versions`.\"collection\"\n    AND r.\"id\" = `record_versions`.\"id\" AND r.\"version\" = `record_versions`.\"version\");",
+      "DROP INDEX `record_versions_commit`;"
+    ]
   }
 ];

@@ -14,6 +14,11 @@ export const records = sqliteTable(
     deleted: integer("deleted").notNull().default(0),
     createdAt: integer("created_at").notNull(),
     updatedAt: integer("updated_at").notNull(),
+    // The ledger (src/ledger): the current version's commit (null: taken over from before the
+    // ledger, the genesis commit) and the sha256 of its data's JCS (null for a delete). Its
+    // earlier versions are in record_versions.
+    commitId: text("commit_id"),
+    dataDigest: text("data_digest"),
   },
   (t) => [primaryKey({ columns: [t.collection, t.id] })],
 );
@@ -177,6 +182,9 @@ export const commits = sqliteTable(
     // was removed rather than only that the hash differs.
     recordCount: integer("record_count"),
     eventCount: integer("event_count"),
+    // The versions the commit wrote, as a JSON array of [collection, id, version]: where
+    // `outboxd verify` finds them (records for a current version, record_versions for an older one).
+    recordKeys: text("record_keys"),
   },
   (t) => [uniqueIndex("commits_seq").on(t.seq)],
 );
@@ -199,9 +207,12 @@ export const idempotencyKeys = sqliteTable(
 );
 
 /**
- * Every version of every record (DESIGN §13), written in the commit's transaction. `data` is
- * null for a delete, and for an erased version (erased_at set; the digest still proves what it
- * was). commit_id is null for the versions the ledger migration took over from older databases.
+ * Every earlier version of every record (DESIGN §13): a record's current version lives in its
+ * records row (commit_id, data_digest), and moves here, in the transaction of the commit that
+ * writes the next one. So a commit that creates a record writes no row here, and one that
+ * changes a record writes one. `data` is null for a delete, and for an erased version
+ * (erased_at set; the digest still proves what it was). commit_id is null for the versions the
+ * ledger migration took over from older databases. pos: the order versions were superseded in.
  */
 export const recordVersions = sqliteTable(
   "record_versions",
@@ -217,10 +228,7 @@ export const recordVersions = sqliteTable(
     at: integer("at").notNull(),
     erasedAt: integer("erased_at"),
   },
-  (t) => [
-    uniqueIndex("record_versions_key").on(t.collection, t.id, t.version),
-    index("record_versions_commit").on(t.commitId),
-  ],
+  (t) => [uniqueIndex("record_versions_key").on(t.collection, t.id, t.version)],
 );
 
 export const tokens = sqliteTable(

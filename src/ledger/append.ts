@@ -1,11 +1,21 @@
-// The ledger's part of a commit (DESIGN §13), called by the commit operation as its last step,
-// inside the same write transaction and savepoint: the record versions, and the commit row with
-// the next seq and its hash. The row is a chain step (op.ts): whoever runs the group reads the
-// chain's head once and places each commit's row on the one before, in the order they are
-// written (group-chain.ts on a local file, remote-writer.ts on a remote database); an operation
-// that fails is rolled back with its row, so the next one takes the same seq: no gaps.
-import { chain, type Link, type Op, run, type Statement } from "../db/op.ts";
-import { type ChainCommit, type ChainEvent, chainHash, digestOf, ZERO_HASH } from "./chain.ts";
+// The ledger's part of a commit (DESIGN §13), inside the commit's write transaction and
+// savepoint. A record's current version lives in its records row (commit id and data digest
+// beside the data); before a commit replaces it, `supersede` moves it into record_versions, so
+// creating a record costs the ledger no row and changing one costs one. The commit operation
+// calls `appendCommit` as its last step: the commit row with the next seq and its hash. That row
+// is a chain step (op.ts): whoever runs the group reads the chain's head once and places each
+// commit's row on the one before, in the order they are written (group-chain.ts on a local file,
+// remote-writer.ts on a remote database); an operation that fails is rolled back with its row,
+// so the next one takes the same seq: no gaps.
+import { chain, exec, type Link, type Op, type Statement } from "../db/op.ts";
+import {
+  type ChainCommit,
+  type ChainEvent,
+  type ChainRecord,
+  chainHash,
+  digestOf,
+  ZERO_HASH,
+} from "./chain.ts";
 
 /**
  * Bench only (bench/scenarios/ledger.ts, ledger-cpu.ts), not a setting: runs commits without the
@@ -21,19 +31,23 @@ export interface LedgerCommit {
   /** The proposal this commit applies (the token is then its approver's), or null. */
   proposalId: string | null;
   at: number;
-  /** Every record write of the commit; data is JSON text, null for a delete. */
-  records: { collection: string; id: string; version: number; data: string | null }[];
+  /** Every record write of the commit, with its data's digest (`dataDigest`; null for a delete). */
+  records: { collection: string; id: string; version: number; dataDigest: string | null }[];
   /** The events the commit inserted, in request order (an event id reused for the same event is not one). */
   events: ChainEvent[];
 }
 
 const SQL = {
   head: "SELECT seq, hash FROM commits WHERE seq = (SELECT max(seq) FROM commits)",
+  // The current version, as it is, into the history (a delete's data is null there).
+  supersede: `INSERT INTO record_versions (collection, id, version, data, deleted, data_digest, commit_id, at)
+    SELECT collection, id, version, CASE WHEN deleted = 1 THEN NULL ELSE data END, deleted, data_digest, commit_id,
+      updated_at
+    FROM records WHERE collection = :collection AND id = :id`,
   // No ON CONFLICT: a seq someone else took (another machine that chained first) fails the row.
-  insertVersion: `INSERT INTO record_versions (collection, id, version, data, deleted, data_digest, commit_id, at)
-    VALUES (:collection, :id, :version, :data, :deleted, :dataDigest, :commitId, :at)`,
-  insertCommit: `INSERT INTO commits (id, token_id, created_at, seq, hash, token_name, proposal_id, record_count, event_count)
-    VALUES (:id, :tokenId, :at, :seq, :hash, :tokenName, :proposalId, :recordCount, :eventCount)`,
+  insertCommit: `INSERT INTO commits (id, token_id, created_at, seq, hash, token_name, proposal_id, record_count,
+      event_count, record_keys)
+    VALUES (:id, :tokenId, :at, :seq, :hash, :tokenName, :proposalId, :recordCount, :eventCount, :recordKeys)`,
 };
 
 /** The chain's head: shared by the operations of a group (remote-writer.ts reads it once per group). */
@@ -53,6 +67,21 @@ export function payloadDigest(payload: string): string | null {
   return ledgerBenchSwitch.off ? null : digestOf(payload);
 }
 
+/** The digest a record's new data is stored and chained with: null for a delete (and on the bench's ledger-less runs). */
+export function dataDigest(data: string | null): string | null {
+  return data === null || ledgerBenchSwitch.off ? null : digestOf(data);
+}
+
+/** Before a commit writes a record that exists: its current version goes into the history. */
+export function* supersede(collection: string, id: string): Op<void> {
+  if (!ledgerBenchSwitch.off) yield* exec(SQL.supersede, { collection, id });
+}
+
+/** The value of commits.record_keys: where `outboxd verify` finds the versions a commit wrote. */
+export function recordKeys(records: { collection: string; id: string; version: number }[]): string {
+  return JSON.stringify(records.map((r) => [r.collection, r.id, r.version]));
+}
+
 export function* appendCommit(commit: LedgerCommit): Op<void> {
   const row = {
     id: commit.commitId,
@@ -64,36 +93,26 @@ export function* appendCommit(commit: LedgerCommit): Op<void> {
     eventCount: commit.events.length,
   };
   if (ledgerBenchSwitch.off) {
-    yield* run(SQL.insertCommit, { ...row, seq: null, hash: null });
+    yield* exec(SQL.insertCommit, { ...row, seq: null, hash: null, recordKeys: null });
     return;
   }
-  const records = commit.records.map((r) => ({
+  const records: ChainRecord[] = commit.records.map((r) => ({
     collection: r.collection,
     id: r.id,
     version: r.version,
-    deleted: r.data === null,
-    dataDigest: r.data === null ? null : digestOf(r.data),
+    deleted: r.dataDigest === null,
+    dataDigest: r.dataDigest,
   }));
-  for (const [i, record] of records.entries()) {
-    yield* run(SQL.insertVersion, {
-      collection: record.collection,
-      id: record.id,
-      version: record.version,
-      data: commit.records[i]?.data ?? null,
-      deleted: record.deleted ? 1 : 0,
-      dataDigest: record.dataDigest,
-      commitId: commit.commitId,
-      at: commit.at,
-    });
-  }
+  const keys = recordKeys(records);
   yield* chain({
     head: chainHeadRead,
     append(previous: Link | undefined) {
       // No head yet: the first commit of a new database (seq 0, previous hash 64 zeros).
       const head = previous ?? { seq: -1, hash: ZERO_HASH };
       // Only a genesis commit the migration wrote and nobody sealed yet lacks its hash.
-      if (typeof head.hash !== "string")
+      if (typeof head.hash !== "string") {
         throw new Error("the ledger's genesis commit is not sealed: run `outboxd migrate`");
+      }
       const seq = head.seq + 1;
       const chained: ChainCommit = {
         seq,
@@ -107,7 +126,7 @@ export function* appendCommit(commit: LedgerCommit): Op<void> {
       const hash = chainHash(head.hash, chained);
       return {
         link: { seq, hash },
-        statement: { sql: SQL.insertCommit, args: { ...row, seq, hash }, kind: "run" },
+        statement: { sql: SQL.insertCommit, args: { ...row, seq, hash, recordKeys: keys }, kind: "run" },
       };
     },
   });

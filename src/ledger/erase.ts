@@ -12,22 +12,30 @@ export function* eraseVersion(
   version: number,
   now: number,
 ): Op<EraseOutcome> {
-  const row = yield* get<{ deleted: number; erasedAt: number | null; newest: number }>(
-    `SELECT deleted, erased_at AS erasedAt,
-       (SELECT max(version) FROM record_versions WHERE collection = :collection AND id = :id) AS newest
-     FROM record_versions WHERE collection = :collection AND id = :id AND version = :version`,
+  // Earlier versions are in record_versions; the current one is the records row.
+  const row = yield* get<{ deleted: number; erasedAt: number | null }>(
+    `SELECT deleted, erased_at AS erasedAt FROM record_versions
+     WHERE collection = :collection AND id = :id AND version = :version`,
     { collection, id, version },
   );
   const name = `${collection}/${id} version ${version}`;
-  if (!row) return { erased: false, reason: `${name} does not exist` };
-  if (row.deleted === 1) return { erased: false, reason: `${name} is a delete: it holds no data` };
-  if (row.erasedAt !== null) return { erased: false, reason: `${name} is already erased` };
-  if (row.newest === version) {
+  if (!row) {
+    const current = yield* get(
+      "SELECT 1 FROM records WHERE collection = :collection AND id = :id AND version = :version",
+      {
+        collection,
+        id,
+        version,
+      },
+    );
+    if (!current) return { erased: false, reason: `${name} does not exist` };
     return {
       erased: false,
       reason: `${name} is the record's current data: commit a new version (or a delete) first, then erase this one`,
     };
   }
+  if (row.deleted === 1) return { erased: false, reason: `${name} is a delete: it holds no data` };
+  if (row.erasedAt !== null) return { erased: false, reason: `${name} is already erased` };
   yield* run(
     `UPDATE record_versions SET data = NULL, erased_at = :now
      WHERE collection = :collection AND id = :id AND version = :version`,

@@ -1,10 +1,12 @@
-// The ledger's start on a database from before it (DESIGN §13). Migration 0009 copies every
-// record's current state into record_versions (commit_id null) and writes the genesis commit
-// (seq 0) without a hash, since SQL has neither sha256 nor JCS; this seals it: the versions'
-// digests and the genesis hash. A database without records gets no genesis commit.
+// The ledger's start on a database from before it (DESIGN §13). Migration 0009 takes every
+// record's current state over as its first version (commit_id null; since migration 0012 that
+// version stays in the records row) and writes the genesis commit (seq 0) without a hash, since
+// SQL has neither sha256 nor JCS; this seals it: the versions' digests and the genesis hash. A
+// database without records gets no genesis commit.
 import { migrate } from "../db/migrate.ts";
 import type { EmbeddedMigration } from "../db/migrations.gen.ts";
 import { all, get, type Op, run } from "../db/op.ts";
+import { recordKeys } from "./append.ts";
 import { type ChainRecord, chainHash, digestOf, GENESIS_ID, ZERO_HASH } from "./chain.ts";
 
 /**
@@ -25,7 +27,9 @@ export function* sealGenesis(now: number = Date.now()): Op<void> {
     id: GENESIS_ID,
   });
   if (!genesis || genesis.hash !== null) return;
+  // The versions taken over: current ones in records, any earlier ones in record_versions.
   const versions = yield* all<{
+    place: "records" | "versions";
     pos: number;
     collection: string;
     id: string;
@@ -33,16 +37,20 @@ export function* sealGenesis(now: number = Date.now()): Op<void> {
     data: string | null;
     deleted: number;
   }>(
-    "SELECT pos, collection, id, version, data, deleted FROM record_versions WHERE commit_id IS NULL ORDER BY pos",
+    `SELECT 'records' AS place, 0 AS pos, collection, id, version, data, deleted FROM records WHERE commit_id IS NULL
+     UNION ALL
+     SELECT 'versions', pos, collection, id, version, data, deleted FROM record_versions WHERE commit_id IS NULL`,
   );
   const records: ChainRecord[] = [];
   for (const v of versions) {
     const dataDigest = v.deleted === 1 || v.data === null ? null : digestOf(v.data);
     if (dataDigest !== null) {
-      yield* run("UPDATE record_versions SET data_digest = :dataDigest WHERE pos = :pos", {
-        dataDigest,
-        pos: v.pos,
-      });
+      yield* run(
+        v.place === "records"
+          ? "UPDATE records SET data_digest = :dataDigest WHERE collection = :collection AND id = :id"
+          : "UPDATE record_versions SET data_digest = :dataDigest WHERE pos = :pos",
+        { dataDigest, pos: v.pos, collection: v.collection, id: v.id },
+      );
     }
     records.push({
       collection: v.collection,
@@ -61,9 +69,10 @@ export function* sealGenesis(now: number = Date.now()): Op<void> {
     records,
     events: [],
   });
-  yield* run("UPDATE commits SET hash = :hash, created_at = :now WHERE id = :id", {
+  yield* run("UPDATE commits SET hash = :hash, created_at = :now, record_keys = :keys WHERE id = :id", {
     hash,
     now,
+    keys: recordKeys(records),
     id: GENESIS_ID,
   });
 }

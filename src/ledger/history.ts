@@ -32,10 +32,18 @@ export interface VersionView {
 }
 
 const SQL = {
+  // The current version (the records row) and the earlier ones (record_versions), newest first.
   versions: `SELECT v.version, v.data, v.deleted, v.commit_id AS commitId, v.at, v.erased_at AS erasedAt,
       c.token_id AS tokenId, c.token_name AS tokenName, c.proposal_id AS proposalId
-    FROM record_versions v LEFT JOIN commits c ON c.id = v.commit_id
-    WHERE v.collection = :collection AND v.id = :id AND v.version < :before
+    FROM (
+      SELECT version, CASE WHEN deleted = 1 THEN NULL ELSE data END AS data, deleted, commit_id, updated_at AS at,
+        NULL AS erased_at
+      FROM records WHERE collection = :collection AND id = :id AND version < :before
+      UNION ALL
+      SELECT * FROM (
+        SELECT version, data, deleted, commit_id, at, erased_at FROM record_versions
+        WHERE collection = :collection AND id = :id AND version < :before ORDER BY version DESC LIMIT :limit)
+    ) v LEFT JOIN commits c ON c.id = v.commit_id
     ORDER BY v.version DESC LIMIT :limit`,
   eventsOfCommit: "SELECT id, type, aggregate, sequence FROM events WHERE commit_id = :commitId ORDER BY pos",
   head: `SELECT seq, id AS commitId, hash, created_at AS at FROM commits

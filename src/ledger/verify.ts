@@ -33,16 +33,18 @@ interface CommitRow {
   hash: string | null;
   recordCount: number | null;
   eventCount: number | null;
+  /** JSON [[collection, id, version], ...]: the versions the commit wrote. */
+  recordKeys: string | null;
 }
 
 interface VersionRow {
-  collection: string;
-  id: string;
-  version: number;
   data: string | null;
   deleted: number;
   dataDigest: string | null;
   erasedAt: number | null;
+  commitId: string | null;
+  /** 1: the record's current version (its records row); 0: an earlier one (record_versions). */
+  current: number;
 }
 
 interface EventRow {
@@ -59,20 +61,29 @@ interface EventRow {
 
 const PAGE = 500;
 
-const VERSION_COLUMNS = `collection, id, version, data, deleted, data_digest AS dataDigest, erased_at AS erasedAt`;
 const EVENT_COLUMNS = `id, type, aggregate, sequence, payload, payload_digest AS payloadDigest,
   deliver_after AS deliverAfter, deliver_by AS deliverBy, erased_at AS erasedAt`;
 const CHAINED = "SELECT 1 FROM commits c WHERE c.id = x.commit_id AND c.seq IS NOT NULL";
 
 const SQL = {
   commits: `SELECT id, seq, token_id AS tokenId, proposal_id AS proposalId, created_at AS at, hash,
-      record_count AS recordCount, event_count AS eventCount
+      record_count AS recordCount, event_count AS eventCount, record_keys AS recordKeys
     FROM commits WHERE seq > :after ORDER BY seq LIMIT :limit`,
-  genesisVersions: `SELECT ${VERSION_COLUMNS} FROM record_versions WHERE commit_id IS NULL ORDER BY pos`,
-  versions: `SELECT ${VERSION_COLUMNS} FROM record_versions WHERE commit_id = :commitId ORDER BY pos`,
+  // A version where it lives: the current one in records (a delete's 'null' there is no data),
+  // earlier ones in record_versions.
+  version: `SELECT CASE WHEN deleted = 1 AND data = 'null' THEN NULL ELSE data END AS data, deleted,
+      data_digest AS dataDigest, NULL AS erasedAt, commit_id AS commitId, 1 AS current
+    FROM records WHERE collection = :collection AND id = :id AND version = :version
+    UNION ALL
+    SELECT data, deleted, data_digest, erased_at, commit_id, 0 FROM record_versions
+    WHERE collection = :collection AND id = :id AND version = :version`,
+  currentVersion: "SELECT version FROM records WHERE collection = :collection AND id = :id",
+  versionCount: "SELECT (SELECT count(*) FROM records) + (SELECT count(*) FROM record_versions) AS n",
   events: `SELECT ${EVENT_COLUMNS} FROM events WHERE commit_id = :commitId ORDER BY pos`,
   // Rows that name a commit missing from the chain: what a removed commit row leaves behind.
   orphan: `SELECT min(commit_id) AS commitId FROM (
+      SELECT commit_id FROM records x WHERE commit_id IS NOT NULL AND NOT EXISTS (${CHAINED})
+      UNION ALL
       SELECT commit_id FROM record_versions x WHERE commit_id IS NOT NULL AND NOT EXISTS (${CHAINED})
       UNION ALL
       SELECT commit_id FROM events x WHERE payload_digest IS NOT NULL AND NOT EXISTS (${CHAINED}))`,
@@ -82,20 +93,17 @@ const SQL = {
   firstChainedEvent: "SELECT min(pos) AS pos FROM events WHERE payload_digest IS NOT NULL",
   strayEvent: `SELECT id, commit_id AS commitId FROM events x
     WHERE pos > :pos AND payload_digest IS NULL AND NOT EXISTS (${CHAINED}) ORDER BY pos LIMIT 1`,
-  // Each record beside its newest version.
-  current: `SELECT r.collection, r.id, r.version, r.deleted, r.data,
-      v.version AS historyVersion, v.deleted AS historyDeleted, v.data_digest AS historyDigest,
-      v.commit_id AS historyCommit
-    FROM records r LEFT JOIN record_versions v ON v.pos = (
-      SELECT w.pos FROM record_versions w WHERE w.collection = r.collection AND w.id = r.id
-      ORDER BY w.version DESC LIMIT 1)
-    WHERE (r.collection, r.id) > (:collection, :id) ORDER BY r.collection, r.id LIMIT :limit`,
-  lostRecord: `SELECT v.collection, v.id, v.version, v.commit_id AS commitId FROM record_versions v
-    WHERE NOT EXISTS (SELECT 1 FROM records r WHERE r.collection = v.collection AND r.id = v.id) LIMIT 1`,
   seqOf: "SELECT seq FROM commits WHERE id = :id",
-  // Versions in no commit belong to the genesis commit; without one, they were added.
-  strayVersion: `SELECT collection, id, version FROM record_versions
-    WHERE commit_id IS NULL AND NOT EXISTS (SELECT 1 FROM commits WHERE id = '${GENESIS_ID}') LIMIT 1`,
+  // A version no commit of the chain lists (run only when there are more versions than listed).
+  strayVersion: `SELECT v.collection, v.id, v.version FROM (
+      SELECT collection, id, version, commit_id FROM records
+      UNION ALL
+      SELECT collection, id, version, commit_id FROM record_versions) v
+    WHERE NOT EXISTS (
+      SELECT 1 FROM commits c, json_each(c.record_keys) k
+      WHERE c.id = coalesce(v.commit_id, '${GENESIS_ID}') AND c.seq IS NOT NULL
+        AND k.value ->> 0 = v.collection AND k.value ->> 1 = v.id AND k.value ->> 2 = v.version)
+    LIMIT 1`,
 };
 
 class Mismatch extends Error {
@@ -129,12 +137,15 @@ export function* verifyLedger(): Op<VerifyResult> {
         "the commit was removed: versions or events name it, but it is not in the chain",
       );
     }
-    const stray = yield* get<{ collection: string; id: string; version: number }>(SQL.strayVersion);
-    if (stray) {
+    const stored = (yield* get<{ n: number }>(SQL.versionCount))?.n ?? 0;
+    if (stored !== head.versions) {
+      const stray = yield* get<{ collection: string; id: string; version: number }>(SQL.strayVersion);
       throw new Mismatch(
         null,
         null,
-        `version ${stray.version} of ${stray.collection}/${stray.id} was added outside any commit of the chain`,
+        stray
+          ? `version ${stray.version} of ${stray.collection}/${stray.id} was written outside any commit of the chain`
+          : `${stored} record versions are stored, the chain lists ${head.versions}`,
       );
     }
     const unchained = (yield* get<{ n: number; lastPos: number | null }>(SQL.unchained)) ?? {
@@ -152,7 +163,6 @@ export function* verifyLedger(): Op<VerifyResult> {
         );
       }
     }
-    yield* verifyCurrentState();
     return {
       ok: true,
       commits: head.commits,
@@ -174,9 +184,13 @@ export function* verifyLedger(): Op<VerifyResult> {
   }
 }
 
-function* verifyChain(erased: { versions: number; events: number }): Op<{ commits: number; hash: string }> {
+function* verifyChain(erased: {
+  versions: number;
+  events: number;
+}): Op<{ commits: number; hash: string; versions: number }> {
   let previous = ZERO_HASH;
   let expected = 0;
+  let versions = 0;
   for (;;) {
     const commits = yield* all<CommitRow>(SQL.commits, { after: expected - 1, limit: PAGE });
     if (commits.length === 0) break;
@@ -197,29 +211,8 @@ function* verifyChain(erased: { versions: number; events: number }): Op<{ commit
         );
       }
       if (commit.hash === null) throw fail("the commit has no hash");
-      const versions = yield* all<VersionRow>(
-        commit.id === GENESIS_ID ? SQL.genesisVersions : SQL.versions,
-        commit.id === GENESIS_ID ? {} : { commitId: commit.id },
-      );
-      const records: ChainRecord[] = versions.map((v) => {
-        const key = `version ${v.version} of ${v.collection}/${v.id}`;
-        if (v.deleted === 1) {
-          if (v.data !== null || v.dataDigest !== null)
-            throw fail(`${key} was edited: a delete carries no data`);
-        } else if (v.data === null) {
-          if (v.erasedAt === null) throw fail(`${key} was edited: its data is missing and it was not erased`);
-          erased.versions++;
-        } else if (digestOrNull(v.data) !== v.dataDigest) {
-          throw fail(`${key} was edited: its data no longer matches its digest`);
-        }
-        return {
-          collection: v.collection,
-          id: v.id,
-          version: v.version,
-          deleted: v.deleted === 1,
-          dataDigest: v.dataDigest,
-        };
-      });
+      const records = yield* commitVersions(commit, fail, erased);
+      versions += records.length;
       const eventRows =
         commit.id === GENESIS_ID ? [] : yield* all<EventRow>(SQL.events, { commitId: commit.id });
       const events: ChainEvent[] = eventRows.map((e) => {
@@ -238,9 +231,6 @@ function* verifyChain(erased: { versions: number; events: number }): Op<{ commit
           deliverBy: e.deliverBy,
         };
       });
-      if (commit.recordCount !== null && versions.length !== commit.recordCount) {
-        throw fail(countProblem("version", commit.recordCount, versions.length));
-      }
       if (commit.eventCount !== null && events.length !== commit.eventCount) {
         throw fail(countProblem("event", commit.eventCount, events.length));
       }
@@ -263,7 +253,61 @@ function* verifyChain(erased: { versions: number; events: number }): Op<{ commit
       expected++;
     }
   }
-  return { commits: expected, hash: previous };
+  return { commits: expected, hash: previous, versions };
+}
+
+/**
+ * The versions a commit lists (commits.record_keys), each found where it lives and checked
+ * against its digest: a current version in its records row, an earlier one in record_versions.
+ */
+function* commitVersions(
+  commit: CommitRow,
+  fail: (problem: string) => Mismatch,
+  erased: { versions: number },
+): Op<ChainRecord[]> {
+  let keys: [string, string, number][];
+  try {
+    keys = JSON.parse(commit.recordKeys ?? "[]");
+  } catch {
+    throw fail("the commit's list of versions was edited: it is not JSON");
+  }
+  if (commit.recordCount !== null && keys.length !== commit.recordCount) {
+    throw fail(countProblem("version", commit.recordCount, keys.length));
+  }
+  const records: ChainRecord[] = [];
+  for (const [collection, id, version] of keys) {
+    const name = `${collection}/${id}`;
+    const key = `version ${version} of ${name}`;
+    const v = yield* get<VersionRow>(SQL.version, { collection, id, version });
+    if (!v) {
+      const current = yield* get<{ version: number }>(SQL.currentVersion, { collection, id });
+      throw fail(
+        current && current.version < version
+          ? `record ${name} was edited: its current state (version ${current.version}) is older than the ledger's (version ${version})`
+          : current && current.version > version
+            ? `${key} was removed`
+            : current
+              ? `record ${name} was edited: its version was changed`
+              : `record ${name} was removed: the ledger has its ${key}`,
+      );
+    }
+    if (v.commitId !== (commit.id === GENESIS_ID ? null : commit.id)) {
+      throw fail(`${key} was edited: it names another commit (${v.commitId ?? "none"})`);
+    }
+    // The current version's data is the record's: say so, it is what a reader sees.
+    const edited =
+      v.current === 1 ? `record ${name} was edited (${key}, its current state)` : `${key} was edited`;
+    if (v.deleted === 1) {
+      if (v.data !== null || v.dataDigest !== null) throw fail(`${edited}: a delete carries no data`);
+    } else if (v.data === null) {
+      if (v.erasedAt === null) throw fail(`${edited}: its data is missing and it was not erased`);
+      erased.versions++;
+    } else if (digestOrNull(v.data) !== v.dataDigest) {
+      throw fail(`${edited}: its data no longer matches its digest`);
+    }
+    records.push({ collection, id, version, deleted: v.deleted === 1, dataDigest: v.dataDigest });
+  }
+  return records;
 }
 
 function countProblem(what: "version" | "event", recorded: number, found: number): string {
@@ -271,58 +315,4 @@ function countProblem(what: "version" | "event", recorded: number, found: number
   return difference > 0
     ? `${difference} ${what}${difference === 1 ? " was" : "s were"} removed (${recorded} committed, ${found} found)`
     : `${-difference} ${what}${difference === -1 ? " was" : "s were"} added (${recorded} committed, ${found} found)`;
-}
-
-/** Each record's current state must be its newest version; every versioned record must exist. */
-function* verifyCurrentState(): Op<void> {
-  let after = { collection: "", id: "" };
-  for (;;) {
-    const rows = yield* all<{
-      collection: string;
-      id: string;
-      version: number;
-      deleted: number;
-      data: string;
-      historyVersion: number | null;
-      historyDeleted: number | null;
-      historyDigest: string | null;
-      historyCommit: string | null;
-    }>(SQL.current, { ...after, limit: PAGE });
-    for (const r of rows) {
-      const name = `${r.collection}/${r.id}`;
-      if (r.historyVersion === null) {
-        throw new Mismatch(
-          null,
-          null,
-          `record ${name} (version ${r.version}) has no history: it was written outside a commit`,
-        );
-      }
-      const commitId = r.historyCommit ?? GENESIS_ID;
-      const differs =
-        r.historyVersion !== r.version ||
-        r.historyDeleted !== r.deleted ||
-        (r.deleted === 0 && digestOrNull(r.data) !== r.historyDigest);
-      if (differs) {
-        throw new Mismatch(
-          commitId,
-          null,
-          `record ${name} was edited: its current state (version ${r.version}${r.deleted ? ", deleted" : ""}) ` +
-            `differs from its newest version in the ledger (version ${r.historyVersion})`,
-        );
-      }
-    }
-    const last = rows.at(-1);
-    if (!last || rows.length < PAGE) break;
-    after = { collection: last.collection, id: last.id };
-  }
-  const lost = yield* get<{ collection: string; id: string; version: number; commitId: string | null }>(
-    SQL.lostRecord,
-  );
-  if (lost) {
-    throw new Mismatch(
-      lost.commitId ?? GENESIS_ID,
-      null,
-      `record ${lost.collection}/${lost.id} was removed: the ledger has its version ${lost.version}`,
-    );
-  }
 }

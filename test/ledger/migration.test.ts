@@ -1,6 +1,7 @@
 // Migration 0009 on a database made with the schema before it, holding data: every row is kept,
 // the stored idempotency responses move out of the commit rows and still answer retries, and the
-// chain starts there with a genesis commit listing each record's current version.
+// chain starts there with a genesis commit listing each record's current version. Migration 0012
+// on a chained database: current versions move into the records rows, the chain is unchanged.
 import { afterAll, expect, test } from "bun:test";
 import { rmSync } from "node:fs";
 import { join } from "node:path";
@@ -9,7 +10,9 @@ import { loadConfig } from "../../src/config.ts";
 import { migrate } from "../../src/db/migrate.ts";
 import { migrations } from "../../src/db/migrations.gen.ts";
 import { openDatabase } from "../../src/db/open.ts";
+import { type ChainRecord, chainHash, ZERO_HASH } from "../../src/ledger/chain.ts";
 import { migrateDatabase } from "../../src/ledger/genesis.ts";
+import { recordHistory } from "../../src/ledger/history.ts";
 import { verifyLedger } from "../../src/ledger/verify.ts";
 import { canonicalJson, sha256Hex } from "../../src/lib/canonical-json.ts";
 import { startServer, tempDir } from "../helpers/server.ts";
@@ -90,23 +93,34 @@ test("an older database keeps every row, its idempotency responses, and starts t
     { id: "cmt_old_2", token_id: "tok_env_admin", seq: null },
     { id: "cmt_old_3", token_id: "tok_a", seq: null },
   ]);
+  // Each record's current state is its first version in the ledger, in the genesis commit; it
+  // stays in the records row (migration 0012), with its digest.
+  expect(check.prepare("SELECT count(*) AS n FROM record_versions").all()).toEqual([{ n: 0 }]);
+  const digest = (json: string) => sha256Hex(canonicalJson(JSON.parse(json)));
   expect(
     check
       .prepare(
-        "SELECT collection, id, version, data, deleted, commit_id FROM record_versions ORDER BY collection, id",
+        "SELECT collection, id, version, deleted, commit_id, data_digest FROM records ORDER BY collection, id",
       )
       .all(),
   ).toEqual([
-    { collection: "orders", id: "o-1", version: 1, data: '{"10":1,"2":2}', deleted: 0, commit_id: null },
+    {
+      collection: "orders",
+      id: "o-1",
+      version: 1,
+      deleted: 0,
+      commit_id: null,
+      data_digest: digest('{"10":1,"2":2}'),
+    },
     {
       collection: "returns",
       id: "r-1",
       version: 2,
-      data: '{"status":"approved","by":"u-9"}',
       deleted: 0,
       commit_id: null,
+      data_digest: digest('{"status":"approved","by":"u-9"}'),
     },
-    { collection: "returns", id: "r-2", version: 3, data: null, deleted: 1, commit_id: null },
+    { collection: "returns", id: "r-2", version: 3, deleted: 1, commit_id: null, data_digest: null },
   ]);
   const genesis = check
     .prepare("SELECT seq, hash, record_count FROM commits WHERE id = 'cmt_genesis'")
@@ -156,4 +170,79 @@ test("an older database keeps every row, its idempotency responses, and starts t
   } finally {
     await server.stop();
   }
+});
+
+test("migration 0012 on a chained database: current versions move into their records rows, the chain still verifies with the same head", async () => {
+  const upTo = migrations.findIndex((m) => m.tag === "0012_ledger_current_versions");
+  expect(upTo).toBeGreaterThan(0);
+  const file = join(dir, "chained.db");
+  const url = `file:${file}`;
+  const old = await openDatabase(loadConfig({ OUTBOXD_DATABASE_URL: url }));
+  await old.writer.write(migrate(migrations.slice(0, upTo)));
+  await old.close();
+  // Two commits as the ledger wrote them before 0012: every version in record_versions.
+  const digest = (json: string) => sha256Hex(canonicalJson(JSON.parse(json)));
+  const v = {
+    a1: { collection: "a", id: "1", version: 1, deleted: false, dataDigest: digest('{"s":1}') },
+    a2: { collection: "a", id: "1", version: 2, deleted: false, dataDigest: digest('{"s":2}') },
+    b1: { collection: "b", id: "1", version: 1, deleted: false, dataDigest: digest('{"s":1}') },
+    b2: { collection: "b", id: "1", version: 2, deleted: true, dataDigest: null },
+  };
+  const commit = (seq: number, commitId: string, records: ChainRecord[]) => ({
+    seq,
+    commitId,
+    tokenId: "tok_a",
+    proposalId: null,
+    at: T + seq,
+    records,
+    events: [],
+  });
+  const h0 = chainHash(ZERO_HASH, commit(0, "cmt_0", [v.a1, v.b1]));
+  const h1 = chainHash(h0, commit(1, "cmt_1", [v.a2, v.b2]));
+  const seed = new Database(file);
+  seed.exec(`
+    INSERT INTO records VALUES ('a', '1', 2, '{"s":2}', 0, ${T}, ${T + 1});
+    INSERT INTO records VALUES ('b', '1', 2, 'null', 1, ${T}, ${T + 1});
+    INSERT INTO record_versions (collection, id, version, data, deleted, data_digest, commit_id, at) VALUES
+      ('a', '1', 1, '{"s":1}', 0, '${v.a1.dataDigest}', 'cmt_0', ${T}),
+      ('b', '1', 1, '{"s":1}', 0, '${v.b1.dataDigest}', 'cmt_0', ${T}),
+      ('a', '1', 2, '{"s":2}', 0, '${v.a2.dataDigest}', 'cmt_1', ${T + 1}),
+      ('b', '1', 2, NULL, 1, NULL, 'cmt_1', ${T + 1});
+    INSERT INTO commits (id, token_id, created_at, seq, hash, token_name, proposal_id, record_count, event_count) VALUES
+      ('cmt_0', 'tok_a', ${T}, 0, '${h0}', 'a', NULL, 2, 0),
+      ('cmt_1', 'tok_a', ${T + 1}, 1, '${h1}', 'a', NULL, 2, 0);
+  `);
+  seed.close();
+
+  const db = await openDatabase(loadConfig({ OUTBOXD_DATABASE_URL: url }));
+  try {
+    expect(await db.writer.write(migrateDatabase())).toContain("0012_ledger_current_versions");
+    expect(await db.driver.read(verifyLedger())).toMatchObject({ ok: true, commits: 2, head: h1 });
+    const history = await db.driver.read(recordHistory("a", "1", 10, undefined));
+    expect(history.map((x) => [x.version, x.commitId, x.data])).toEqual([
+      [2, "cmt_1", { s: 2 }],
+      [1, "cmt_0", { s: 1 }],
+    ]);
+    const deleted = await db.driver.read(recordHistory("b", "1", 10, undefined));
+    expect(deleted.map((x) => [x.version, x.deleted, x.data])).toEqual([
+      [2, true, null],
+      [1, false, { s: 1 }],
+    ]);
+  } finally {
+    await db.close();
+  }
+  const check = new Database(file);
+  expect(
+    check.prepare("SELECT collection, id, version FROM record_versions ORDER BY collection, id").all(),
+  ).toEqual([
+    { collection: "a", id: "1", version: 1 },
+    { collection: "b", id: "1", version: 1 },
+  ]);
+  expect(
+    check.prepare("SELECT collection, commit_id, data_digest FROM records ORDER BY collection").all(),
+  ).toEqual([
+    { collection: "a", commit_id: "cmt_1", data_digest: v.a2.dataDigest },
+    { collection: "b", commit_id: "cmt_1", data_digest: null },
+  ]);
+  check.close();
 });

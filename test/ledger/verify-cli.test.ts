@@ -121,7 +121,8 @@ const cases: [name: string, sql: () => string[], commit: () => string, what: () 
   [
     "a version's data and digest both forged",
     () => [
-      `UPDATE record_versions SET data = '{"v":9}', data_digest = '${digest({ v: 9 })}' WHERE commit_id = '${commits[3]}'`,
+      // b/1's version 2 is its current one: it lives in the records row.
+      `UPDATE records SET data = '{"v":9}', data_digest = '${digest({ v: 9 })}' WHERE commit_id = '${commits[3]}'`,
     ],
     () => commits[3] as string,
     () => /hash does not match/,
