@@ -4,6 +4,8 @@
 // statements off and on (the bench-only switch of src/ledger/append.ts) between blocks of
 // commits: A, B, A, B... each block's CPU time (user + system, every thread of the process) per
 // commit is one sample; the medians are compared.
+// Two shapes: commits that create a record (the commit benchmark's body) and commits that change
+// one of 1,000 existing records (each then also moves the version it replaces into the history).
 //   bun bench/scenarios/ledger-cpu.ts [--quick] [--blocks N] [--commits N]
 import { rmSync } from "node:fs";
 import { join } from "node:path";
@@ -14,6 +16,8 @@ import { median, tempDir } from "../lib.ts";
 import { COMMIT_BODY } from "./commit.ts";
 
 export interface LedgerCpuRow {
+  /** "create": each commit creates a record (the commit benchmark's body); "update": each changes one of 1,000. */
+  shape: "create" | "update";
   /** Commits per block. */
   commits: number;
   connections: number;
@@ -27,6 +31,7 @@ export interface LedgerCpuRow {
 const TOKEN = "bench-ledger-cpu-token";
 
 export async function ledgerCpuScenario(options: {
+  shape: "create" | "update";
   blocks: number;
   commits: number;
   connections: number;
@@ -43,7 +48,8 @@ export async function ledgerCpuScenario(options: {
   );
   let next = 0;
   const commit = async () => {
-    const body = COMMIT_BODY.replaceAll("[<id>]", String(next++));
+    const n = next++;
+    const body = COMMIT_BODY.replaceAll("[<id>]", String(options.shape === "update" ? n % 1000 : n));
     const response = await outboxd.http.fetch(
       new Request("http://outboxd/v1/commits", {
         method: "POST",
@@ -88,6 +94,7 @@ export async function ledgerCpuScenario(options: {
     rmSync(dir, { recursive: true, force: true });
   }
   const row: LedgerCpuRow = {
+    shape: options.shape,
     commits: options.commits,
     connections: options.connections,
     withLedgerUs,
@@ -95,7 +102,7 @@ export async function ledgerCpuScenario(options: {
     ratio: Number((median(withoutLedgerUs) / median(withLedgerUs)).toFixed(3)),
   };
   console.error(
-    `ledger CPU per commit (blocks of ${options.commits}): with ${median(withLedgerUs)} µs, without ` +
+    `ledger CPU per ${options.shape} commit (blocks of ${options.commits}): with ${median(withLedgerUs)} µs, without ` +
       `${median(withoutLedgerUs)} µs (medians of ${options.blocks}); commits/s the CPU allows, with / without: ${row.ratio}`,
   );
   return row;
@@ -108,10 +115,16 @@ if (import.meta.main) {
     return at >= 0 ? Number(args[at + 1]) : fallback;
   };
   const quick = args.includes("--quick");
-  const row = await ledgerCpuScenario({
-    blocks: option("--blocks", quick ? 6 : 20),
-    commits: option("--commits", quick ? 1000 : 2000),
-    connections: 64,
-  });
-  console.log(JSON.stringify(row, null, 2));
+  const rows: LedgerCpuRow[] = [];
+  for (const shape of ["create", "update"] as const) {
+    rows.push(
+      await ledgerCpuScenario({
+        shape,
+        blocks: option("--blocks", quick ? 6 : 20),
+        commits: option("--commits", quick ? 1000 : 2000),
+        connections: 64,
+      }),
+    );
+  }
+  console.log(JSON.stringify(rows, null, 2));
 }
