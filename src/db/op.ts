@@ -25,6 +25,12 @@ export interface Statement {
   blind?: boolean;
   /** The UPDATE of `updateOrInsert`: its count only decides whether the INSERT runs. */
   orInsert?: boolean;
+  /**
+   * A write with RETURNING whose rows are a hint the operation can do without (`allHinted`): the
+   * remote write path, which cannot answer a write's rows before the batch runs, answers [] and
+   * lets the operation go on.
+   */
+  hint?: boolean;
 }
 
 /**
@@ -68,6 +74,11 @@ export type Outcome<T = unknown> = { ok: true; value: T } | { ok: false; error: 
 
 export function* all<R = Row>(sql: string, args: Args = {}): Op<R[]> {
   return (yield { sql, args, kind: "all" }) as R[];
+}
+
+/** `all` for an UPDATE … RETURNING whose rows are only a hint (see Statement.hint). */
+export function* allHinted<R = Row>(sql: string, args: Args = {}): Op<R[]> {
+  return (yield { sql, args, kind: "all", hint: true }) as R[];
 }
 
 /** `all` of `table` only, answered once per group commit (see Statement.batchShared). */

@@ -19,7 +19,8 @@
 //     of 0 or 1 runs the group again with the other answer at that position, any other sends
 //     the operation to the general path below;
 //   - end with one write that returns rows (UPDATE … RETURNING, a claim): it runs in the batch
-//     and its rows are the operation's last answer.
+//     and its rows are the operation's last answer; a write whose rows are only a hint
+//     (Statement.hint: the heads a completion promoted) may come anywhere and is answered none.
 // Two operations of one group that read the same thing (same SQL, same arguments: the record,
 // the aggregate's last sequence, the idempotency key) never share a batch: the later one waits
 // for the next group, so one never overwrites what the other read. An operation that reads
@@ -268,6 +269,12 @@ export class RemoteWriter {
         if (!task.served.has(key)) task.reads.push({ statement, answer: copy(answer) });
         task.served.add(key);
         resume(task, answer);
+        continue;
+      }
+      if (statement.hint) {
+        // Rows the operation can do without (op.ts Statement.hint): run blind, answered none.
+        task.writes.push({ statement: { ...statement, kind: "run" }, chain: null, guess: null });
+        resume(task, []);
         continue;
       }
       if (statement.kind === "run" && statement.orInsert) {

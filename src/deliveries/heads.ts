@@ -13,7 +13,7 @@
 //   - dead-letter.ts deadLetterEndpoint: every pending row of the endpoint leaves, so none of
 //     its queues has a pending row left and there is no head to keep.
 // Every one of them runs in the same transaction as the change that needs it.
-import { all, type Op, run } from "../db/op.ts";
+import { allHinted, type Op, run } from "../db/op.ts";
 
 export interface Queue {
   endpointId: string;
@@ -34,12 +34,13 @@ export interface PromotedHead {
  * After deliveries left `pending` (delivered, dead): the queue's lowest pending sequence, if any,
  * becomes its head. Cheap: every other pending row of the queue is already 0. One statement for
  * all the queues (a completion batch promotes hundreds at once). Returns the new heads (the
- * dispatcher claims them by id: claim.ts claimDeliveriesById).
+ * dispatcher claims them by id: claim.ts claimDeliveriesById); the remote write path answers
+ * none (op.ts Statement.hint), and its dispatcher finds them by its scan.
  */
 export function* promoteHeads(queues: Iterable<Queue>): Op<PromotedHead[]> {
   const list = [...queues];
   if (list.length === 0) return [];
-  return yield* all<PromotedHead>(
+  return yield* allHinted<PromotedHead>(
     `UPDATE deliveries SET is_head = 1
      WHERE id IN (
        SELECT (SELECT p.id FROM deliveries p
