@@ -291,11 +291,12 @@ export class Dispatcher extends EventEmitter {
     const claimedAt = clock();
     const owner = `${this.#owner}:${this.#claims}`;
     const lease = { owner, now: claimedAt, leaseMs: config.leaseMs };
-    const { byId, scanned } = await db.writer.write(function* () {
-      const byId = yield* claimDeliveriesById({ ...lease, ids });
-      const scanned = scan ? yield* claimDeliveries({ ...lease, ...scan }) : [];
-      return { byId, scanned };
-    }, BOOKKEEPING);
+    // Two operations queued together: the writer runs them in one group (one transaction), and
+    // each ends with its one returning write, which the remote write path needs (remote-writer.ts).
+    const [byId, scanned] = await Promise.all([
+      db.writer.write(() => claimDeliveriesById({ ...lease, ids }), BOOKKEEPING),
+      scan ? db.writer.write(() => claimDeliveries({ ...lease, ...scan }), BOOKKEEPING) : [],
+    ]);
     const claimed = byId.length === 0 ? scanned : [...byId, ...scanned];
     if (claimed.length > 0) failpoint("dispatch.after_claim");
     return { owner, claimed, scanned, claimedAt };
