@@ -228,13 +228,18 @@ describe("deferred fan-out across a crash", () => {
     await first.child.exited;
     expect(first.child.proc.signalCode).toBe("SIGKILL");
 
-    // Committed, not expanded: the events and their compact fan-out, no delivery yet.
+    // Committed, not (or hardly) expanded: the events and their compact fan-out. The process
+    // died right after the commit; at most a chunk may have been expanded while the commit's
+    // fsync ran (the once-a-second check can see the rows then), so rows are left either way.
     const file = new Database(join(dir, "outboxd.db"));
     try {
       const count = (sql: string) => (file.prepare(sql).get() as { n: number }).n;
       expect(count("SELECT count(*) AS n FROM events")).toBe(EVENTS);
-      expect(count("SELECT count(*) AS n FROM fan_outs")).toBe(EVENTS);
-      expect(count("SELECT count(*) AS n FROM deliveries")).toBe(0);
+      expect(count("SELECT count(*) AS n FROM fan_outs")).toBeGreaterThan(
+        EVENTS - EXPAND_CHUNK / ENDPOINTS - 2,
+      );
+      const left = count("SELECT coalesce(sum(json_array_length(targets) - done), 0) AS n FROM fan_outs");
+      expect(left + count("SELECT count(*) AS n FROM deliveries")).toBe(EVENTS * ENDPOINTS);
     } finally {
       file.close();
     }
