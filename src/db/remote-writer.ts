@@ -43,6 +43,8 @@ export interface GroupConnection {
 
 /** After this many guard failures in a row, an operation runs alone on the general path. */
 const MAX_GROUP_ATTEMPTS = 4;
+/** After this many times the ledger's head alone moved under a write batch, the group runs again from its reads. */
+const MAX_HEAD_RETRIES = 8;
 /** After this many corrected row counts, an operation runs alone on the general path. */
 const MAX_CORRECTED_COUNTS = 16;
 
@@ -86,6 +88,15 @@ interface Task {
   outcome: Outcome | null;
   /** Must run alone on the general path. */
   alone: boolean;
+}
+
+/** What a statement of a write batch is, to tell a failed guard from a failed write. */
+interface Role {
+  task: Task | null;
+  role: "guard" | "count" | "write" | "final";
+  write?: Write;
+  /** The guard of the ledger's head (see #commit). */
+  head?: boolean;
 }
 
 type Want = { kind: "read"; statement: Statement } | { kind: "prefetch"; statements: Statement[] };
@@ -317,87 +328,50 @@ export class RemoteWriter {
     let batchTasks = tasks.filter(
       (task) => !(task.outcome && !task.outcome.ok) && (task.writes.length > 0 || task.final !== null),
     );
-    const entries = placeChainEntries(batchTasks, sharedAnswers);
+    // The ledger's head, when the group chains: the one read another Machine's commits always
+    // change, whatever they wrote.
+    const headKey = batchTasks
+      .flatMap((task) => task.writes)
+      .map((write) => (write.chain ? statementKey(write.chain.head) : null))
+      .find((key) => key !== null);
+    let entries = placeChainEntries(batchTasks, sharedAnswers);
     batchTasks = batchTasks.filter((task) => !(task.outcome && !task.outcome.ok));
     if (batchTasks.length === 0) return;
     // What each statement of the batch is, to tell a failed guard from a failed write.
-    const roles: { task: Task | null; role: "guard" | "count" | "write" | "final"; write?: Write }[] = [];
-    const statements: InStatement[] = [];
-    const push = (statement: InStatement, role: (typeof roles)[number]) => {
-      statements.push(statement);
-      roles.push(role);
-    };
-    const usedShared = new Set(batchTasks.flatMap((task) => [...task.shared]));
-    for (const key of usedShared) {
-      const statement = sharedReads.get(key);
-      if (!statement) continue;
-      for (const guard of readGuards(statement, sharedAnswers.get(key)))
-        push(guard, { task: null, role: "guard" });
-    }
-    for (const task of batchTasks) {
-      for (const read of task.reads) {
-        for (const guard of readGuards(read.statement, read.answer)) push(guard, { task, role: "guard" });
-      }
-      for (const write of task.writes) {
-        const statement = write.statement ?? (entries.get(write) as Statement);
-        push({ sql: statement.sql, args: statement.args }, { task, role: "write", write });
-        if (write.guess !== null) {
-          push(
-            { sql: `${GUARD} changes() IS NOT :__count`, args: { __count: write.guess } },
-            { task, role: "count", write },
+    let roles: Role[] = [];
+    let statements: InStatement[] = [];
+    let results: ResultSet[] | null = null;
+    for (let headRetries = 0; results === null; headRetries++) {
+      ({ statements, roles } = this.#batch(batchTasks, entries, sharedReads, sharedAnswers, headKey));
+      try {
+        this.stats.writeBatches += 1;
+        results = await this.#connection.batch(statements, "write");
+      } catch (error) {
+        const index = batchStatementIndex(error);
+        const failed = index === null ? undefined : roles[index];
+        if (!failed?.head || headRetries >= MAX_HEAD_RETRIES || headKey === undefined) {
+          await this.#failed(error, index, roles, batchTasks, next, alone);
+          return;
+        }
+        // Only the chain's head moved (another Machine chained first; the guards after it were
+        // not reached): read the head again and build the entries on it, without running the
+        // operations again. Any other guard that now fails sends the group round again.
+        this.stats.guardFailures += 1;
+        const head = sharedReads.get(headKey) as Statement;
+        try {
+          this.stats.readBatches += 1;
+          const [fresh] = await this.#connection.batch([{ sql: head.sql, args: head.args }], "read");
+          sharedAnswers.set(headKey, answerOf(head, fresh as ResultSet));
+        } catch {
+          await this.#connection.reconnect().catch(() => undefined);
+          const failure = problems.unavailable(
+            "the database could not be reached; nothing was written, retry",
           );
+          for (const task of batchTasks) task.outcome = { ok: false, error: failure };
+          return;
         }
+        entries = placeChainEntries(batchTasks, sharedAnswers);
       }
-      if (task.final) push({ sql: task.final.sql, args: task.final.args }, { task, role: "final" });
-    }
-    let results: ResultSet[];
-    try {
-      this.stats.writeBatches += 1;
-      results = await this.#connection.batch(statements, "write");
-    } catch (error) {
-      const index = batchStatementIndex(error);
-      if (index === null) {
-        // The request failed on the way or its answer was lost: it may have committed or not.
-        await this.#connection.reconnect().catch(() => undefined);
-        const outcome: Outcome = isBusy(error)
-          ? { ok: false, error }
-          : {
-              ok: false,
-              error: problems.unavailable(
-                "the connection to the database was lost while committing; the outcome is unknown: " +
-                  "retry with the same Idempotency-Key, which is safe",
-              ),
-            };
-        for (const task of batchTasks) task.outcome = outcome;
-        return;
-      }
-      // One statement failed and the batch rolled back: nothing of it was written.
-      const failed = roles[index];
-      if (failed?.role === "guard") this.stats.guardFailures += 1;
-      for (const task of batchTasks) {
-        let counts = task.counts;
-        let attempts = task.attempts + 1;
-        if (failed?.task === task && failed.role !== "guard") {
-          const corrected = failed.role === "count" ? correctedCount(task, failed.write) : null;
-          if (corrected === null) {
-            // A write the reads did not foresee, or a count that is neither 0 nor 1: the
-            // general path decides.
-            task.alone = true;
-            alone.push(task);
-            continue;
-          }
-          // A wrong guess of 0 or 1 (a new minute bucket, a refused fence): run again with the
-          // other answer at that position.
-          counts = new Map(counts).set(corrected.position, corrected.count);
-          attempts = task.attempts;
-        }
-        Object.assign(task, newTask(task.index, task.again, task.again(), attempts, counts));
-        if (task.attempts >= MAX_GROUP_ATTEMPTS || task.counts.size > MAX_CORRECTED_COUNTS) {
-          task.alone = true;
-          alone.push(task);
-        } else next.push(task);
-      }
-      return;
     }
     roles.forEach((role, i) => {
       if (role.role === "write" && role.write?.guess !== null && role.write?.statement) {
@@ -415,6 +389,99 @@ export class RemoteWriter {
         };
       } else if (task.step.done) task.outcome ??= { ok: true, value: task.step.value };
     }
+  }
+
+  /** The group's write batch: guards, then each task's writes (the ledger's entries built), in order. */
+  #batch(
+    batchTasks: Task[],
+    entries: Map<Write, Statement>,
+    sharedReads: Map<string, Statement>,
+    sharedAnswers: Map<string, unknown>,
+    headKey: string | undefined,
+  ): { statements: InStatement[]; roles: Role[] } {
+    const roles: Role[] = [];
+    const statements: InStatement[] = [];
+    const push = (statement: InStatement, role: Role) => {
+      statements.push(statement);
+      roles.push(role);
+    };
+    const usedShared = new Set(batchTasks.flatMap((task) => [...task.shared]));
+    for (const key of usedShared) {
+      const statement = sharedReads.get(key);
+      if (!statement) continue;
+      for (const guard of readGuards(statement, sharedAnswers.get(key)))
+        push(guard, { task: null, role: "guard", head: key === headKey });
+    }
+    for (const task of batchTasks) {
+      for (const read of task.reads) {
+        for (const guard of readGuards(read.statement, read.answer)) push(guard, { task, role: "guard" });
+      }
+      for (const write of task.writes) {
+        const statement = write.statement ?? (entries.get(write) as Statement);
+        push({ sql: statement.sql, args: statement.args }, { task, role: "write", write });
+        if (write.guess !== null) {
+          push(
+            { sql: `${GUARD} changes() IS NOT :__count`, args: { __count: write.guess } },
+            { task, role: "count", write },
+          );
+        }
+      }
+      if (task.final) push({ sql: task.final.sql, args: task.final.args }, { task, role: "final" });
+    }
+    return { statements, roles };
+  }
+
+  /** After a failed write batch: what each of its tasks does next (see the comments inside). */
+  async #failed(
+    error: unknown,
+    index: number | null,
+    roles: Role[],
+    batchTasks: Task[],
+    next: Task[],
+    alone: Task[],
+  ): Promise<void> {
+    if (index === null) {
+      // The request failed on the way or its answer was lost: it may have committed or not.
+      await this.#connection.reconnect().catch(() => undefined);
+      const outcome: Outcome = isBusy(error)
+        ? { ok: false, error }
+        : {
+            ok: false,
+            error: problems.unavailable(
+              "the connection to the database was lost while committing; the outcome is unknown: " +
+                "retry with the same Idempotency-Key, which is safe",
+            ),
+          };
+      for (const task of batchTasks) task.outcome = outcome;
+      return;
+    }
+    // One statement failed and the batch rolled back: nothing of it was written.
+    const failed = roles[index];
+    if (failed?.role === "guard") this.stats.guardFailures += 1;
+    for (const task of batchTasks) {
+      let counts = task.counts;
+      let attempts = task.attempts + 1;
+      if (failed?.task === task && failed.role !== "guard") {
+        const corrected = failed.role === "count" ? correctedCount(task, failed.write) : null;
+        if (corrected === null) {
+          // A write the reads did not foresee, or a count that is neither 0 nor 1: the
+          // general path decides.
+          task.alone = true;
+          alone.push(task);
+          continue;
+        }
+        // A wrong guess of 0 or 1 (a new minute bucket, a refused fence): run again with the
+        // other answer at that position.
+        counts = new Map(counts).set(corrected.position, corrected.count);
+        attempts = task.attempts;
+      }
+      Object.assign(task, newTask(task.index, task.again, task.again(), attempts, counts));
+      if (task.attempts >= MAX_GROUP_ATTEMPTS || task.counts.size > MAX_CORRECTED_COUNTS) {
+        task.alone = true;
+        alone.push(task);
+      } else next.push(task);
+    }
+    return;
   }
 
   async #runAlone(task: Task): Promise<Outcome> {

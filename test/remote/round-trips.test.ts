@@ -214,7 +214,8 @@ describe("guards on the remote write path", () => {
     });
     const { requests, results } = await group(ops);
     expect(results).toHaveLength(8);
-    // Reads and write batch, refused by the head's guard; then reads and write batch again.
+    // Reads and write batch, refused by the head's guard; then the head alone read again and the
+    // write batch with the entries built on it (the operations are not run again).
     expect(requests).toBe(4);
     const seqs = await db.driver.read(
       all<{ seq: number }>("SELECT seq FROM commits WHERE seq IS NOT NULL ORDER BY seq"),
