@@ -3,14 +3,14 @@
 // through the server span and outboxd.commit to one outboxd.deliver per webhook attempt, whose
 // context is the webhook's traceparent header.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { ConfigError, loadConfig } from "../../src/config.ts";
 import { NO_TRACING, startTracing, validTraceparent } from "../../src/ops/tracing.ts";
 import { expectStatus } from "../helpers/assertions.ts";
 import { type OtlpReceiver, type ReceivedSpan, startOtlpReceiver } from "../helpers/otlp-receiver.ts";
+import { runProbe } from "../helpers/probe.ts";
 import { startReceiver, type TestReceiver, waitFor } from "../helpers/receiver.ts";
-import { startServer, type TestServer, tempDir } from "../helpers/server.ts";
+import { startServer, type TestServer } from "../helpers/server.ts";
 
 const SERVER = 2;
 const CLIENT = 3;
@@ -182,30 +182,7 @@ describe("tracing off and its settings", () => {
   });
 
   test("off, a whole outboxd serving a commit loads no OpenTelemetry module at all", async () => {
-    const dir = tempDir("outboxd-tracing-off-");
-    try {
-      const child = Bun.spawn({
-        cmd: [process.execPath, join(import.meta.dir, "tracing-off-probe.ts")],
-        env: {
-          PATH: process.env.PATH ?? "",
-          OUTBOXD_DATABASE_URL: `file:${join(dir, "outboxd.db")}`,
-          OUTBOXD_ADMIN_TOKEN: `probe-admin-${crypto.randomUUID()}`,
-          OUTBOXD_LOG_LEVEL: "error",
-        },
-        stdout: "pipe",
-        stderr: "pipe",
-      });
-      const [code, out, err] = await Promise.all([
-        child.exited,
-        new Response(child.stdout).text(),
-        new Response(child.stderr).text(),
-      ]);
-      expect(err).toBe("");
-      expect(code).toBe(0);
-      expect(JSON.parse(out)).toEqual({ status: 201, loaded: 0 });
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
+    expect(await runProbe(join(import.meta.dir, "tracing-off-probe.ts"))).toEqual({ status: 201, loaded: 0 });
   });
 
   test("the standard variables: endpoint, traces endpoint, service name, disabled, none", () => {
