@@ -4,20 +4,14 @@
 //   bun bench/probe/breakdown.ts [rate=1000] [seconds=3] [KEY=VALUE env for outboxd …]
 // NO_ENDPOINT=1: commits only (the commit path's own CPU). PROF_DIR=dir: a `bun --cpu-prof-md`
 // profile of the server. On a shared machine compare CPU per commit, A/B interleaved.
-import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import Database from "libsql";
-import { BUN, percentile, startOutboxd, startPeer } from "../lib.ts";
+import { BUN, cpuMs, percentile, startOutboxd, startPeer } from "../lib.ts";
 import { fixedRate } from "../scenarios/latency.ts";
 
 const rate = Number(process.argv[2] ?? 1000);
 const seconds = Number(process.argv[3] ?? 3);
 const env = Object.fromEntries(process.argv.slice(4).map((kv) => kv.split("=", 2) as [string, string]));
-
-function cpuMs(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.split(" ") ?? [];
-  return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
-}
 
 const receiver = await startPeer([BUN, "bench/peers/receiver.ts"], {});
 const outboxd = await startOutboxd(

@@ -1,15 +1,10 @@
 // Commits over HTTP, closed loop (autocannon, 64 connections), no endpoint: rate and outboxd's
 // CPU per commit, for A/B runs on a shared machine (issue 12).
 //   bun bench/probe/commits.ts [seconds=4] [KEY=VALUE env for outboxd …]
-import { readFileSync } from "node:fs";
-import { load, startOutboxd, TOKEN } from "../lib.ts";
+import { cpuMs, load, startOutboxd, TOKEN } from "../lib.ts";
 
 const seconds = Number(process.argv[2] ?? 4);
 const env = Object.fromEntries(process.argv.slice(3).map((kv) => kv.split("=", 2) as [string, string]));
-function cpuMs(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.split(" ") ?? [];
-  return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
-}
 const outboxd = await startOutboxd(env);
 const body = JSON.stringify({
   records: [{ collection: "orders", id: "o-[<id>]", data: { status: "paid", total: 1250 } }],

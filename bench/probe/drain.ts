@@ -2,17 +2,12 @@
 // aggregates to the bench receiver (issue 12): the dispatcher's own cost, steadier than its rate
 // on a shared machine. PROF_DIR=dir: a `bun --cpu-prof-md` profile of the dispatcher.
 //   bun bench/probe/drain.ts [total=10000] [KEY=VALUE env for the dispatcher …]
-import { readFileSync } from "node:fs";
 import { newSecret } from "../../test/helpers/snippet-receiver.ts";
-import { BUN, startOutboxd, startPeer, tempDir, waitUntil } from "../lib.ts";
+import { BUN, cpuMs, startOutboxd, startPeer, tempDir, waitUntil } from "../lib.ts";
 import { prefill } from "../scenarios/delivery.ts";
 
 const total = Number(process.argv[2] ?? 10000);
 const env = Object.fromEntries(process.argv.slice(3).map((kv) => kv.split("=", 2) as [string, string]));
-function cpuMs(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.split(" ") ?? [];
-  return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
-}
 const receiver = await startPeer([BUN, "bench/peers/receiver.ts"], {});
 const dir = tempDir("outboxd-probe-drain-");
 await prefill(dir, { url: `${receiver.url}/hook`, secret: newSecret() }, total, 1000);
