@@ -21,11 +21,15 @@ export interface LedgerCpuRow {
   /** Commits per block. */
   commits: number;
   connections: number;
-  /** CPU microseconds per commit of each block, with the ledger and without its statements. */
+  /** CPU microseconds per commit of each block (every thread), with the ledger and without its statements. */
   withLedgerUs: number[];
   withoutLedgerUs: number[];
   /** Commits/s the CPU allows with the ledger, relative to without: withoutLedger / withLedger (medians). */
   ratio: number;
+  /** The same for the main thread alone (JavaScript and SQLite; no garbage collector or JIT threads). */
+  mainThreadWithUs: number[];
+  mainThreadWithoutUs: number[];
+  mainThreadRatio: number;
 }
 
 const TOKEN = "bench-ledger-cpu-token";
@@ -64,16 +68,21 @@ export async function ledgerCpuScenario(options: {
   const block = async (count: number) => {
     const each = Math.ceil(count / options.connections);
     const before = process.cpuUsage();
+    const beforeThread = process.threadCpuUsage();
     await Promise.all(
       Array.from({ length: options.connections }, async () => {
         for (let i = 0; i < each; i++) await commit();
       }),
     );
     const used = process.cpuUsage(before);
-    return (used.user + used.system) / (each * options.connections);
+    const thread = process.threadCpuUsage(beforeThread);
+    const n = each * options.connections;
+    return { all: (used.user + used.system) / n, main: (thread.user + thread.system) / n };
   };
   const withLedgerUs: number[] = [];
   const withoutLedgerUs: number[] = [];
+  const mainThreadWithUs: number[] = [];
+  const mainThreadWithoutUs: number[] = [];
   try {
     // Warm-up of both: JIT, prepared statements, page cache.
     for (const off of [true, false]) {
@@ -84,8 +93,9 @@ export async function ledgerCpuScenario(options: {
       // Alternate which goes first, so a drift in the machine's load favours neither.
       for (const off of i % 2 === 0 ? [false, true] : [true, false]) {
         ledgerBenchSwitch.off = off;
-        const us = Number((await block(options.commits)).toFixed(1));
-        (off ? withoutLedgerUs : withLedgerUs).push(us);
+        const us = await block(options.commits);
+        (off ? withoutLedgerUs : withLedgerUs).push(Number(us.all.toFixed(1)));
+        (off ? mainThreadWithoutUs : mainThreadWithUs).push(Number(us.main.toFixed(1)));
       }
     }
   } finally {
@@ -100,10 +110,14 @@ export async function ledgerCpuScenario(options: {
     withLedgerUs,
     withoutLedgerUs,
     ratio: Number((median(withoutLedgerUs) / median(withLedgerUs)).toFixed(3)),
+    mainThreadWithUs,
+    mainThreadWithoutUs,
+    mainThreadRatio: Number((median(mainThreadWithoutUs) / median(mainThreadWithUs)).toFixed(3)),
   };
   console.error(
     `ledger CPU per ${options.shape} commit (blocks of ${options.commits}): with ${median(withLedgerUs)} µs, without ` +
-      `${median(withoutLedgerUs)} µs (medians of ${options.blocks}); commits/s the CPU allows, with / without: ${row.ratio}`,
+      `${median(withoutLedgerUs)} µs (medians of ${options.blocks}); commits/s the CPU allows, with / without: ${row.ratio}; ` +
+      `main thread alone: ${median(mainThreadWithUs)} vs ${median(mainThreadWithoutUs)} µs, ${row.mainThreadRatio}`,
   );
   return row;
 }
