@@ -371,6 +371,8 @@ export class RemoteWriter {
           return;
         }
         entries = placeChainEntries(batchTasks, sharedAnswers);
+        batchTasks = batchTasks.filter((task) => !(task.outcome && !task.outcome.ok));
+        if (batchTasks.length === 0) return;
       }
     }
     roles.forEach((role, i) => {
