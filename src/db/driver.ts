@@ -72,5 +72,13 @@ export function localPragmas(options: DriverOptions): string[] {
     // The default 2 MiB page cache thrashes once the tables outgrow it: every statement then
     // re-reads pages through the WAL index. 32 MiB per connection keeps the hot b-tree pages.
     "PRAGMA cache_size = -32768",
+    // Checkpoint every ~40 MiB of WAL instead of SQLite's 4 MiB: the checkpoint runs inside a
+    // COMMIT on the event loop, and the hot b-tree pages (indexes, the queue heads) rewritten by
+    // every commit are copied once per checkpoint, so fewer checkpoints copy far fewer pages.
+    // Measured interleaved (bench/probe/commits.ts, 64 connections): 4,033-4,381 -> 4,519-4,885
+    // commits/s, CPU per commit -7%; a 10,000-delivery drain 1,376-1,569 -> 1,863-2,558/s.
+    "PRAGMA wal_autocheckpoint = 10000",
+    // ...and give the disk back after a checkpoint that restarted the WAL.
+    "PRAGMA journal_size_limit = 67108864",
   ];
 }
