@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import { ConfigError, loadConfig } from "../../src/config.ts";
 import { NO_TRACING, startTracing, validTraceparent } from "../../src/ops/tracing.ts";
+import { samplerFromEnv } from "../../src/ops/tracing-sdk.ts";
 import { expectStatus } from "../helpers/assertions.ts";
 import { type OtlpReceiver, type ReceivedSpan, startOtlpReceiver } from "../helpers/otlp-receiver.ts";
 import { runProbe } from "../helpers/probe.ts";
@@ -227,9 +228,38 @@ describe("tracing off and its settings", () => {
     );
   });
 
+  test("the sampler OTEL_TRACES_SAMPLER names, parent-based by default", () => {
+    const traceId = "4bf92f3577b34da6a3ce929d0e0e4736";
+    const parent = (sampled: boolean) => ({
+      traceId,
+      spanId: "00f067aa0ba902b7",
+      traceFlags: sampled ? 1 : 0,
+    });
+    const warnings: string[] = [];
+    const sampler = (env: Record<string, string>) => samplerFromEnv(env, (message) => warnings.push(message));
+    const byDefault = sampler({});
+    expect([
+      byDefault(undefined, traceId),
+      byDefault(parent(true), traceId),
+      byDefault(parent(false), traceId),
+    ]).toEqual([true, true, false]);
+    const off = sampler({ OTEL_TRACES_SAMPLER: "always_off" });
+    expect([off(undefined, traceId), off(parent(true), traceId)]).toEqual([false, false]);
+    const parentOrOff = sampler({ OTEL_TRACES_SAMPLER: "parentbased_always_off" });
+    expect([parentOrOff(undefined, traceId), parentOrOff(parent(true), traceId)]).toEqual([false, true]);
+    const none = sampler({ OTEL_TRACES_SAMPLER: "traceidratio", OTEL_TRACES_SAMPLER_ARG: "0" });
+    const all = sampler({ OTEL_TRACES_SAMPLER: "traceidratio", OTEL_TRACES_SAMPLER_ARG: "1" });
+    expect([none(parent(true), traceId), all(parent(false), traceId)]).toEqual([false, true]);
+    expect(warnings).toEqual([]);
+    const unknown = sampler({ OTEL_TRACES_SAMPLER: "jaeger_remote" });
+    expect([unknown(undefined, traceId), unknown(parent(false), traceId)]).toEqual([true, false]);
+    expect(warnings).toHaveLength(1);
+  });
+
   test("the W3C traceparent rule", () => {
     const ok = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
     expect(validTraceparent(ok)).toBe(ok);
+    expect(validTraceparent(` ${ok}\t`)).toBe(ok);
     for (const bad of [
       "",
       "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7",
@@ -237,6 +267,8 @@ describe("tracing off and its settings", () => {
       `00-${"0".repeat(32)}-00f067aa0ba902b7-01`,
       `00-4bf92f3577b34da6a3ce929d0e0e4736-${"0".repeat(16)}-01`,
       ok.toUpperCase(),
+      `${ok}0`,
+      ok.replace("-01", "-0g"),
     ]) {
       expect(validTraceparent(bad)).toBeUndefined();
     }
