@@ -4,6 +4,7 @@
 import { median } from "./lib.ts";
 import type { Results } from "./run.ts";
 import type { LatencyRow } from "./scenarios/latency.ts";
+import { pullMarkdown } from "./scenarios/pull.ts";
 import { remoteReport } from "./scenarios/remote.ts";
 import { tracingMarkdown } from "./scenarios/tracing.ts";
 
@@ -168,6 +169,7 @@ export function report(r: Results): string {
   }
 
   if (r.tracing) lines.push(...tracingMarkdown(r.tracing));
+  if (r.pull) lines.push(...pullMarkdown(r.pull));
   lines.push("## Against the targets (issue 12): figure / limit of the same run", "");
   const at = (rate: number, who: string) => latency.find((x) => x.rate === rate && x.who === who);
   for (const rate of [1000, 2000, 4000, 5000]) {

@@ -8,7 +8,8 @@
 // sockets, and their limit), peers (PostgreSQL outbox and pg-boss), backlog (100,000
 // deliveries, default settings), latency (commit and deliver at 1,000-5,000/s, default
 // settings, with the bare Hono + fetch limit), isolation (hanging receivers beside a healthy
-// one), growth, coldstart, remote (a libSQL server through a simulated 2 ms round trip).
+// one), growth, coldstart, remote (a libSQL server through a simulated 2 ms round trip), pull
+// (pull endpoints: 4 pollers draining 1,000 aggregates, SSE latency at 1,000/s, 1,000 idle streams).
 import { mkdirSync, writeFileSync } from "node:fs";
 import { cpus, totalmem } from "node:os";
 import { join } from "node:path";
@@ -29,6 +30,7 @@ import {
   peerCommits,
   peerDeliveries,
 } from "./scenarios/peers.ts";
+import { type PullResults, pullScenario } from "./scenarios/pull.ts";
 import { type RemoteResults, remoteScenarios } from "./scenarios/remote.ts";
 import { type TracingResult, tracingScenario } from "./scenarios/tracing.ts";
 
@@ -43,6 +45,7 @@ const SCENARIOS = [
   "coldstart",
   "remote",
   "tracing",
+  "pull",
 ] as const;
 type Scenario = (typeof SCENARIOS)[number];
 
@@ -106,6 +109,7 @@ export interface Results {
   coldStart?: ColdStartRow;
   remote?: RemoteResults;
   tracing?: TracingResult;
+  pull?: PullResults;
 }
 
 const startedAt = new Date().toISOString();
@@ -192,6 +196,8 @@ if (wanted("tracing")) {
     await receiver.stop();
   }
 }
+// Pull endpoints (issue 17): 4 pollers draining 1,000 aggregates, stream latency at 1,000/s, idle streams.
+if (wanted("pull")) results.pull = await pullScenario(quick);
 if (wanted("growth")) results.growth = await growthScenario(settings.growth);
 // Starts take ~0.2 s each: a quick run still takes the median of five.
 if (wanted("coldstart")) results.coldStart = await coldStartScenario(quick ? 5 : 9);

@@ -68,7 +68,7 @@ export interface StreamOptions {
 
 /** Where a stream writes; `signal` aborts when the client goes away. */
 export interface StreamSink {
-  deliver(pulled: Pulled): Promise<void>;
+  deliver(batch: Pulled[]): Promise<void>;
   keepalive(): Promise<void>;
   signal: AbortSignal;
 }
@@ -218,7 +218,8 @@ export class PullService extends EventEmitter {
             outstanding.set(pulled.deliveryId, batch.leaseExpiresAt as number);
             this.#streamed.set(pulled.deliveryId, () => outstanding.delete(pulled.deliveryId));
           }
-          for (const pulled of batch.data) await sink.deliver(pulled);
+          // One write for the batch: a write per message costs a socket write each.
+          if (batch.data.length > 0) await sink.deliver(batch.data);
           if (batch.data.length > 0) lastWrite = clock();
           else dueAt = await db.driver.read(nextDueAt(endpointId, clock()));
         }

@@ -50,7 +50,13 @@ describe("the event stream", () => {
       await waitUntil("the stream is open", async () =>
         rig.server.outboxd.pull.hub.waiting().includes(endpointId),
       );
-      // Three aggregates, two events each.
+      // Three aggregates, two events each; one payload committed with line breaks in it.
+      const pretty = await rig.server.request(
+        "POST",
+        "/v1/commits",
+        `{"events": [{"type": "s.pretty", "aggregate": "s/pretty", "endpoints": ["${endpointId}"],\n  "payload": {\n    "aggregate": "s/pretty"\n  }}]}`,
+      );
+      expect(pretty.status).toBe(201);
       const committed = await commitEvents(
         rig.server,
         ["s/a", "s/b", "s/c", "s/a", "s/b", "s/c"].map((aggregate) => ({
@@ -60,7 +66,7 @@ describe("the event stream", () => {
         })),
       );
       const acked: Message[] = [];
-      while (acked.length < committed.length) {
+      while (acked.length < committed.length + 1) {
         await waitUntil("a message to answer", async () => messages.length > acked.length);
         expect(await leasedNow(rig, endpointId)).toBeLessThanOrEqual(2);
         const message = messages[acked.length] as Message;
@@ -76,7 +82,7 @@ describe("the event stream", () => {
         expect(answer).toEqual({ acked: 1, nacked: 0, stale: [] });
         acked.push(message);
       }
-      expect(messages).toHaveLength(committed.length);
+      expect(messages).toHaveLength(committed.length + 1);
       for (const aggregate of ["s/a", "s/b", "s/c"]) {
         expect(
           messages.filter((m) => m.pulled.event.aggregate === aggregate).map((m) => m.pulled.event.sequence),

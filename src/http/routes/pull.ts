@@ -47,6 +47,14 @@ function allowQuiet(c: Context<AppEnv>, seconds: number): void {
   if (typeof server?.timeout === "function") server.timeout(c.req.raw, seconds);
 }
 
+/**
+ * One SSE message per delivery. The payload is spliced in as committed, so it may hold line breaks
+ * (as JSON whitespace): each line becomes a `data:` line, which the client joins back with "\n".
+ */
+function sseMessage(p: Pulled): string {
+  return `event: delivery\nid: ${p.deliveryId}\ndata: ${pulledJson(p).replace(/\r\n|\r|\n/g, "\ndata: ")}\n\n`;
+}
+
 const ms = (duration: string | null | undefined, fallback: number) =>
   duration == null ? fallback : (parseDuration(duration) as number);
 
@@ -185,7 +193,9 @@ export function pullRoutes(app: App, deps: HttpDeps): void {
         c.req.raw.signal.addEventListener("abort", () => closed.abort(), { once: true });
         await pull.stream(id, options, {
           signal: closed.signal,
-          deliver: (p) => stream.writeSSE({ event: "delivery", id: p.deliveryId, data: pulledJson(p) }),
+          deliver: async (batch) => {
+            await stream.write(batch.map(sseMessage).join(""));
+          },
           keepalive: async () => {
             await stream.write(": keepalive\n\n");
           },
