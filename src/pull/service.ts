@@ -19,6 +19,7 @@ import type { Completion } from "../deliveries/complete.ts";
 import { endpointsWithWork, type LeasedDelivery, leaseDeliveries, nextDueAt } from "../deliveries/lease.ts";
 import { expireConsumerLeases } from "../deliveries/lease-expiry.ts";
 import { retryAfter } from "../dispatch/decide.ts";
+import type { AttemptEvent } from "../dispatch/dispatcher.ts";
 import { retryDelay } from "../dispatch/retry-policy.ts";
 import { loadSendContext } from "../dispatch/send-context.ts";
 import { webhookBody } from "../dispatch/sender.ts";
@@ -73,18 +74,14 @@ export interface StreamSink {
   signal: AbortSignal;
 }
 
-/** What happened to one delivery answered by a consumer or whose lease ran out ("attempt"). */
-export interface PullAttempt {
-  deliveryId: string;
-  eventId: string;
-  endpointId: string;
-  aggregate: string;
-  sequence: number;
-  attempt: number;
-  outcome: Completion["kind"];
-  /** Commit (or deliverAfter, or replay) to the ack, for delivered ones. */
-  latencyMs: number | null;
-}
+/**
+ * What happened to one delivery answered by a consumer or whose lease ran out ("attempt"): the
+ * dispatcher's attempt event, as far as a pull attempt has its fields (latency: commit to ack).
+ */
+export type PullAttempt = Pick<
+  AttemptEvent,
+  "deliveryId" | "eventId" | "endpointId" | "aggregate" | "sequence" | "attempt" | "outcome" | "latencyMs"
+>;
 
 /**
  * Leases, acks and lease expiries are bookkeeping like the dispatcher's claims and completions:
