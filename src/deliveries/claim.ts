@@ -22,19 +22,21 @@ export interface ClaimRequest {
   endpointLimit: number;
 }
 
-/** How many heads the claim looks at per delivery it may take (room is per endpoint). */
-const SCAN_FACTOR = 4;
-
 /**
  * What a claim could take now (row alias `d`, binds :now), and the one definition of `due`
  * (DESIGN §3 stats): pending, the head of its (endpoint, aggregate) queue, due, not leased (or
  * its lease ran out), before its deadline, at an endpoint that exists and is enabled. Spelled
- * with `status = 'pending' AND is_head = 1` literally so the planner can use deliveries_ready.
+ * with `status = 'pending' AND is_head = 1` literally so the planner can use the partial indexes
+ * deliveries_ready and deliveries_endpoint_ready.
  */
-export const CLAIMABLE_NOW = `d.status = 'pending' AND d.is_head = 1 AND d.next_attempt_at <= :now
-  AND (d.lease_expires_at IS NULL OR d.lease_expires_at <= :now)
-  AND d.deliver_by > :now
-  AND EXISTS (SELECT 1 FROM endpoints e WHERE e.id = d.endpoint_id AND e.disabled = 0)`;
+export const CLAIMABLE_NOW = claimableNow("d");
+
+function claimableNow(row: string): string {
+  return `${row}.status = 'pending' AND ${row}.is_head = 1 AND ${row}.next_attempt_at <= :now
+  AND (${row}.lease_expires_at IS NULL OR ${row}.lease_expires_at <= :now)
+  AND ${row}.deliver_by > :now
+  AND EXISTS (SELECT 1 FROM endpoints e WHERE e.id = ${row}.endpoint_id AND e.disabled = 0)`;
+}
 
 const RETURNING_CLAIMED = `RETURNING id, event_id AS eventId, endpoint_id AS endpointId, aggregate, sequence,
   attempt_count AS attemptCount, available_at AS availableAt, deliver_by AS deliverBy`;
@@ -60,13 +62,19 @@ export function* claimableByEndpoint(now: number): Op<{ endpointId: string; n: n
 export function* claimDeliveries(request: ClaimRequest): Op<ClaimedDelivery[]> {
   return yield* all<ClaimedDelivery>(
     `WITH heads AS (
-       SELECT d.id, d.endpoint_id, d.next_attempt_at FROM deliveries d INDEXED BY deliveries_ready
-       WHERE ${CLAIMABLE_NOW} AND ${TO_WEBHOOK_ENDPOINT}
-         -- Before the scan limit: else the backlog of a saturated endpoint fills the whole scan
-         -- and starves every other endpoint until it drains.
-         AND coalesce(json_extract(:room, '$."' || d.endpoint_id || '"'), :endpointLimit) > 0
-       ORDER BY d.next_attempt_at
-       LIMIT :scan
+       -- Endpoint by endpoint, at most :perEndpoint of each one's due heads, oldest first, through
+       -- its own index range: the due backlog of an endpoint that takes nothing now (no room left,
+       -- or a pull endpoint nobody polls) is never walked, so it cannot slow the others' claims.
+       -- (CROSS JOIN: SQLite keeps the endpoints as the outer loop.)
+       SELECT d.id, d.endpoint_id, d.next_attempt_at
+       FROM endpoints o CROSS JOIN deliveries d
+       WHERE o.disabled = 0 AND coalesce(json_extract(:room, '$."' || o.id || '"'), :endpointLimit) > 0
+         AND d.id IN (
+           SELECT h.id FROM deliveries h INDEXED BY deliveries_endpoint_ready
+           WHERE h.endpoint_id = o.id AND ${claimableNow("h")}
+           ORDER BY h.next_attempt_at
+           LIMIT :perEndpoint)
+         AND ${TO_WEBHOOK_ENDPOINT}
      ), ranked AS (
        SELECT id, endpoint_id, next_attempt_at,
          row_number() OVER (PARTITION BY endpoint_id ORDER BY next_attempt_at) AS rank
@@ -84,7 +92,10 @@ export function* claimDeliveries(request: ClaimRequest): Op<ClaimedDelivery[]> {
       now: request.now,
       leaseMs: request.leaseMs,
       limit: request.limit,
-      scan: request.limit * SCAN_FACTOR,
+      perEndpoint: Math.min(
+        request.limit,
+        Math.max(request.endpointLimit, ...Object.values(request.endpointRoom)),
+      ),
       room: JSON.stringify(request.endpointRoom),
       endpointLimit: request.endpointLimit,
     },

@@ -1,7 +1,10 @@
 // The dispatcher's storage operations on a real database file, with no dispatcher running:
 // which rows a claim takes (due, unleased, before the deadline, head of their queue, within
 // the endpoint's room), the completion fence, deadline expiry and retention (DESIGN §2, §6).
+
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { join } from "node:path";
+import Database from "libsql";
 import { type ClaimedDelivery, claimDeliveries } from "../../src/deliveries/claim.ts";
 import { type Completion, completeDeliveries, completeDelivery } from "../../src/deliveries/complete.ts";
 import { expireDeadlines } from "../../src/deliveries/expire.ts";
@@ -481,5 +484,47 @@ describe("dispatch queries", () => {
       { a: delivered as string, b: pending as string, c: dead as string },
     );
     expect(attempts.map((a) => a.delivery_id).sort()).toEqual([pending, dead].sort() as string[]);
+  });
+
+  test("the scanning claim goes endpoint by endpoint through each one's ready range: a backlog nobody takes (a pull endpoint nobody polls) is never walked", async () => {
+    await drain();
+    const pull = expectStatus(await server.request("POST", "/v1/endpoints", { kind: "pull" }), 201).id;
+    const old = Date.now() - 600_000;
+    // 2,000 due pull heads, all older than the webhook's rows: a scan in due order meets them first.
+    await exec(
+      server,
+      `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 2000)
+       INSERT INTO deliveries (id, event_id, endpoint_id, aggregate, sequence, event_type, status,
+         available_at, next_attempt_at, deliver_by, created_at, is_head)
+       SELECT 'dlv_pull_' || i, 'evt_pull_' || i, :pull, 'p/' || i, 1, 't', 'pending', :old, :old + i, :later, :old, 1
+       FROM n`,
+      { pull, old, later: old + 1_200_000 },
+    );
+    const webhook = [...(await queue(1)), ...(await queue(1))];
+    const now = Date.now() + 1;
+    const request = {
+      owner: "by-endpoint",
+      now,
+      leaseMs: LEASE,
+      limit: 4,
+      endpointRoom: {},
+      endpointLimit: 4,
+    };
+    const step = claimDeliveries(request).next();
+    const statement = step.value as { sql: string; args: Record<string, unknown> };
+    // The plan, from a connection of this test's own (the server's reader prepares statements once).
+    const own = new Database(join(server.dir, "outboxd.db"), { readonly: true });
+    const plan = (
+      own.prepare(`EXPLAIN QUERY PLAN ${statement.sql}`).all(statement.args) as { detail: string }[]
+    ).map((row) => row.detail);
+    own.close();
+    expect(plan).toContain("SCAN o");
+    expect(
+      plan.some((d) => d.startsWith("SEARCH h USING INDEX deliveries_endpoint_ready (endpoint_id=?")),
+    ).toBe(true);
+    expect(plan.filter((d) => /^SCAN (d|h|deliveries)\b/.test(d))).toEqual([]);
+    const claimed = await server.outboxd.db.writer.write(claimDeliveries(request));
+    expect(claimed.map((d) => d.id).sort()).toEqual(webhook.sort());
+    await exec(server, "DELETE FROM deliveries WHERE endpoint_id = :pull", { pull });
   });
 });
