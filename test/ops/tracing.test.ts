@@ -159,6 +159,27 @@ describe("tracing on (OTEL_EXPORTER_OTLP_ENDPOINT set)", () => {
     expect(delivers.map((s) => s.attributes["outboxd.event_id"])).toEqual([event.id, event.id]);
   });
 
+  test("a caller's unsampled traceparent: nothing is recorded, the context passed on keeps the trace with flags 00", async () => {
+    const traceId = "5bf92f3577b34da6a3ce929d0e0e4737";
+    const tracing = await startTracing(
+      { tracesUrl: `${otlp.url}/v1/traces`, serviceName: "unsampled" },
+      () => {},
+    );
+    const passedOn = await tracing.commit(
+      `00-${traceId}-00f067aa0ba902b7-00`,
+      async (traceparent) => traceparent,
+    );
+    expect(passedOn).toMatch(new RegExp(`^00-${traceId}-[0-9a-f]{16}-00$`));
+    expect(passedOn).not.toContain("00f067aa0ba902b7");
+    const delivered = await tracing.deliver(attempt, passedOn ?? null, async (traceparent) => ({
+      statusCode: 200,
+      error: traceparent,
+    }));
+    expect(delivered.error).toMatch(new RegExp(`^00-${traceId}-[0-9a-f]{16}-00$`));
+    await tracing.shutdown(); // flushes whatever was queued
+    expect(otlp.spans.filter((s) => s.traceId === traceId)).toEqual([]);
+  });
+
   test("without a traceparent the server span is a root and the delivery still joins its trace", async () => {
     const { webhooks } = await commitAndDeliver({});
     const traceId = (webhooks[0]?.headers.get("traceparent") ?? "").split("-")[1] ?? "";
