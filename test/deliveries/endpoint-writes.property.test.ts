@@ -6,13 +6,12 @@
 // Seeded: OUTBOXD_FUZZ_SEED=<n> replays a run.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { rmSync } from "node:fs";
-import { join } from "node:path";
 import fc from "fast-check";
 import { commitOp } from "../../src/commit/commit-op.ts";
-import { migrate } from "../../src/db/migrate.ts";
 import { all } from "../../src/db/op.ts";
-import { type Database, openDatabase } from "../../src/db/open.ts";
+import type { Database } from "../../src/db/open.ts";
 import { createEndpoint, deleteEndpoint, updateEndpoint } from "../../src/endpoints/endpoints.ts";
+import { openMigratedDatabase } from "../helpers/database.ts";
 import { tempDir } from "../helpers/server.ts";
 
 const TYPES = ["order.created", "order.paid", "user.created"];
@@ -46,14 +45,7 @@ describe("endpoint writes inside group commits", () => {
   let run = 0;
   beforeAll(async () => {
     dir = tempDir();
-    db = await openDatabase({
-      databaseUrl: `file:${join(dir, "outboxd.db")}`,
-      databaseAuthToken: undefined,
-      driver: "engine",
-      synchronous: "NORMAL",
-      busyTimeoutMs: 5_000,
-    });
-    await db.writer.write(migrate());
+    db = await openMigratedDatabase(dir);
   });
   afterAll(async () => {
     await db.close();

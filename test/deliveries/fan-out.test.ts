@@ -7,12 +7,12 @@ import { rmSync } from "node:fs";
 import { join } from "node:path";
 import Database from "libsql";
 import { type CommitOutcome, commitOp, type EventWrite } from "../../src/commit/commit-op.ts";
-import { migrate } from "../../src/db/migrate.ts";
 import { all, get } from "../../src/db/op.ts";
-import { type Database as Db, openDatabase } from "../../src/db/open.ts";
+import type { Database as Db } from "../../src/db/open.ts";
 import { EXPAND_CHUNK, expandFanOuts, INLINE_DELIVERIES } from "../../src/deliveries/enqueue.ts";
 import { createEndpoint, deleteEndpoint } from "../../src/endpoints/endpoints.ts";
 import { apiClient } from "../helpers/api.ts";
+import { openMigratedDatabase } from "../helpers/database.ts";
 import { type Child, startChild } from "../helpers/process.ts";
 import { startReceiver, type TestReceiver, waitFor } from "../helpers/receiver.ts";
 import { tempDir } from "../helpers/server.ts";
@@ -39,14 +39,7 @@ describe("deferred fan-out, operation by operation", () => {
   let endpoints: string[];
   beforeAll(async () => {
     dir = tempDir();
-    db = await openDatabase({
-      databaseUrl: `file:${join(dir, "outboxd.db")}`,
-      databaseAuthToken: undefined,
-      driver: "engine",
-      synchronous: "NORMAL",
-      busyTimeoutMs: 5_000,
-    });
-    await db.writer.write(migrate());
+    db = await openMigratedDatabase(dir);
     endpoints = [];
     for (let i = 0; i < ENDPOINTS; i++) {
       const endpoint = await db.writer.write(
