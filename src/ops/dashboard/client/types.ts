@@ -54,17 +54,8 @@ export interface Attempt {
   aggregate: string | null;
   sequence: number | null;
 }
-export interface RecordVersion {
-  version: number;
-  data: unknown;
-  deleted: boolean;
-  erased: boolean;
-  commitId: string | null;
-  committedBy: { tokenId: string; tokenName: string | null } | null;
-  proposalId: string | null;
-  at: string;
-  events: { id: string; type: string; aggregate: string; sequence: number }[];
-}
+/** One version of a record's history, as the history route answers it. */
+export type { VersionView as RecordVersion } from "../../../ledger/history.ts";
 export interface EventWithDeliveries {
   id: string;
   deliveries: { id: string; endpointId: string; status: string; deadReason: string | null }[];
