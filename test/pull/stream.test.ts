@@ -3,6 +3,7 @@
 // unacknowledged at once, more as acks free room, order per aggregate kept.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { EventSource } from "eventsource";
+import type { Pulled as ServicePulled } from "../../src/pull/service.ts";
 import { commitEvents, expectStatus, sql, waitUntil } from "../dispatch/harness.ts";
 import { createPullEndpoint, type Pulled, type PullRig, startPullRig } from "./helpers.ts";
 
@@ -22,6 +23,50 @@ function open(rig: PullRig, endpointId: string, query: string) {
     messages.push({ id: message.lastEventId, pulled: JSON.parse(message.data) as Pulled });
   });
   return { source, messages };
+}
+
+/**
+ * The stream read with plain fetch (to send headers an EventSource would not): every SSE block as
+ * it arrives, comments included, and the `delivery` messages parsed.
+ */
+function openRaw(rig: PullRig, endpointId: string, query: string, headers: Record<string, string> = {}) {
+  const blocks: string[] = [];
+  const messages: Message[] = [];
+  const closed = new AbortController();
+  const done = (async () => {
+    const response = await fetch(`${rig.server.url}/v1/endpoints/${endpointId}/stream?${query}`, {
+      headers: { authorization: `Bearer ${rig.consumeToken}`, ...headers },
+      signal: closed.signal,
+    });
+    expect(response.status).toBe(200);
+    const decoder = new TextDecoder();
+    let buffer = "";
+    try {
+      for await (const chunk of response.body as ReadableStream<Uint8Array>) {
+        buffer += decoder.decode(chunk, { stream: true });
+        for (let end = buffer.indexOf("\n\n"); end >= 0; end = buffer.indexOf("\n\n")) {
+          const block = buffer.slice(0, end);
+          buffer = buffer.slice(end + 2);
+          blocks.push(block);
+          const lines = block.split("\n");
+          if (lines[0] !== "event: delivery") continue;
+          const id = (lines.find((l) => l.startsWith("id: ")) ?? "").slice(4);
+          const data = lines.filter((l) => l.startsWith("data: ")).map((l) => l.slice(6));
+          messages.push({ id, pulled: JSON.parse(data.join("\n")) as Pulled });
+        }
+      }
+    } catch (error) {
+      if (!closed.signal.aborted) throw error;
+    }
+  })();
+  return {
+    blocks,
+    messages,
+    async close() {
+      closed.abort();
+      await done.catch(() => {});
+    },
+  };
 }
 
 /** How many deliveries of the endpoint are leased now (in the database). */
@@ -143,6 +188,81 @@ describe("the event stream", () => {
       ]);
     } finally {
       source.close();
+    }
+  });
+
+  test("Last-Event-ID is ignored: a reconnecting client gets what is claimable, nothing skipped or replayed", async () => {
+    const endpointId = await createPullEndpoint(rig.server);
+    const [first, second] = await commitEvents(rig.server, [
+      { aggregate: "resume/a", endpoints: [endpointId] },
+      { aggregate: "resume/b", endpoints: [endpointId] },
+    ]);
+    const firstId = first?.deliveries[0]?.id as string;
+    const secondId = second?.deliveries[0]?.id as string;
+    // The first is answered before the client reconnects.
+    const before = await rig.poll({ max: 1 }, endpointId);
+    expect(before.data.map((p) => p.deliveryId)).toEqual([firstId]);
+    const [leased] = before.data as [Pulled];
+    await rig.ack({ acks: [{ deliveryId: leased.deliveryId, leaseToken: leased.leaseToken }] }, endpointId);
+    // A client that claims to have seen the second (as an EventSource reconnecting would say) still
+    // gets it: the server neither resumes after that id nor sends the acked first again.
+    const stream = openRaw(rig, endpointId, "max=10", { "last-event-id": secondId });
+    try {
+      await waitUntil("the second on the stream", async () => stream.messages.length >= 1);
+      expect(stream.messages.map((m) => m.id)).toEqual([secondId]);
+      const [third] = await commitEvents(rig.server, [{ aggregate: "resume/a", endpoints: [endpointId] }]);
+      await waitUntil("the next commit on the stream", async () => stream.messages.length >= 2);
+      expect(stream.messages.map((m) => m.id)).toEqual([secondId, third?.deliveries[0]?.id as string]);
+    } finally {
+      await stream.close();
+    }
+  });
+
+  test("an idle stream sends `: keepalive` comments, and they do not renew the leases it holds", async () => {
+    const endpointId = await createPullEndpoint(rig.server);
+    const [event] = await commitEvents(rig.server, [
+      { aggregate: "keep/1", endpoints: [endpointId] },
+      { aggregate: "keep/2", endpoints: [endpointId] },
+    ]);
+    const deliveryId = event?.deliveries[0]?.id as string;
+    // The service behind the route, with a short keepalive interval (the route's is 15 s).
+    const closed = new AbortController();
+    const sent: ServicePulled[] = [];
+    let keepalives = 0;
+    const streaming = rig.server.outboxd.pull.stream(
+      endpointId,
+      { max: 1, leaseMs: 60_000, keepaliveMs: 30 },
+      {
+        signal: closed.signal,
+        deliver: async (batch) => {
+          sent.push(...batch);
+        },
+        keepalive: async () => {
+          keepalives += 1;
+        },
+      },
+    );
+    try {
+      await waitUntil("the delivery", async () => sent.length === 1);
+      const [row] = await sql<{ leaseExpiresAt: number; leaseOwner: string }>(
+        rig.server,
+        "SELECT lease_expires_at AS leaseExpiresAt, lease_owner AS leaseOwner FROM deliveries WHERE id = :id",
+        { id: deliveryId },
+      );
+      await waitUntil("three keepalives", async () => keepalives >= 3);
+      // The window is full (max 1, unanswered): the second is not sent, and the lease is as it was.
+      expect(sent.map((p) => p.deliveryId)).toEqual([deliveryId]);
+      expect(
+        await sql(
+          rig.server,
+          "SELECT lease_expires_at AS leaseExpiresAt, lease_owner AS leaseOwner FROM deliveries WHERE id = :id",
+          { id: deliveryId },
+        ),
+      ).toEqual([row]);
+      expect(row?.leaseOwner).toBe(sent[0]?.leaseToken as string);
+    } finally {
+      closed.abort();
+      await streaming;
     }
   });
 });
