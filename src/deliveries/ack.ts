@@ -9,7 +9,9 @@
 //     so an ack repeated under that token counts as acked again instead of stale (a consumer
 //     whose first ack's answer was lost must not be told it lost the delivery).
 import { all, exec, type Op } from "../db/op.ts";
-import { type AttemptRecord, type Completion, type CompletionItem, completeDeliveries } from "./complete.ts";
+import { type Completion, type CompletionItem, completeDeliveries, touchEndpointHealth } from "./complete.ts";
+import { recordDeliveredMany } from "./counters.ts";
+import { distinctQueues, promoteHeads } from "./heads.ts";
 import type { Delivery } from "./read.ts";
 
 export interface LeaseRef {
@@ -63,43 +65,45 @@ export const ACK_RESPONSE = "acknowledged by a consumer";
 
 export function* ackDeliveries(request: AckRequest): Op<AckResult> {
   const { endpointId, now } = request;
-  const ids = [...new Set([...request.acks, ...request.nacks].map((a) => a.deliveryId))];
-  const found = yield* all<Row>(
-    `SELECT id, endpoint_id AS endpointId, event_id AS eventId, aggregate, sequence, status,
-       lease_owner AS leaseOwner, attempt_count AS attemptCount, available_at AS availableAt,
-       deliver_by AS deliverBy
-     FROM deliveries WHERE id IN (SELECT value FROM json_each(:ids))`,
-    { ids: JSON.stringify(ids) },
-  );
+  const result: AckResult = { acked: 0, nacked: 0, stale: [], answered: [] };
+  // Acks first, set-based: the rows still leased under the acking token become delivered.
+  const delivered = yield* deliverAcked(endpointId, now, request.acks);
+  const fresh = new Set(delivered.map((d) => d.id));
+  // What else the request names (repeated or stale acks, nacks), read after those acks.
+  const others = [
+    ...new Set([
+      ...request.acks.filter((a) => !fresh.has(a.deliveryId)).map((a) => a.deliveryId),
+      ...request.nacks.map((n) => n.deliveryId),
+    ]),
+  ];
+  const found =
+    others.length === 0
+      ? []
+      : yield* all<Row>(
+          `SELECT id, endpoint_id AS endpointId, event_id AS eventId, aggregate, sequence, status,
+             lease_owner AS leaseOwner, attempt_count AS attemptCount, available_at AS availableAt,
+             deliver_by AS deliverBy
+           FROM deliveries WHERE id IN (SELECT value FROM json_each(:ids))`,
+          { ids: JSON.stringify(others) },
+        );
   // Another endpoint's delivery is as unknown here as one that does not exist.
   const rows = new Map(found.filter((r) => r.endpointId === endpointId).map((r) => [r.id, { ...r }]));
-  const result: AckResult = { acked: 0, nacked: 0, stale: [], answered: [] };
-  const items: CompletionItem[] = [];
-  const record = (row: Row, token: string, error: string | null): AttemptRecord => ({
-    deliveryId: row.id,
-    owner: token,
-    endpointId,
-    aggregate: row.aggregate,
-    startedAt: now,
-    durationMs: 0,
-    statusCode: null,
-    error,
-    responsePrefix: error === null ? ACK_RESPONSE : null,
-  });
-  // In request order, acks first; each changes the row as later entries of this request see it.
+  for (const row of delivered) {
+    const completion: Completion = { kind: "delivered", at: now, latencyMs: now - row.availableAt };
+    result.answered.push(answered(row, completion));
+  }
+  // In request order; each entry sees the row as the entries before it left it.
   for (const ack of request.acks) {
-    const row = rows.get(ack.deliveryId);
-    if (row?.leaseOwner !== ack.leaseToken || row.status === "dead") {
-      result.stale.push(ack.deliveryId);
+    if (fresh.delete(ack.deliveryId)) {
+      result.acked += 1;
       continue;
     }
-    result.acked += 1;
-    if (row.status === "delivered") continue; // repeated under the token that acked it
-    const completion: Completion = { kind: "delivered", at: now, latencyMs: now - row.availableAt };
-    items.push({ attempt: record(row, ack.leaseToken, null), completion });
-    result.answered.push(answered(row, completion));
-    row.status = "delivered";
+    const row = rows.get(ack.deliveryId);
+    // Repeated under the token that acked it: acked again. Anything else: stale.
+    if (row?.leaseOwner === ack.leaseToken && row.status === "delivered") result.acked += 1;
+    else result.stale.push(ack.deliveryId);
   }
+  const items: CompletionItem[] = [];
   for (const nack of request.nacks) {
     const row = rows.get(nack.deliveryId);
     if (row?.leaseOwner !== nack.leaseToken || row.status !== "pending") {
@@ -109,25 +113,64 @@ export function* ackDeliveries(request: AckRequest): Op<AckResult> {
     result.nacked += 1;
     const completion = request.decideFailure(row, nack.retryAfterMs, now);
     const asked = nack.retryAfterMs === null ? "" : ` (retryAfter ${nack.retryAfterMs} ms)`;
-    items.push({ attempt: record(row, nack.leaseToken, `nacked by a consumer${asked}`), completion });
+    items.push({
+      attempt: {
+        deliveryId: row.id,
+        owner: nack.leaseToken,
+        endpointId,
+        aggregate: row.aggregate,
+        startedAt: now,
+        durationMs: 0,
+        statusCode: null,
+        error: `nacked by a consumer${asked}`,
+        responsePrefix: null,
+      },
+      completion,
+    });
     result.answered.push(answered(row, completion));
     row.leaseOwner = null;
   }
   yield* completeDeliveries(items);
-  const delivered = items.filter((item) => item.completion.kind === "delivered");
-  if (delivered.length > 0) {
-    // complete.ts released the lease; the acking token stays as the row's proof of who acked it.
-    yield* exec(
-      `UPDATE deliveries SET lease_owner = b.token
-       FROM (SELECT value ->> '$.id' AS id, value ->> '$.token' AS token FROM json_each(:rows)) AS b
-       WHERE deliveries.id = b.id AND deliveries.status = 'delivered'`,
-      { rows: JSON.stringify(delivered.map((i) => ({ id: i.attempt.deliveryId, token: i.attempt.owner }))) },
-    );
-  }
   return result;
 }
 
-function answered(row: Row, completion: Completion): Answered {
+type DeliveredRow = Pick<
+  Delivery,
+  "id" | "eventId" | "aggregate" | "sequence" | "attemptCount" | "availableAt"
+>;
+
+/**
+ * The acks' transition to delivered, as complete.ts does it for a batch of 2xx (attempt log,
+ * fenced update, next heads, minute buckets, endpoint health), in one statement per step for
+ * the whole batch: the fence is the UPDATE's own condition (still pending, leased under the
+ * acking token, of this endpoint), and the token stays in lease_owner as the proof of who acked.
+ */
+function* deliverAcked(endpointId: string, now: number, acks: LeaseRef[]): Op<DeliveredRow[]> {
+  if (acks.length === 0) return [];
+  const rows = yield* all<DeliveredRow>(
+    `UPDATE deliveries SET status = 'delivered', delivered_at = :now, lease_expires_at = NULL,
+       last_status_code = NULL, last_error = NULL
+     FROM (SELECT value ->> 0 AS id, value ->> 1 AS token FROM json_each(:acks)) AS b
+     WHERE deliveries.id = b.id AND deliveries.lease_owner = b.token AND deliveries.status = 'pending'
+       -- (unary +: by primary key, never by an index of the endpoint's pending rows)
+       AND +deliveries.endpoint_id = :endpointId
+     RETURNING id, event_id AS eventId, aggregate, sequence, attempt_count AS attemptCount,
+       available_at AS availableAt`,
+    { now, endpointId, acks: JSON.stringify(acks.map((a) => [a.deliveryId, a.leaseToken])) },
+  );
+  if (rows.length === 0) return rows;
+  yield* exec(
+    `INSERT INTO attempts (delivery_id, started_at, duration_ms, status_code, error, response_prefix)
+     SELECT value, :now, 0, NULL, NULL, :response FROM json_each(:ids)`,
+    { now, response: ACK_RESPONSE, ids: JSON.stringify(rows.map((r) => r.id)) },
+  );
+  yield* promoteHeads(distinctQueues(rows.map((r) => ({ endpointId, aggregate: r.aggregate }))));
+  yield* recordDeliveredMany(rows.map((r) => ({ endpointId, at: now, latencyMs: now - r.availableAt })));
+  yield* touchEndpointHealth(endpointId, { kind: "delivered", at: now, latencyMs: 0 });
+  return rows;
+}
+
+function answered(row: DeliveredRow, completion: Completion): Answered {
   return {
     deliveryId: row.id,
     eventId: row.eventId,

@@ -214,7 +214,7 @@ function* disableGoneEndpoint(endpointId: string, at: number): Op<void> {
   );
 }
 
-function* touchEndpointHealth(endpointId: string, completion: Completion): Op<void> {
+export function* touchEndpointHealth(endpointId: string, completion: Completion): Op<void> {
   // To the second: at thousands of deliveries a second, writing this one hot row every time
   // would cost more than it tells.
   const column = completion.kind === "delivered" ? "last_success_at" : "last_failure_at";
