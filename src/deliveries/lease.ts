@@ -10,12 +10,6 @@
 // = a failed attempt").
 import { all, get, type Op } from "../db/op.ts";
 import { CLAIMABLE_NOW } from "./claim.ts";
-import type { Delivery } from "./read.ts";
-
-export type LeasedDelivery = Pick<
-  Delivery,
-  "id" | "eventId" | "aggregate" | "sequence" | "attemptCount" | "availableAt" | "deliverBy"
-> & { leaseToken: string };
 
 export interface LeaseRequest {
   endpointId: string;
@@ -26,29 +20,18 @@ export interface LeaseRequest {
 }
 
 /**
- * Leases up to `limit` claimable deliveries of one pull endpoint, oldest due first, each under a
- * fresh random lease token, in one statement.
+ * The lease as an UPDATE of `deliveries` (binds :endpointId, :now, :leaseMs, :limit): up to
+ * :limit claimable deliveries of one pull endpoint, oldest due first, each under a fresh random
+ * lease token, in one statement. The caller adds what the statement returns (src/pull builds
+ * the consumer's message there). Rows are picked by rowid: no second lookup through the key.
  */
-export function* leaseDeliveries(request: LeaseRequest): Op<LeasedDelivery[]> {
-  if (request.limit <= 0) return [];
-  return yield* all<LeasedDelivery>(
-    `UPDATE deliveries
-     SET lease_owner = 'lt_' || lower(hex(randomblob(16))), lease_expires_at = :now + :leaseMs,
-       attempt_count = attempt_count + 1
-     WHERE id IN (
-       SELECT d.id FROM deliveries d INDEXED BY deliveries_endpoint_ready
-       WHERE d.endpoint_id = :endpointId AND d.lease_owner IS NULL AND ${CLAIMABLE_NOW}
-       ORDER BY d.next_attempt_at LIMIT :limit)
-     RETURNING id, event_id AS eventId, aggregate, sequence, attempt_count AS attemptCount,
-       available_at AS availableAt, deliver_by AS deliverBy, lease_owner AS leaseToken`,
-    {
-      endpointId: request.endpointId,
-      now: request.now,
-      leaseMs: request.leaseMs,
-      limit: request.limit,
-    },
-  );
-}
+export const LEASE_UPDATE = `UPDATE deliveries
+  SET lease_owner = 'lt_' || lower(hex(randomblob(16))), lease_expires_at = :now + :leaseMs,
+    attempt_count = attempt_count + 1
+  WHERE rowid IN (
+    SELECT d.rowid FROM deliveries d INDEXED BY deliveries_endpoint_ready
+    WHERE d.endpoint_id = :endpointId AND d.lease_owner IS NULL AND ${CLAIMABLE_NOW}
+    ORDER BY d.next_attempt_at LIMIT :limit)`;
 
 /**
  * When the endpoint's next head that is not due yet becomes due (a retry, a deliverAfter), or

@@ -16,17 +16,18 @@ import {
   type Nack,
 } from "../deliveries/ack.ts";
 import type { Completion } from "../deliveries/complete.ts";
-import { endpointsWithWork, type LeasedDelivery, leaseDeliveries, nextDueAt } from "../deliveries/lease.ts";
+import { endpointsWithWork, nextDueAt } from "../deliveries/lease.ts";
 import { expireConsumerLeases } from "../deliveries/lease-expiry.ts";
 import { retryAfter } from "../dispatch/decide.ts";
 import type { AttemptEvent } from "../dispatch/dispatcher.ts";
 import { retryDelay } from "../dispatch/retry-policy.ts";
-import { loadSendContext } from "../dispatch/send-context.ts";
-import { webhookBody } from "../dispatch/sender.ts";
 import { problems } from "../lib/problem.ts";
 import type { Clock } from "../lib/time.ts";
 import type { Logger } from "../ops/log.ts";
 import type { PullHub } from "./hub.ts";
+import { leaseMessages, type Pulled } from "./messages.ts";
+
+export type { Pulled };
 
 export type PullConfig = Pick<Config, "retryBaseMs" | "retryCapMs" | "dispatchCron">;
 
@@ -36,14 +37,6 @@ export interface PullServiceDeps {
   hub: PullHub;
   logger: Logger;
   config: PullConfig;
-}
-
-/** One leased delivery as a consumer receives it; `event` is the §4 body as JSON text. */
-export interface Pulled {
-  deliveryId: string;
-  leaseToken: string;
-  attempt: number;
-  event: string;
 }
 
 export interface Lease {
@@ -134,9 +127,8 @@ export class PullService extends EventEmitter {
   async lease(endpointId: string, limit: number, leaseMs: number): Promise<Lease> {
     const { db, clock } = this.#deps;
     const now = clock();
-    const leased = await db.writer.write(leaseDeliveries({ endpointId, now, leaseMs, limit }), BOOKKEEPING);
-    if (leased.length === 0) return { data: [], leaseExpiresAt: null };
-    return { data: await this.#messages(leased), leaseExpiresAt: now + leaseMs };
+    const data = await db.writer.write(leaseMessages({ endpointId, now, leaseMs, limit }), BOOKKEEPING);
+    return { data, leaseExpiresAt: data.length === 0 ? null : now + leaseMs };
   }
 
   /**
@@ -297,25 +289,5 @@ export class PullService extends EventEmitter {
   #decideFailure(row: FailedRow, asked: number | null, now: number): Completion {
     const { retryBaseMs: baseMs, retryCapMs: capMs } = this.#deps.config;
     return retryAfter(row, now, asked ?? retryDelay(row.attemptCount, { baseMs, capMs }));
-  }
-
-  /** The §4 body of each leased delivery (the payload's stored bytes, spliced in unparsed). */
-  async #messages(leased: LeasedDelivery[]): Promise<Pulled[]> {
-    const { events } = await this.#deps.db.driver.read(
-      loadSendContext([...new Set(leased.map((d) => d.eventId))], []),
-    );
-    return leased.flatMap((d) => {
-      const event = events.get(d.eventId);
-      // Events are never deleted (the ledger); a missing one would be a bug, not a client error.
-      if (!event) throw new Error(`event ${d.eventId} of delivery ${d.id} is missing`);
-      return [
-        {
-          deliveryId: d.id,
-          leaseToken: d.leaseToken,
-          attempt: d.attemptCount,
-          event: webhookBody({ ...event, attempt: d.attemptCount }),
-        },
-      ];
-    });
   }
 }

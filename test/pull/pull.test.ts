@@ -1,6 +1,8 @@
 // Pull endpoints (DESIGN §12) through the real HTTP API: poll, ack, nack, the lease lifecycle
 // and the head-of-line rule, on a real database file with the dispatcher and its sweep running.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import type { EventToSend } from "../../src/dispatch/send-context.ts";
+import { webhookBody } from "../../src/dispatch/sender.ts";
 import {
   commitEvents,
   deliveryRow,
@@ -8,6 +10,7 @@ import {
   expectStatus,
   ok,
   onlyDelivery,
+  sql,
   waitForRow,
   waitUntil,
 } from "../dispatch/harness.ts";
@@ -153,6 +156,29 @@ describe("pull endpoints", () => {
     expect(attempts).toHaveLength(1);
     const delivery = expectStatus(await server.request("GET", `/v1/deliveries/${deliveryId}`), 200);
     expect(delivery).toMatchObject({ status: "delivered", attemptCount: 1 });
+  });
+
+  test("a pulled event is byte for byte the webhook body of the same event (made by SQLite, not by webhookBody)", async () => {
+    const endpointId = await createPullEndpoint(rig.server);
+    // Awkward strings: quotes, backslashes, line separators, emoji (aggregates refuse control
+    // characters), in the aggregate and the payload.
+    const aggregate = 'odd/"q\\b \u2028\u2029 é 😀 </script>';
+    const body = `{"events": [{"type": "s.odd", "aggregate": ${JSON.stringify(aggregate)}, "endpoints": ["${endpointId}"],
+      "payload": {  "b": [1, 2.50, "x\\ny"],\n "a": {}  }}]}`;
+    const committed = await rig.server.request("POST", "/v1/commits", body);
+    expect(committed.body).toMatchObject({ events: [{ aggregate }] });
+    const batch = await rig.server.outboxd.pull.lease(endpointId, 10, 60_000);
+    expect(batch.data).toHaveLength(1);
+    const [pulled] = batch.data as unknown as [{ deliveryId: string; event: string }];
+    const [event] = await sql<EventToSend>(
+      rig.server,
+      `SELECT e.id, e.type, e.aggregate, e.sequence, e.payload, e.occurred_at AS occurredAt, e.traceparent
+       FROM events e JOIN deliveries d ON d.event_id = e.id WHERE d.id = :id`,
+      { id: pulled.deliveryId },
+    );
+    expect(event?.aggregate).toBe(aggregate);
+    expect(pulled.event).toBe(webhookBody({ ...(event as EventToSend), attempt: 1 }));
+    expect(JSON.parse(pulled.event).data).toEqual({ b: [1, 2.5, "x\ny"], a: {} });
   });
 
   test("acks for unknown ids, other endpoints' deliveries and wrong tokens are stale and change nothing", async () => {
