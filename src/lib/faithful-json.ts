@@ -89,16 +89,53 @@ class LiteralFault {
   constructor(readonly detail: string) {}
 }
 
-// A literal of 16+ digits, an exponent of 3+ digits, or a \u escape of a surrogate: only then
-// can a document break the rule, and only then is it parsed again, slowly, to find where.
-const SUSPECT = /\d{16}|[eE][+-]?\d{3}|\\u[dD][89abcdefABCDEF]/;
+// A literal of 16+ digits or an exponent of 3+ digits (outside strings), or a \u escape of a
+// surrogate (inside one): only then can a document break the rule, and only then is it parsed
+// again, slowly, to find where. Looking at numbers outside strings only matters: ids, tokens and
+// hashes in hex (a pull consumer's 100 acks, say) nearly always hold an `e123` or a run of 16
+// digits somewhere, which made almost every such body take the slow path.
+function suspect(text: string): boolean {
+  const n = text.length;
+  let digits = 0;
+  for (let i = 0; i < n; i++) {
+    const ch = text.charCodeAt(i);
+    if (ch === 34) {
+      // A string: only a \u escape of a surrogate (\uD800-\uDFFF) can make it unfaithful.
+      for (i++; i < n; i++) {
+        const c = text.charCodeAt(i);
+        if (c === 34) break;
+        if (c === 92) {
+          i++;
+          if (text.charCodeAt(i) === 117 && SURROGATE_ESCAPE.test(text.slice(i + 1, i + 3))) return true;
+        }
+      }
+      digits = 0;
+    } else if (ch >= 48 && ch <= 57) {
+      digits++;
+      if (digits >= 16) return true;
+    } else {
+      digits = 0;
+      if (ch === 101 || ch === 69) {
+        let j = i + 1;
+        const sign = text.charCodeAt(j);
+        if (sign === 43 || sign === 45) j++;
+        let k = j;
+        while (k < n && text.charCodeAt(k) >= 48 && text.charCodeAt(k) <= 57) k++;
+        if (k - j >= 3) return true;
+      }
+    }
+  }
+  return false;
+}
+
+const SURROGATE_ESCAPE = /^[dD][89abcdefABCDEF]$/;
 
 /**
  * Where the JSON text `text` (already known to parse) is not faithful JSON; empty when it is,
  * which a cheap scan settles for nearly every document.
  */
 export function faultsInJsonText(text: string): JsonFault[] {
-  if (!SUSPECT.test(text)) return [];
+  if (!suspect(text)) return [];
   // The reviver's third argument carries each primitive's source text (TC39 JSON.parse source
   // text access, in Bun and V8): the only way to tell 1e400 or 12345678901234567890 apart
   // from what JSON.parse made of them.

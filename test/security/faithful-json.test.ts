@@ -4,7 +4,7 @@
 // the place, before anything is stored. Bodies are sent as raw text: JSON.stringify could not
 // even write some of them.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { numberLiteralFault } from "../../src/lib/faithful-json.ts";
+import { faultsInJsonText, numberLiteralFault } from "../../src/lib/faithful-json.ts";
 import { eventsOf, expectProblem, expectStatus } from "../helpers/assertions.ts";
 import { startServer, type TestServer } from "../helpers/server.ts";
 
@@ -97,5 +97,20 @@ describe("numbers and strings that would not survive storage", () => {
     expect(numberLiteralFault("1.5e16", 1.5e16)).toBeNull();
     expect(numberLiteralFault("0.000", 0)).toBeNull();
     expect(numberLiteralFault("-0", -0)).toBeNull();
+  });
+
+  test("strings are skipped when looking for suspect numbers: hex ids are not numbers, escapes are followed", () => {
+    const at = (text: string) => faultsInJsonText(text).map((f) => f.path);
+    // Inside strings, `e123` and runs of 16 digits are letters like any other.
+    expect(at('{"id": "dlv_0e123a", "t": "lt_1234567890123456789a", "k1234567890123456e999": true}')).toEqual(
+      [],
+    );
+    // An escaped quote does not end a string; an escaped backslash before `u` is no \u escape.
+    expect(at('{"s": "\\"12345678901234567890", "b": "\\\\ud800"}')).toEqual([]);
+    // After such strings, numbers are still read as numbers, and surrogate escapes still found.
+    expect(at('{"s": "x\\\\", "n": 12345678901234567890}')).toEqual([["n"]]);
+    expect(at('{"s": "\\"", "n": [1e400]}')).toEqual([["n", 0]]);
+    expect(at('{"s": "ok\\"\\ud800"}')).toEqual([["s"]]);
+    expect(at('{"k\\udc00": 1}')).toEqual([["k\udc00"]]);
   });
 });
