@@ -22,6 +22,11 @@ export interface CompletionQueueDeps<T> {
   write(items: PendingCompletion<T>[]): Promise<boolean[]>;
   /** After a batch was written: each item and whether it was recorded. */
   written(items: PendingCompletion<T>[], recorded: boolean[]): void;
+  /**
+   * Whether outcomes may wait to be written with more (the dispatcher has sends lined up, so
+   * nothing waits for these rows' successors to be promoted). Absent: never.
+   */
+  hold?(): boolean;
   logger: Logger;
   clock(): number;
 }
@@ -29,11 +34,20 @@ export interface CompletionQueueDeps<T> {
 /** At most this many outcomes per write: a batch is one savepoint in a commit group. */
 const MAX_BATCH = 512;
 const RETRY_PAUSE_MS = 200;
+/**
+ * While the dispatcher has sends lined up (`hold`), outcomes wait until this many are queued, or
+ * the first of them has waited HOLD_MS: a batch's statements and its transaction cost about the
+ * same for 8 rows as for 64, so larger batches cut the SQL time per delivery (docs/benchmarks.md,
+ * issue 12 session 4). Slots are not held: a send's slot is free at the answer.
+ */
+export const HOLD_BATCH = 64;
+export const HOLD_MS = 8;
 
 export class CompletionQueue<T> {
   readonly #deps: CompletionQueueDeps<T>;
   #queue: PendingCompletion<T>[] = [];
   #flushing: Promise<void> | null = null;
+  #timer: ReturnType<typeof setTimeout> | null = null;
 
   constructor(deps: CompletionQueueDeps<T>) {
     this.#deps = deps;
@@ -45,17 +59,41 @@ export class CompletionQueue<T> {
 
   push(item: PendingCompletion<T>): void {
     this.#queue.push(item);
-    this.#flushing ??= this.#flush();
+    this.nudge();
+  }
+
+  /** Writes what is queued now, unless it may wait for more (`hold`): then at the latest in HOLD_MS. */
+  nudge(): void {
+    if (this.#flushing || this.#queue.length === 0) return;
+    if (this.#queue.length < HOLD_BATCH && this.#deps.hold?.()) {
+      this.#timer ??= setTimeout(() => {
+        this.#timer = null;
+        this.#flushing ??= this.#flush();
+      }, HOLD_MS);
+      return;
+    }
+    if (this.#timer) clearTimeout(this.#timer);
+    this.#timer = null;
+    this.#flushing = this.#flush();
   }
 
   /** Resolves once everything queued so far has been written (or given up on). */
   async idle(): Promise<void> {
+    if (this.#timer) {
+      clearTimeout(this.#timer);
+      this.#timer = null;
+      this.#flushing ??= this.#flush();
+    }
     while (this.#flushing) await this.#flushing;
   }
 
   async #flush(): Promise<void> {
+    let first = true;
     try {
       while (this.#queue.length > 0) {
+        // What came in during the last write may wait for more, like any other (nudge).
+        if (!first && this.#queue.length < HOLD_BATCH && this.#deps.hold?.()) break;
+        first = false;
         const batch = this.#queue.splice(0, MAX_BATCH);
         let recorded: boolean[];
         try {
@@ -77,5 +115,6 @@ export class CompletionQueue<T> {
     } finally {
       this.#flushing = null;
     }
+    this.nudge();
   }
 }

@@ -90,6 +90,11 @@ interface Claim {
 }
 
 const PRUNE_EVERY_MS = 3_600_000;
+/**
+ * Outcomes are held for a larger batch (completions.ts HOLD_BATCH, HOLD_MS) while at least this
+ * many claimed sends wait to start: the endpoint limit's worth, so slots stay busy meanwhile.
+ */
+const HOLD_READY = 8;
 
 export class Dispatcher extends EventEmitter {
   readonly #deps: DispatcherDeps;
@@ -128,6 +133,8 @@ export class Dispatcher extends EventEmitter {
         return recorded;
       },
       written: (items, recorded) => this.#written(items, recorded),
+      // Sends lined up: nothing waits for the successors these outcomes would promote.
+      hold: () => this.#slots.ready >= HOLD_READY,
       logger: deps.logger,
       clock: deps.clock,
     });
@@ -334,6 +341,8 @@ export class Dispatcher extends EventEmitter {
         .finally(() => this.#sends.delete(send));
       this.#sends.add(send);
     }
+    // Few sends lined up now: held outcomes are written, so their successors are promoted.
+    if (this.#slots.ready < HOLD_READY) this.#completions.nudge();
   }
 
   async #deliver(delivery: ClaimedDelivery, { owner, context, leaseUntil }: Claim): Promise<void> {
