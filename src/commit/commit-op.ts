@@ -34,6 +34,8 @@ export interface RecordWrite {
   expectedVersion: number | undefined;
   /** JSON text of the new data, or null for a delete. */
   data: string | null;
+  /** The document `data` was written from (JSON.stringify), when known: its digest then needs no parse. */
+  dataValue?: unknown;
 }
 
 export interface EventWrite {
@@ -43,6 +45,8 @@ export interface EventWrite {
   aggregate: string;
   /** JSON text of the payload. */
   payload: string;
+  /** The document `payload` was written from (JSON.stringify), when known: its digest then needs no parse. */
+  payloadValue?: unknown;
   deliverAfter: number | null;
   /** Absolute deadline; computed by validation from deliverBy/deliverWithin. */
   deliverBy: number;
@@ -203,7 +207,7 @@ export function* commitOp(input: CommitInput): Op<CommitOutcome> {
     // Created now when new or re-created over a tombstone; a delete keeps the creation time.
     const created = !current || current.deleted === 1;
     const createdAt = !current || current.deleted === 1 ? now : current.createdAt;
-    const digest = dataDigest(write.data);
+    const digest = dataDigest(write.data, write.dataValue);
     // The ledger keeps the version this one replaces (DESIGN §13).
     if (current) yield* supersede(write.collection, write.id);
     yield* run(current ? SQL.updateRecord : SQL.insertRecord, {
@@ -288,7 +292,7 @@ export function* commitOp(input: CommitInput): Op<CommitOutcome> {
       if (deferAll || next?.fanOutPending) deferredAggregates.add(event.aggregate);
     }
     lastSequence.set(event.aggregate, sequence);
-    const digest = payloadDigest(event.payload);
+    const digest = payloadDigest(event.payload, event.payloadValue);
     yield* run(SQL.insertEvent, {
       id,
       type: event.type,

@@ -53,12 +53,14 @@ export function normalizeCommit(body: CommitBody, ctx: CommitContext): CommitInp
     if (seen.has(key)) errors.push({ pointer: at, detail: "appears more than once in this commit" });
     seen.add(key);
     let data: string | null = null;
+    let dataValue: unknown;
     if (record.delete) {
       if (record.data != null) errors.push({ pointer: `${at}/data`, detail: "a delete carries no data" });
     } else if (record.data == null) {
       errors.push({ pointer: `${at}/data`, detail: "required unless delete is true" });
     } else {
-      data = JSON.stringify(record.data);
+      dataValue = record.data;
+      data = JSON.stringify(dataValue);
       checkSize(data, `${at}/data`, limits, errors);
     }
     return {
@@ -66,6 +68,7 @@ export function normalizeCommit(body: CommitBody, ctx: CommitContext): CommitInp
       id: record.id,
       expectedVersion: record.expectedVersion ?? undefined,
       data,
+      dataValue,
     };
   });
 
@@ -86,7 +89,8 @@ export function normalizeCommit(body: CommitBody, ctx: CommitContext): CommitInp
         errors.push({ pointer: `${at}/id`, detail: "appears more than once in this commit" });
       eventIds.add(id);
     }
-    const payload = JSON.stringify(event.payload ?? {});
+    const payloadValue = event.payload ?? {};
+    const payload = JSON.stringify(payloadValue);
     checkSize(payload, `${at}/payload`, limits, errors);
     const endpoints = event.endpoints ?? undefined;
     if (endpoints && new Set(endpoints).size !== endpoints.length) {
@@ -97,6 +101,7 @@ export function normalizeCommit(body: CommitBody, ctx: CommitContext): CommitInp
       type: event.type,
       aggregate: aggregate ?? "",
       payload,
+      payloadValue,
       ...schedule(event, at, ctx.now, limits, errors),
       endpoints,
     };

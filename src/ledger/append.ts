@@ -62,14 +62,17 @@ export function ledgerReads(): Statement[] {
   return ledgerBenchSwitch.off ? [] : [chainHeadRead];
 }
 
-/** The digest an event's payload is stored and chained with (null on the bench's ledger-less runs). */
-export function payloadDigest(payload: string): string | null {
-  return ledgerBenchSwitch.off ? null : digestOf(payload);
+/**
+ * The digest an event's payload is stored and chained with (null on the bench's ledger-less
+ * runs); `value`, when known, is the document the payload's text was written from (chain.ts digestOf).
+ */
+export function payloadDigest(payload: string, value?: unknown): string | null {
+  return ledgerBenchSwitch.off ? null : digestOf(payload, value);
 }
 
 /** The digest a record's new data is stored and chained with: null for a delete (and on the bench's ledger-less runs). */
-export function dataDigest(data: string | null): string | null {
-  return data === null || ledgerBenchSwitch.off ? null : digestOf(data);
+export function dataDigest(data: string | null, value?: unknown): string | null {
+  return data === null || ledgerBenchSwitch.off ? null : digestOf(data, value);
 }
 
 /** Before a commit writes a record that exists: its current version goes into the history. */

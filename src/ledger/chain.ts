@@ -1,6 +1,6 @@
 // The hash chain of DESIGN §13: what a commit's content is and how its hash follows from the
 // previous one. The one place both the writer (append.ts) and `outboxd verify` compute it.
-import { canonicalJson, sha256Hex } from "../lib/canonical-json.ts";
+import { canonicalJson, canonicalJsonOf, sha256Hex } from "../lib/canonical-json.ts";
 import { iso } from "../lib/time.ts";
 
 /** The previous hash of the first commit. */
@@ -37,9 +37,13 @@ export interface ChainCommit {
   events: ChainEvent[];
 }
 
-/** Lowercase hex sha256 of the JCS of a JSON document given as text. */
-export function digestOf(json: string): string {
-  return sha256Hex(canonicalJson(JSON.parse(json)));
+/**
+ * Lowercase hex sha256 of the JCS of a JSON document given as text. With `value`, the document
+ * the text was written from (JSON.stringify(value) === json), it is not parsed again, and a
+ * document whose keys are in order is hashed as it is.
+ */
+export function digestOf(json: string, value?: unknown): string {
+  return sha256Hex(value === undefined ? canonicalJson(JSON.parse(json)) : canonicalJsonOf(value, json));
 }
 
 /** Records sorted by collection then id (UTF-16 code units; the names are ASCII anyway). */
@@ -50,7 +54,8 @@ function byKey(a: ChainRecord, b: ChainRecord): number {
 
 /**
  * The content whose JCS is hashed, exactly as DESIGN §13 lists it (nulls explicit). Keys are
- * written in JCS order, so canonicalJson takes its fast path (JSON.stringify) on it.
+ * written in JCS order at every depth and every value is a string, an integer, a boolean or
+ * null, so JSON.stringify writes its JCS (test/ledger/chain.test.ts compares with canonicalJson).
  */
 export function chainContent(commit: ChainCommit) {
   return {
@@ -80,5 +85,5 @@ export function chainContent(commit: ChainCommit) {
 
 /** hash = lowercase hex sha256(utf8(previousHash + JCS(content))). */
 export function chainHash(previousHash: string, commit: ChainCommit): string {
-  return sha256Hex(previousHash + canonicalJson(chainContent(commit)));
+  return sha256Hex(previousHash + JSON.stringify(chainContent(commit)));
 }

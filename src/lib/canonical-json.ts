@@ -17,6 +17,14 @@ export function canonicalJson(value: unknown): string {
 }
 
 /**
+ * canonicalJson(JSON.parse(json)) when `json` is JSON.stringify(value): the text itself when the
+ * value is in JCS order (neither parsed nor written again), else the long way, from the text.
+ */
+export function canonicalJsonOf(value: unknown, json: string): string {
+  return inSortedOrder(value) ? json : canonicalJson(JSON.parse(json));
+}
+
+/**
  * Whether JSON.stringify(value) is its JCS: plain objects (no toJSON) whose keys are in strictly
  * ascending UTF-16 code unit order at every depth, finite numbers, strings, booleans, null.
  */
@@ -78,11 +86,14 @@ function sortedJson(value: unknown): string {
   return `{${members.join(",")}}`;
 }
 
-type BunHasher = { hash(algorithm: "sha256", input: string, encoding: "hex"): string };
-/** Bun's one-shot hasher skips node:crypto's Hash object (about 40% less per short text); Deno has node:crypto. */
-const bunHasher = (globalThis as { Bun?: { CryptoHasher: BunHasher } }).Bun?.CryptoHasher;
+type BunSha256 = { hash(input: string, encoding: "hex"): string };
+/**
+ * Bun's SHA256 class hashes without node:crypto's Hash object or CryptoHasher's algorithm lookup
+ * (0.12 µs against 0.5-0.7 µs for a short text, same digests); Deno has node:crypto.
+ */
+const bunSha256 = (globalThis as { Bun?: { SHA256: BunSha256 } }).Bun?.SHA256;
 
 /** Lowercase hex sha256 of the UTF-8 of `text`. */
-export const sha256Hex: (text: string) => string = bunHasher
-  ? (text) => bunHasher.hash("sha256", text, "hex")
+export const sha256Hex: (text: string) => string = bunSha256
+  ? (text) => bunSha256.hash(text, "hex")
   : (text) => createHash("sha256").update(text).digest("hex");
