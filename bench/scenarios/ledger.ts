@@ -184,10 +184,10 @@ export async function ledgerGrowthScenario(commits = 20_000): Promise<GrowthRow>
   const strip = new Database(file);
   strip.exec(`DELETE FROM record_versions;
     UPDATE commits SET seq = NULL, hash = NULL, token_name = NULL, proposal_id = NULL, record_count = NULL,
-      event_count = NULL, record_keys = NULL;
+      event_count = NULL, record_keys = NULL, event_pos = NULL;
     UPDATE records SET commit_id = NULL, data_digest = NULL;
     UPDATE events SET payload_digest = NULL;
-    DROP INDEX events_commit; DROP INDEX commits_seq; DROP INDEX record_versions_key;
+    DROP INDEX commits_seq; DROP INDEX record_versions_key;
     VACUUM;`);
   strip.close();
   const withoutLedger = inUse(file);

@@ -163,5 +163,15 @@ export const migrations: EmbeddedMigration[] = [
       "DELETE FROM `record_versions` WHERE EXISTS (\n  SELECT 1 FROM `records` r WHERE r.\"collection\" = `record_versions`.\"collection\"\n    AND r.\"id\" = `record_versions`.\"id\" AND r.\"version\" = `record_versions`.\"version\");",
       "DROP INDEX `record_versions_commit`;"
     ]
+  },
+  {
+    "tag": "0013_events_by_position",
+    "when": 1796155608309,
+    "hash": "03cfd62c78b8325a42f594d623a664e115bd47bb68e87d5ffc7947b9120299a9",
+    "statements": [
+      "ALTER TABLE `commits` ADD `event_pos` integer;",
+      "-- Hand-written: each chained commit that inserted events gets the position of its last one; its\n-- events are the event_count rows ending there (a commit inserts its events one after another in\n-- its transaction). Found through events_commit before it goes. Should some commit's events not\n-- be contiguous, it keeps null and `outboxd verify` finds them by commit id (a scan).\nUPDATE `commits` SET \"event_pos\" = (\n    SELECT CASE WHEN max(e.\"pos\") - min(e.\"pos\") + 1 = count(*) THEN max(e.\"pos\") END\n    FROM `events` e WHERE e.\"commit_id\" = `commits`.\"id\")\n  WHERE \"seq\" IS NOT NULL AND \"event_count\" > 0;",
+      "DROP INDEX `events_commit`;"
+    ]
   }
 ];

@@ -46,8 +46,7 @@ export const events = sqliteTable(
   },
   (t) => [
     uniqueIndex("events_id").on(t.id),
-    // Commit ids begin with their time, so this index grows at its end.
-    index("events_commit").on(t.commitId),
+    // No index on commit_id: a chained commit finds its events by position (commits.event_pos).
     uniqueIndex("events_aggregate_sequence").on(t.aggregate, t.sequence),
     index("events_type").on(t.type, t.pos),
   ],
@@ -185,6 +184,10 @@ export const commits = sqliteTable(
     // The versions the commit wrote, as a JSON array of [collection, id, version]: where
     // `outboxd verify` finds them (records for a current version, record_versions for an older one).
     recordKeys: text("record_keys"),
+    // The pos of the commit's last event: its events are the event_count rows of events ending
+    // there (a commit inserts its events one after another in its transaction). Null when it
+    // inserted none, and for commits from before the ledger.
+    eventPos: integer("event_pos"),
   },
   (t) => [uniqueIndex("commits_seq").on(t.seq)],
 );

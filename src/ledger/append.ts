@@ -48,6 +48,12 @@ const SQL = {
   insertCommit: `INSERT INTO commits (id, token_id, created_at, seq, hash, token_name, proposal_id, record_count,
       event_count, record_keys)
     VALUES (:id, :tokenId, :at, :seq, :hash, :tokenName, :proposalId, :recordCount, :eventCount, :recordKeys)`,
+  // The same, after events: the commit's own were the last inserted (this runs as the commit's last
+  // statement, on a remote database too), so the largest pos is its last event's (commits.event_pos).
+  insertCommitWithEvents: `INSERT INTO commits (id, token_id, created_at, seq, hash, token_name, proposal_id,
+      record_count, event_count, record_keys, event_pos)
+    VALUES (:id, :tokenId, :at, :seq, :hash, :tokenName, :proposalId, :recordCount, :eventCount, :recordKeys,
+      (SELECT max(pos) FROM events))`,
 };
 
 /** The chain's head: shared by the operations of a group (remote-writer.ts reads it once per group). */
@@ -129,7 +135,11 @@ export function* appendCommit(commit: LedgerCommit): Op<void> {
       const hash = chainHash(head.hash, chained);
       return {
         link: { seq, hash },
-        statement: { sql: SQL.insertCommit, args: { ...row, seq, hash, recordKeys: keys }, kind: "run" },
+        statement: {
+          sql: row.eventCount > 0 ? SQL.insertCommitWithEvents : SQL.insertCommit,
+          args: { ...row, seq, hash, recordKeys: keys },
+          kind: "run",
+        },
       };
     },
   });

@@ -13,6 +13,9 @@ interface VersionRow {
   tokenId: string | null;
   tokenName: string | null;
   proposalId: string | null;
+  /** The commit's events: the eventCount positions ending at eventPos (commits.event_pos). */
+  eventPos: number | null;
+  eventCount: number | null;
 }
 
 export interface VersionView {
@@ -34,7 +37,8 @@ export interface VersionView {
 const SQL = {
   // The current version (the records row) and the earlier ones (record_versions), newest first.
   versions: `SELECT v.version, v.data, v.deleted, v.commit_id AS commitId, v.at, v.erased_at AS erasedAt,
-      c.token_id AS tokenId, c.token_name AS tokenName, c.proposal_id AS proposalId
+      c.token_id AS tokenId, c.token_name AS tokenName, c.proposal_id AS proposalId, c.event_pos AS eventPos,
+      c.event_count AS eventCount
     FROM (
       SELECT version, CASE WHEN deleted = 1 THEN NULL ELSE data END AS data, deleted, commit_id, updated_at AS at,
         NULL AS erased_at
@@ -45,6 +49,9 @@ const SQL = {
         WHERE collection = :collection AND id = :id AND version < :before ORDER BY version DESC LIMIT :limit)
     ) v LEFT JOIN commits c ON c.id = v.commit_id
     ORDER BY v.version DESC LIMIT :limit`,
+  eventsAt: `SELECT id, type, aggregate, sequence FROM events
+    WHERE pos > :from AND pos <= :to AND commit_id = :commitId ORDER BY pos`,
+  // A commit without event_pos (none in a chain written since migration 0013): a scan.
   eventsOfCommit: "SELECT id, type, aggregate, sequence FROM events WHERE commit_id = :commitId ORDER BY pos",
   head: `SELECT seq, id AS commitId, hash, created_at AS at FROM commits
     WHERE seq = (SELECT max(seq) FROM commits)`,
@@ -67,10 +74,7 @@ export function* recordHistory(
   });
   const versions: VersionView[] = [];
   for (const row of rows) {
-    const events =
-      row.commitId === null
-        ? []
-        : yield* all<VersionView["events"][number]>(SQL.eventsOfCommit, { commitId: row.commitId });
+    const events = yield* commitEvents(row);
     versions.push({
       version: row.version,
       data: row.data === null ? null : JSON.parse(row.data),
@@ -84,6 +88,18 @@ export function* recordHistory(
     });
   }
   return versions;
+}
+
+function* commitEvents(row: VersionRow): Op<VersionView["events"]> {
+  if (row.commitId === null || row.eventCount === 0) return [];
+  if (row.eventPos === null || row.eventCount === null) {
+    return yield* all<VersionView["events"][number]>(SQL.eventsOfCommit, { commitId: row.commitId });
+  }
+  return yield* all<VersionView["events"][number]>(SQL.eventsAt, {
+    from: row.eventPos - row.eventCount,
+    to: row.eventPos,
+    commitId: row.commitId,
+  });
 }
 
 export interface ChainLink {

@@ -35,6 +35,8 @@ interface CommitRow {
   eventCount: number | null;
   /** JSON [[collection, id, version], ...]: the versions the commit wrote. */
   recordKeys: string | null;
+  /** The pos of its last event (its events end there), or null (none, or not known: by commit id). */
+  eventPos: number | null;
 }
 
 interface VersionRow {
@@ -67,7 +69,7 @@ const CHAINED = "SELECT 1 FROM commits c WHERE c.id = x.commit_id AND c.seq IS N
 
 const SQL = {
   commits: `SELECT id, seq, token_id AS tokenId, proposal_id AS proposalId, created_at AS at, hash,
-      record_count AS recordCount, event_count AS eventCount, record_keys AS recordKeys
+      record_count AS recordCount, event_count AS eventCount, record_keys AS recordKeys, event_pos AS eventPos
     FROM commits WHERE seq > :after ORDER BY seq LIMIT :limit`,
   // A version where it lives: the current one in records (a delete's 'null' there is no data),
   // earlier ones in record_versions.
@@ -79,7 +81,21 @@ const SQL = {
     WHERE collection = :collection AND id = :id AND version = :version`,
   currentVersion: "SELECT version FROM records WHERE collection = :collection AND id = :id",
   versionCount: "SELECT (SELECT count(*) FROM records) + (SELECT count(*) FROM record_versions) AS n",
-  events: `SELECT ${EVENT_COLUMNS} FROM events WHERE commit_id = :commitId ORDER BY pos`,
+  // A commit's events: the event_count positions ending at its event_pos, those that name it (an
+  // event edited to name another commit, or moved, counts as removed).
+  eventsAt: `SELECT ${EVENT_COLUMNS} FROM events WHERE pos > :from AND pos <= :to AND commit_id = :commitId
+    ORDER BY pos`,
+  // Without event_pos (a commit whose events the migration found apart): by commit id, a scan.
+  eventsOf: `SELECT ${EVENT_COLUMNS} FROM events WHERE commit_id = :commitId ORDER BY pos`,
+  // Whether chained events number what their commits say (events of a commit outside its range do not count there).
+  chainedEvents: `SELECT (SELECT count(*) FROM events WHERE payload_digest IS NOT NULL) AS stored,
+    (SELECT coalesce(sum(event_count), 0) FROM commits WHERE seq IS NOT NULL) AS listed`,
+  // An event outside the positions of the chained commit it names (run only when they do not add up).
+  misplacedEvent: `SELECT e.id, e.commit_id AS commitId FROM events e JOIN commits c ON c.id = e.commit_id
+    WHERE e.payload_digest IS NOT NULL AND c.seq IS NOT NULL AND CASE
+      WHEN c.event_pos IS NULL THEN coalesce(c.event_count, 0) = 0
+      ELSE e.pos <= c.event_pos - c.event_count OR e.pos > c.event_pos END
+    ORDER BY e.pos LIMIT 1`,
   // Rows that name a commit missing from the chain: what a removed commit row leaves behind.
   orphan: `SELECT min(commit_id) AS commitId FROM (
       SELECT commit_id FROM records x WHERE commit_id IS NOT NULL AND NOT EXISTS (${CHAINED})
@@ -135,6 +151,17 @@ export function* verifyLedger(): Op<VerifyResult> {
         orphan.commitId,
         null,
         "the commit was removed: versions or events name it, but it is not in the chain",
+      );
+    }
+    const events = yield* get<{ stored: number; listed: number }>(SQL.chainedEvents);
+    if (events && events.stored !== events.listed) {
+      const misplaced = yield* get<{ id: string; commitId: string }>(SQL.misplacedEvent);
+      throw new Mismatch(
+        misplaced?.commitId ?? null,
+        null,
+        misplaced
+          ? `event ${misplaced.id} was added: it names this commit, which did not insert it`
+          : `${events.stored} chained events are stored, the chain lists ${events.listed}`,
       );
     }
     const stored = (yield* get<{ n: number }>(SQL.versionCount))?.n ?? 0;
@@ -213,8 +240,7 @@ function* verifyChain(erased: {
       if (commit.hash === null) throw fail("the commit has no hash");
       const records = yield* commitVersions(commit, fail, erased);
       versions += records.length;
-      const eventRows =
-        commit.id === GENESIS_ID ? [] : yield* all<EventRow>(SQL.events, { commitId: commit.id });
+      const eventRows = yield* commitEvents(commit);
       const events: ChainEvent[] = eventRows.map((e) => {
         if (e.payloadDigest === null) throw fail(`event ${e.id} was edited: its digest is missing`);
         if (e.erasedAt !== null) erased.events++;
@@ -254,6 +280,19 @@ function* verifyChain(erased: {
     }
   }
   return { commits: expected, hash: previous, versions };
+}
+
+/** The events a commit inserted: by position (commits.event_pos), else by commit id. */
+function* commitEvents(commit: CommitRow): Op<EventRow[]> {
+  if (commit.id === GENESIS_ID || commit.eventCount === 0) return [];
+  if (commit.eventPos === null || commit.eventCount === null) {
+    return yield* all<EventRow>(SQL.eventsOf, { commitId: commit.id });
+  }
+  return yield* all<EventRow>(SQL.eventsAt, {
+    from: commit.eventPos - commit.eventCount,
+    to: commit.eventPos,
+    commitId: commit.id,
+  });
 }
 
 /**

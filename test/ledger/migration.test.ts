@@ -246,3 +246,72 @@ test("migration 0012 on a chained database: current versions move into their rec
   ]);
   check.close();
 });
+
+test("migration events_by_position on a chained database: each commit finds its events by position, the chain still verifies with the same head", async () => {
+  const upTo = migrations.findIndex((m) => m.tag.endsWith("_events_by_position"));
+  expect(upTo).toBeGreaterThan(0);
+  const file = join(dir, "positions.db");
+  const url = `file:${file}`;
+  const old = await openDatabase(loadConfig({ OUTBOXD_DATABASE_URL: url }));
+  await old.writer.write(migrate(migrations.slice(0, upTo)));
+  await old.close();
+  // Two commits as the ledger wrote them before: events found through the events_commit index.
+  const digest = (json: string) => sha256Hex(canonicalJson(JSON.parse(json)));
+  const a1 = { collection: "a", id: "1", version: 1, deleted: false, dataDigest: digest('{"s":1}') };
+  const event = (n: number, commitId: string) => ({
+    id: `0193a1f2-0000-7000-8000-00000000000${n}`,
+    type: "a.changed",
+    aggregate: "a/1",
+    sequence: n,
+    payloadDigest: digest(`{"n":${n}}`),
+    deliverAfter: null,
+    deliverBy: T + 86_400_000,
+    commitId,
+  });
+  const events = [event(1, "cmt_0"), event(2, "cmt_0"), event(3, "cmt_1")];
+  const commit = (seq: number, commitId: string, records: ChainRecord[]) => ({
+    seq,
+    commitId,
+    tokenId: "tok_a",
+    proposalId: null,
+    at: T + seq,
+    records,
+    events: events.filter((e) => e.commitId === commitId).map(({ commitId: _, ...e }) => e),
+  });
+  const h0 = chainHash(ZERO_HASH, commit(0, "cmt_0", [a1]));
+  const h1 = chainHash(h0, commit(1, "cmt_1", []));
+  const seed = new Database(file);
+  seed.exec(`
+    INSERT INTO records VALUES ('a', '1', 1, '{"s":1}', 0, ${T}, ${T}, 'cmt_0', '${a1.dataDigest}');
+    INSERT INTO events (id, type, aggregate, sequence, payload, occurred_at, deliver_by, commit_id, payload_digest)
+      VALUES ${events
+        .map(
+          (e) =>
+            `('${e.id}', '${e.type}', 'a/1', ${e.sequence}, '{"n":${e.sequence}}', ${T}, ${e.deliverBy}, '${e.commitId}', '${e.payloadDigest}')`,
+        )
+        .join(", ")};
+    INSERT INTO commits (id, token_id, created_at, seq, hash, token_name, proposal_id, record_count, event_count, record_keys) VALUES
+      ('cmt_0', 'tok_a', ${T}, 0, '${h0}', 'a', NULL, 1, 2, '[["a","1",1]]'),
+      ('cmt_1', 'tok_a', ${T + 1}, 1, '${h1}', 'a', NULL, 0, 1, '[]');
+  `);
+  seed.close();
+
+  const db = await openDatabase(loadConfig({ OUTBOXD_DATABASE_URL: url }));
+  try {
+    expect(
+      (await db.writer.write(migrateDatabase())).some((tag) => tag.endsWith("_events_by_position")),
+    ).toBe(true);
+    expect(await db.driver.read(verifyLedger())).toMatchObject({ ok: true, commits: 2, head: h1 });
+    const history = await db.driver.read(recordHistory("a", "1", 10, undefined));
+    expect(history.map((x) => [x.version, x.events.map((e) => e.sequence)])).toEqual([[1, [1, 2]]]);
+  } finally {
+    await db.close();
+  }
+  const check = new Database(file);
+  expect(check.prepare("SELECT id, event_pos FROM commits ORDER BY seq").all()).toEqual([
+    { id: "cmt_0", event_pos: 2 },
+    { id: "cmt_1", event_pos: 3 },
+  ]);
+  expect(check.prepare("SELECT name FROM sqlite_master WHERE name = 'events_commit'").all()).toEqual([]);
+  check.close();
+});

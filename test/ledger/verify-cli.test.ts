@@ -103,6 +103,17 @@ const cases: [name: string, sql: () => string[], commit: () => string, what: () 
     () => /1 event was removed/,
   ],
   [
+    "an event added to a commit that sent none",
+    () => [
+      // Commit 3 (b/1's version 2) sent no event; this one names it, with a well-formed digest.
+      `INSERT INTO events (id, type, aggregate, sequence, payload, occurred_at, deliver_by, commit_id, payload_digest)
+       VALUES ('0193a1f2-0000-7000-8000-0000000000ff', 'b.forged', 'b/1', 9, '{"n":9}', 0, 1, '${commits[3]}',
+         '${digest({ n: 9 })}')`,
+    ],
+    () => commits[3] as string,
+    () => /event 0193a1f2-0000-7000-8000-0000000000ff was added/,
+  ],
+  [
     "a commit deleted",
     () => [`DELETE FROM commits WHERE id = '${commits[2]}'`],
     () => commits[2] as string,
