@@ -6,7 +6,7 @@
 import { EventEmitter } from "node:events";
 import { Cron } from "croner";
 import type { Config } from "../config.ts";
-import { get } from "../db/op.ts";
+import { get, type Op } from "../db/op.ts";
 import type { Database } from "../db/open.ts";
 import {
   type AckResult,
@@ -86,6 +86,32 @@ const BOOKKEEPING = { durable: false };
 /** One sweep releases at most this many lapsed leases at a time. */
 const SWEEP_CHUNK = 500;
 
+type Purpose = "lease" | "ack";
+
+/** The endpoint check of checkEndpoint, as a statement of the caller's read or write. */
+function* endpointCheck(endpointId: string, purpose: Purpose): Op<void> {
+  const row = yield* get<{ kind: string; disabled: number }>(
+    "SELECT kind, disabled FROM endpoints WHERE id = :id",
+    { id: endpointId },
+  );
+  if (!row) throw problems.notFound(`endpoint ${endpointId} does not exist`);
+  if (row.kind !== "pull") {
+    throw problems.conflict(
+      "not-a-pull-endpoint",
+      `endpoint ${endpointId} is a ${row.kind} endpoint: its deliveries are sent, not pulled`,
+    );
+  }
+  if (purpose === "lease" && row.disabled === 1) {
+    throw problems.conflict("endpoint-disabled", `endpoint ${endpointId} is disabled; enable it first`);
+  }
+}
+
+/** `op` after the endpoint check for `purpose` (none when null), in the same transaction. */
+function* checked<T>(purpose: Purpose | null, endpointId: string, op: Op<T>): Op<T> {
+  if (purpose) yield* endpointCheck(endpointId, purpose);
+  return yield* op;
+}
+
 export class PullService extends EventEmitter {
   readonly #deps: PullServiceDeps;
   #cron: Cron | null = null;
@@ -104,36 +130,30 @@ export class PullService extends EventEmitter {
   /**
    * Throws the problem a consumer gets for anything but a pull endpoint, or (to lease from it) a
    * disabled one. Acks are taken while it is disabled: they only finish what was leased before.
+   * (Polls and acks check inside their own write, without this read: see lease and ack.)
    */
-  async checkEndpoint(endpointId: string, purpose: "lease" | "ack"): Promise<void> {
-    const row = await this.#deps.db.driver.read(
-      get<{ kind: string; disabled: number }>("SELECT kind, disabled FROM endpoints WHERE id = :id", {
-        id: endpointId,
-      }),
-    );
-    if (!row) throw problems.notFound(`endpoint ${endpointId} does not exist`);
-    if (row.kind !== "pull") {
-      throw problems.conflict(
-        "not-a-pull-endpoint",
-        `endpoint ${endpointId} is a ${row.kind} endpoint: its deliveries are sent, not pulled`,
-      );
-    }
-    if (purpose === "lease" && row.disabled === 1) {
-      throw problems.conflict("endpoint-disabled", `endpoint ${endpointId} is disabled; enable it first`);
-    }
+  async checkEndpoint(endpointId: string, purpose: Purpose): Promise<void> {
+    await this.#deps.db.driver.read(endpointCheck(endpointId, purpose));
   }
 
-  /** Leases what is claimable now (possibly nothing), in one write. */
-  async lease(endpointId: string, limit: number, leaseMs: number): Promise<Lease> {
+  /**
+   * Leases what is claimable now (possibly nothing), in one write; with `check`, that write
+   * first checks the endpoint as checkEndpoint does.
+   */
+  async lease(endpointId: string, limit: number, leaseMs: number, check = false): Promise<Lease> {
     const { db, clock } = this.#deps;
     const now = clock();
-    const data = await db.writer.write(leaseMessages({ endpointId, now, leaseMs, limit }), BOOKKEEPING);
+    const data = await db.writer.write(
+      checked(check ? "lease" : null, endpointId, leaseMessages({ endpointId, now, leaseMs, limit })),
+      BOOKKEEPING,
+    );
     return { data, leaseExpiresAt: data.length === 0 ? null : now + leaseMs };
   }
 
   /**
    * Long poll: leases up to `max` deliveries; when there are none, waits (up to `waitMs`) for a
-   * wake-up of the endpoint or the next retry falling due, and tries again.
+   * wake-up of the endpoint or the next retry falling due, and tries again. Each try checks the
+   * endpoint (404, 409) in its write.
    */
   async poll(request: PollRequest): Promise<Lease> {
     const { endpointId, max, waitMs, leaseMs, signal } = request;
@@ -143,7 +163,7 @@ export class PullService extends EventEmitter {
     try {
       for (;;) {
         const version = hub.version(endpointId);
-        const batch = await this.lease(endpointId, max, leaseMs);
+        const batch = await this.lease(endpointId, max, leaseMs, true);
         const now = clock();
         if (batch.data.length > 0 || now >= until || signal?.aborted) return batch;
         const due = await db.driver.read(nextDueAt(endpointId, now));
@@ -154,14 +174,17 @@ export class PullService extends EventEmitter {
     }
   }
 
-  /** Acks and nacks of one endpoint's deliveries; wakes its consumers when a queue moved. */
+  /**
+   * Acks and nacks of one endpoint's deliveries, after checking the endpoint in the same write;
+   * wakes its consumers when a queue moved.
+   */
   async ack(endpointId: string, acks: LeaseRef[], nacks: Nack[]): Promise<AckResult> {
     const { db, clock, hub } = this.#deps;
     const now = clock();
     const decideFailure = (row: FailedRow, asked: number | null, at: number) =>
       this.#decideFailure(row, asked, at);
     const result = await db.writer.write(
-      ackDeliveries({ endpointId, now, acks, nacks, decideFailure }),
+      checked("ack", endpointId, ackDeliveries({ endpointId, now, acks, nacks, decideFailure })),
       BOOKKEEPING,
     );
     if (result.answered.length > 0) {

@@ -87,7 +87,7 @@ export function pullRoutes(app: App, deps: HttpDeps): void {
     async (c) => {
       const id = c.req.param("id");
       const body = hasBody(c) ? validate(PollSchema, await readJson(c, deps.config.maxBodyBytes)) : {};
-      await pull.checkEndpoint(id, "lease");
+      // The endpoint (404, 409) is checked by each lease, inside its write.
       const waitMs = ms(body.wait, 0);
       if (waitMs > 0) allowQuiet(c, Math.ceil(waitMs / 1000) + 10);
       const batch = await pull.poll({
@@ -135,7 +135,7 @@ export function pullRoutes(app: App, deps: HttpDeps): void {
     async (c) => {
       const id = c.req.param("id");
       const body = validate(AckSchema, await readJson(c, deps.config.maxBodyBytes));
-      await pull.checkEndpoint(id, "ack");
+      // The endpoint (404, 409) is checked inside the ack's write.
       const result = await pull.ack(
         id,
         (body.acks ?? []).map(({ deliveryId, leaseToken }) => ({ deliveryId, leaseToken })),
