@@ -1,16 +1,19 @@
 // A pull consumer's messages made by the lease statement itself (DESIGN §12): the UPDATE that
-// leases the rows (src/deliveries/lease.ts) returns each one's `event` as the §4 body, assembled
-// in SQLite from the event row with the stored payload spliced in as committed, so no event is
-// read, parsed or stringified again in JavaScript and the batch costs one statement.
+// leases the rows (src/deliveries/lease.ts) returns each one's message as JSON text, its `event`
+// the §4 body assembled in SQLite from the event row with the stored payload spliced in as
+// committed, so no event is read, parsed or stringified again in JavaScript and the batch costs
+// one statement.
 import { all, type Op } from "../db/op.ts";
 import { LEASE_UPDATE, type LeaseRequest } from "../deliveries/lease.ts";
 
-/** One leased delivery as a consumer receives it; `event` is the §4 body as JSON text. */
+/**
+ * One leased delivery as a consumer receives it: `json` is the whole message as JSON text,
+ * `{"deliveryId", "leaseToken", "attempt", "event"}` with `event` the §4 body.
+ */
 export interface Pulled {
   deliveryId: string;
   leaseToken: string;
-  attempt: number;
-  event: string;
+  json: string;
 }
 
 /**
@@ -30,7 +33,9 @@ export function* leaseMessages(request: LeaseRequest): Op<Pulled[]> {
   if (request.limit <= 0) return [];
   const pulled = yield* all<Pulled>(
     `${LEASE_UPDATE}
-     RETURNING id AS deliveryId, lease_owner AS leaseToken, attempt_count AS attempt, ${EVENT_BODY} AS event`,
+     RETURNING id AS deliveryId, lease_owner AS leaseToken,
+       '{"deliveryId":' || json_quote(id) || ',"leaseToken":' || json_quote(lease_owner)
+         || ',"attempt":' || attempt_count || ',"event":' || ${EVENT_BODY} || '}' AS json`,
     {
       endpointId: request.endpointId,
       now: request.now,
@@ -40,7 +45,7 @@ export function* leaseMessages(request: LeaseRequest): Op<Pulled[]> {
   );
   for (const p of pulled) {
     // Events are never deleted (the ledger); a missing one would be a bug, not a client error.
-    if (p.event === null) throw new Error(`the event of delivery ${p.deliveryId} is missing`);
+    if (p.json === null) throw new Error(`the event of delivery ${p.deliveryId} is missing`);
   }
   return pulled;
 }

@@ -158,7 +158,7 @@ describe("pull endpoints", () => {
     expect(delivery).toMatchObject({ status: "delivered", attemptCount: 1 });
   });
 
-  test("a pulled event is byte for byte the webhook body of the same event (made by SQLite, not by webhookBody)", async () => {
+  test("a pulled message's event is byte for byte the webhook body of the same event (made by SQLite, not by webhookBody)", async () => {
     const endpointId = await createPullEndpoint(rig.server);
     // Awkward strings: quotes, backslashes, line separators, emoji (aggregates refuse control
     // characters), in the aggregate and the payload.
@@ -169,7 +169,7 @@ describe("pull endpoints", () => {
     expect(committed.body).toMatchObject({ events: [{ aggregate }] });
     const batch = await rig.server.outboxd.pull.lease(endpointId, 10, 60_000);
     expect(batch.data).toHaveLength(1);
-    const [pulled] = batch.data as unknown as [{ deliveryId: string; event: string }];
+    const [pulled] = batch.data as [{ deliveryId: string; leaseToken: string; json: string }];
     const [event] = await sql<EventToSend>(
       rig.server,
       `SELECT e.id, e.type, e.aggregate, e.sequence, e.payload, e.occurred_at AS occurredAt, e.traceparent
@@ -177,8 +177,10 @@ describe("pull endpoints", () => {
       { id: pulled.deliveryId },
     );
     expect(event?.aggregate).toBe(aggregate);
-    expect(pulled.event).toBe(webhookBody({ ...(event as EventToSend), attempt: 1 }));
-    expect(JSON.parse(pulled.event).data).toEqual({ b: [1, 2.5, "x\ny"], a: {} });
+    expect(pulled.json).toBe(
+      `{"deliveryId":"${pulled.deliveryId}","leaseToken":"${pulled.leaseToken}","attempt":1,"event":${webhookBody({ ...(event as EventToSend), attempt: 1 })}}`,
+    );
+    expect(JSON.parse(pulled.json).event.data).toEqual({ b: [1, 2.5, "x\ny"], a: {} });
   });
 
   test("acks for unknown ids, other endpoints' deliveries and wrong tokens are stale and change nothing", async () => {

@@ -33,11 +33,6 @@ const PULLED_EXAMPLE = {
   },
 };
 
-/** One pulled delivery as JSON: the §4 body spliced in as stored, never parsed again. */
-function pulledJson(p: Pulled): string {
-  return `{"deliveryId":${JSON.stringify(p.deliveryId)},"leaseToken":${JSON.stringify(p.leaseToken)},"attempt":${p.attempt},"event":${p.event}}`;
-}
-
 /**
  * Bun closes a connection after 10 s without traffic (its idleTimeout); a long poll or a stream
  * tells it how long this one may be quiet. Elsewhere (Deno, app.request in tests) a no-op.
@@ -52,7 +47,7 @@ function allowQuiet(c: Context<AppEnv>, seconds: number): void {
  * (as JSON whitespace): each line becomes a `data:` line, which the client joins back with "\n".
  */
 function sseMessage(p: Pulled): string {
-  return `event: delivery\nid: ${p.deliveryId}\ndata: ${pulledJson(p).replace(/\r\n|\r|\n/g, "\ndata: ")}\n\n`;
+  return `event: delivery\nid: ${p.deliveryId}\ndata: ${p.json.replace(/\r\n|\r|\n/g, "\ndata: ")}\n\n`;
 }
 
 const ms = (duration: string | null | undefined, fallback: number) =>
@@ -99,9 +94,13 @@ export function pullRoutes(app: App, deps: HttpDeps): void {
       });
       const expires =
         batch.leaseExpiresAt === null ? "null" : `"${new Date(batch.leaseExpiresAt).toISOString()}"`;
-      return c.body(`{"data":[${batch.data.map(pulledJson).join(",")}],"leaseExpiresAt":${expires}}`, 200, {
-        "content-type": "application/json",
-      });
+      return c.body(
+        `{"data":[${batch.data.map((p) => p.json).join(",")}],"leaseExpiresAt":${expires}}`,
+        200,
+        {
+          "content-type": "application/json",
+        },
+      );
     },
   );
 
