@@ -10,8 +10,9 @@
 //    the order per aggregate checked at the receiver.
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
+import { spawn } from "bun";
 import { newSecret } from "../../test/helpers/snippet-receiver.ts";
-import { load, startOutboxd, TOKEN, tempDir, waitUntil } from "../lib.ts";
+import { BUN, cpuMs, load, REPO, startOutboxd, TOKEN, tempDir, waitUntil } from "../lib.ts";
 import { COMMIT_BODY } from "./commit.ts";
 import { prefill } from "./delivery.ts";
 
@@ -38,6 +39,12 @@ export interface RemoteCommitRow {
   statementsPerCommit: number;
   /** Time the database spent running the group commits' batches, per group (ms). */
   databaseMsPerGroup: number;
+  /** Write batches that failed (a guard: another serve wrote first), per 100 write batches. */
+  failedWritesPercent: number;
+  /** CPU of the `serve` processes per commit (µs), the simulated server's work excluded. */
+  serveCpuUsPerCommit: number;
+  /** CPU of the simulated server per commit (µs): every request's execution on the database. */
+  serverCpuUsPerCommit: number;
 }
 
 export interface RemoteDeliveryRow {
@@ -53,13 +60,13 @@ export interface RemoteDeliveryRow {
 
 type Counts = Record<string, number>;
 /** What test/helpers/network-preload.ts writes: requests, their statements, the database's time. */
-type Network = { counts: Counts; statements: Counts; serverMs: Counts };
+type Network = { counts: Counts; statements: Counts; serverMs: Counts; failed: Counts };
 
 function readNetwork(file: string): Network {
   try {
     return JSON.parse(readFileSync(file, "utf8")) as Network;
   } catch {
-    return { counts: {}, statements: {}, serverMs: {} };
+    return { counts: {}, statements: {}, serverMs: {}, failed: {} };
   }
 }
 
@@ -72,14 +79,54 @@ function delta(after: Network, before: Network): Network {
     counts: minus(after.counts, before.counts),
     statements: minus(after.statements, before.statements),
     serverMs: minus(after.serverMs, before.serverMs),
+    failed: minus(after.failed ?? {}, before.failed ?? {}),
   };
 }
 
-function networkEnv(roundTripMs: number, statsFile: string): Record<string, string> {
+function networkEnv(
+  roundTripMs: number,
+  statsFile: string,
+  server: SimServer | null,
+): Record<string, string> {
   return {
     OUTBOXD_DRIVER: "client",
     OUTBOXD_SIMULATED_RTT_MS: String(roundTripMs),
     OUTBOXD_SIMULATED_NETWORK_STATS: statsFile,
+    ...(server ? { OUTBOXD_SIMULATED_SERVER: server.socket } : {}),
+  };
+}
+
+interface SimServer {
+  socket: string;
+  pid: number;
+  stop(): Promise<void>;
+}
+
+/**
+ * The simulated libSQL server (test/helpers/sim-server.ts), one process for every outboxd process
+ * of a run, on the database file of `dir`: as a real server would be, on another machine.
+ */
+async function startSimServer(dir: string): Promise<SimServer> {
+  const socket = join(dir, "sim-server.sock");
+  const proc = spawn({
+    cmd: [BUN, "test/helpers/sim-server.ts", join(dir, "outboxd.db"), socket],
+    cwd: REPO,
+    stdin: "ignore",
+    stdout: "pipe",
+    stderr: "inherit",
+  });
+  const reader = proc.stdout.getReader();
+  const { value } = await reader.read();
+  if (!new TextDecoder().decode(value).includes("ready"))
+    throw new Error("the simulated server did not start");
+  reader.releaseLock();
+  return {
+    socket,
+    pid: proc.pid,
+    async stop() {
+      proc.kill("SIGTERM");
+      await proc.exited;
+    },
   };
 }
 
@@ -88,18 +135,31 @@ export async function remoteCommitScenario(options: {
   roundTripMs: number;
   serves: number;
   connections: number;
+  /** false: each process runs its requests itself through @libsql/client on the file (session 3's simulation). */
+  server?: boolean;
+  /** Writes a CPU profile of each `serve` (bun --cpu-prof-md) into this folder. */
+  profileDir?: string;
 }): Promise<RemoteCommitRow> {
   const dir = tempDir("outboxd-bench-remote-");
   const stats = Array.from({ length: options.serves }, (_, i) => join(dir, `network-${i}.json`));
+  const server = options.server === false ? null : await startSimServer(dir);
   const serves = [];
   // One after the other: the first applies the migrations.
   for (const file of stats) {
-    serves.push(await startOutboxd(networkEnv(options.roundTripMs, file), "serve", dir, PRELOAD));
+    const profile = options.profileDir ? ["--cpu-prof-md", `--cpu-prof-dir=${options.profileDir}`] : [];
+    serves.push(
+      await startOutboxd(networkEnv(options.roundTripMs, file, server), "serve", dir, [
+        ...profile,
+        ...PRELOAD,
+      ]),
+    );
   }
   try {
     // The counts are written every 250 ms: wait for a fresh file before and after the load.
     await Bun.sleep(600);
     const before = stats.map(readNetwork);
+    const cpuBefore = serves.map((serve) => cpuMs(serve.pid));
+    const serverCpuBefore = server ? cpuMs(server.pid) : 0;
     const perServe = Math.max(1, Math.round(options.connections / options.serves));
     const results = await Promise.all(
       serves.map((serve) =>
@@ -112,6 +172,8 @@ export async function remoteCommitScenario(options: {
         }),
       ),
     );
+    const cpu = serves.reduce((n, serve, i) => n + cpuMs(serve.pid) - (cpuBefore[i] ?? 0), 0);
+    const serverCpu = server ? cpuMs(server.pid) - serverCpuBefore : 0;
     await Bun.sleep(600);
     const used = stats.map((file, i) => delta(readNetwork(file), before[i] ?? readNetwork("")));
     const sumOf = (part: keyof Network, key: string) => used.reduce((n, c) => n + (c[part][key] ?? 0), 0);
@@ -122,6 +184,13 @@ export async function remoteCommitScenario(options: {
     const statements = sumOf("statements", "read-batch") + sumOf("statements", "write-batch");
     const databaseMs = sumOf("serverMs", "read-batch") + sumOf("serverMs", "write-batch");
     const commitsPerSecond = results.reduce((n, r) => n + r.requestsPerSecond, 0);
+    const commits = Math.max(1, commitsPerSecond * options.seconds);
+    // In process, the simulated server's work is the serve's own CPU: its time in the requests
+    // (wall time, busy waits included) is the best estimate there is.
+    const serverMs = server
+      ? serverCpu
+      : Object.keys(used[0]?.serverMs ?? {}).reduce((n, key) => n + sumOf("serverMs", key), 0);
+    const serveMs = server ? cpu : cpu - serverMs;
     const row: RemoteCommitRow = {
       serves: options.serves,
       connections: perServe * options.serves,
@@ -136,15 +205,23 @@ export async function remoteCommitScenario(options: {
       statementsPerCommit:
         Math.round((statements / Math.max(1, commitsPerSecond * options.seconds)) * 10) / 10,
       databaseMsPerGroup: groups > 0 ? Math.round(databaseMs / groups) : 0,
+      failedWritesPercent: Math.round(
+        (sumOf("failed", "write-batch") / Math.max(1, sum("write-batch"))) * 100,
+      ),
+      serveCpuUsPerCommit: Math.round((serveMs * 1000) / commits),
+      serverCpuUsPerCommit: Math.round((serverMs * 1000) / commits),
     };
     console.error(
       `remote commit ${options.serves} serve(s) c=${row.connections} rtt=${options.roundTripMs}ms: ` +
         `${row.commitsPerSecond}/s, ${row.roundTripsPerGroup} round trips per group of ${row.commitsPerGroup}, ` +
-        `${row.statementsPerCommit} statements per commit, ${row.databaseMsPerGroup} ms database time per group`,
+        `${row.statementsPerCommit} statements per commit, ${row.databaseMsPerGroup} ms database time per group, ` +
+        `${row.failedWritesPercent}% write batches failed, ` +
+        `CPU per commit ${row.serveCpuUsPerCommit} µs serve + ${row.serverCpuUsPerCommit} µs server`,
     );
     return row;
   } finally {
     for (const serve of serves) await serve.stop();
+    await server?.stop();
   }
 }
 
@@ -177,14 +254,17 @@ export async function remoteDeliveryScenario(options: {
   aggregates: number;
   roundTripMs: number;
   env?: Record<string, string>;
+  server?: boolean;
 }): Promise<RemoteDeliveryRow> {
   const receiver = orderCheckingReceiver();
   const dir = tempDir("outboxd-bench-remote-delivery-");
+  let server: SimServer | null = null;
   try {
     await prefill(dir, { url: receiver.url, secret: newSecret() }, options.total, options.aggregates);
     const statsFile = join(dir, "network.json");
+    server = options.server === false ? null : await startSimServer(dir);
     const dispatcher = await startOutboxd(
-      { ...networkEnv(options.roundTripMs, statsFile), ...options.env },
+      { ...networkEnv(options.roundTripMs, statsFile, server), ...options.env },
       "dispatch",
       dir,
       PRELOAD,
@@ -211,6 +291,7 @@ export async function remoteDeliveryScenario(options: {
     return row;
   } finally {
     receiver.stop();
+    await server?.stop();
   }
 }
 

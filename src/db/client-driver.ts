@@ -77,6 +77,7 @@ export async function openClientDriver(target: ClientDriverTarget, options: Driv
     },
     transaction,
     writeGroup: (ops) => remote.writeGroup(ops),
+    nextGroup: () => remote.nextGroup(),
     async executeAlone(sql, args = {}) {
       await reader.execute({ sql, args });
     },

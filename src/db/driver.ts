@@ -22,6 +22,12 @@ export interface Driver {
    */
   writeGroup?(ops: GroupedOp[]): Promise<Outcome[]>;
   /**
+   * Optional, with writeGroup: groups may overlap. The Writer then starts its next group once
+   * this resolves (the group before has read what it needs and sent its writes) instead of once
+   * that group's outcomes are known; the driver keeps their writes in order (remote-writer.ts).
+   */
+  nextGroup?(): Promise<void>;
+  /**
    * True when `transaction` runs the operation to its COMMIT before it returns (synchronously)
    * and its promise waits only for durability: the Writer may then start the next transaction
    * without waiting (the engine driver, whose fsync runs off the event loop: wal-sync.ts).

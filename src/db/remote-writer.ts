@@ -101,10 +101,26 @@ interface Role {
 
 type Want = { kind: "read"; statement: Statement } | { kind: "prefetch"; statements: Statement[] };
 
+/** A group between its first read and its end, as the group after it sees it (pipelining). */
+interface InFlight {
+  /** The statement keys its operations read: the next group's operations that read one wait. */
+  keys: Set<string>;
+  /** Settles when the group has ended (its outcomes known). */
+  done: Promise<void>;
+}
+
 export class RemoteWriter {
   readonly #connection: GroupConnection;
   /** The row count last seen per write SQL: the next guess. */
   readonly #counts = new Map<string, number>();
+  /** The group whose writes go before the next group's (null: none in flight). */
+  #previous: InFlight | null = null;
+  /** Settles once the latest group has sent its writes or ended: the next may start (nextGroup). */
+  #sent: Promise<void> = Promise.resolve();
+  /** Write batches committed by this writer so far: tells a read from before or after them. */
+  #written = 0;
+  /** The ledger's head after this writer's last committed write batch that chained, and when. */
+  #ownHead: { key: string; link: Link | undefined; at: number } | null = null;
   /** Round trips by purpose, for tests and benchmarks. */
   readonly stats = { groups: 0, readBatches: 0, writeBatches: 0, guardFailures: 0, alone: 0 };
 
@@ -112,40 +128,80 @@ export class RemoteWriter {
     this.#connection = connection;
   }
 
+  /**
+   * Resolves once the group started last has sent its writes (or ended): the next group may then
+   * read while those writes are on their way. Groups overlap that way two at a time: the later
+   * one's operations that read what the earlier one's read wait for it to end, its write batch
+   * goes only after the earlier group has ended, and its ledger entries are placed on the head
+   * the earlier group wrote (guarded as any head is: another machine may have chained between).
+   */
+  nextGroup(): Promise<void> {
+    return this.#sent;
+  }
+
   async writeGroup(ops: GroupedOp[]): Promise<Outcome[]> {
+    const previous = this.#previous;
+    let ended!: () => void;
+    let sent!: () => void;
+    const current: InFlight = { keys: new Set(), done: new Promise((resolve) => (ended = resolve)) };
+    this.#previous = current;
+    this.#sent = new Promise((resolve) => (sent = resolve));
     const outcomes: Outcome[] = new Array(ops.length);
-    let queue = ops.map((item, index) => newTask(index, item.again, item.op, 0));
-    while (queue.length > 0) {
-      const next: Task[] = [];
-      const alone: Task[] = [];
-      await this.#group(queue, next, alone);
-      for (const task of alone) {
-        this.stats.alone += 1;
-        // Whatever the operation answered itself in its buffered run, this run decides.
-        task.outcome = await this.#runAlone(task);
+    try {
+      let queue = ops.map((item, index) => newTask(index, item.again, item.op, 0));
+      let before = previous;
+      while (queue.length > 0) {
+        const next: Task[] = [];
+        const alone: Task[] = [];
+        await this.#group(queue, next, alone, { before, current, sent });
+        // Operations sent to the next round wait for the group before to end (they may be
+        // waiting for what it read).
+        if (before) await before.done;
+        before = null;
+        for (const task of alone) {
+          this.stats.alone += 1;
+          // Whatever the operation answered itself in its buffered run, this run decides.
+          task.outcome = await this.#runAlone(task);
+        }
+        for (const task of queue) if (task.outcome) outcomes[task.index] = task.outcome;
+        queue = next;
       }
-      for (const task of queue) if (task.outcome) outcomes[task.index] = task.outcome;
-      queue = next;
+      return outcomes;
+    } finally {
+      sent();
+      ended();
+      if (this.#previous === current) this.#previous = null;
     }
-    return outcomes;
   }
 
   /** One group: read rounds, then one write batch. Leaves tasks to run again in `next`. */
-  async #group(tasks: Task[], next: Task[], alone: Task[]): Promise<void> {
+  async #group(
+    tasks: Task[],
+    next: Task[],
+    alone: Task[],
+    flight: { before: InFlight | null; current: InFlight; sent: () => void },
+  ): Promise<void> {
     this.stats.groups += 1;
+    // What the group before (still in flight) read is taken: a task that reads it waits.
+    const taken = flight.before?.keys;
     const owners = new Map<string, Task>();
     const sharedAnswers = new Map<string, unknown>();
     const sharedReads = new Map<string, Statement>();
+    /** Per shared read: how many write batches this writer had committed when it was sent. */
+    const sharedReadAt = new Map<string, number>();
     let active: Task[] = [];
     for (const task of tasks) {
       if (task.outcome) continue;
       // A task carried over from an earlier group keeps what it read there: it still owns that.
       const keys = [...task.cache.keys(), ...task.reads.map((read) => statementKey(read.statement))];
-      if (keys.some((key) => (owners.get(key) ?? task) !== task)) {
+      if (keys.some((key) => (owners.get(key) ?? task) !== task || taken?.has(key))) {
         next.push(task);
         continue;
       }
-      for (const key of keys) owners.set(key, task);
+      for (const key of keys) {
+        owners.set(key, task);
+        flight.current.keys.add(key);
+      }
       active.push(task);
     }
     for (;;) {
@@ -173,12 +229,15 @@ export class RemoteWriter {
       for (const { task, want } of wanting) {
         const asked = want.kind === "read" ? [want.statement] : want.statements;
         const keys = asked.filter((s) => !s.batchShared).map(statementKey);
-        if (keys.some((key) => (owners.get(key) ?? task) !== task)) {
+        if (keys.some((key) => (owners.get(key) ?? task) !== task || taken?.has(key))) {
           next.push(task);
           moved.add(task);
           continue;
         }
-        for (const key of keys) owners.set(key, task);
+        for (const key of keys) {
+          owners.set(key, task);
+          flight.current.keys.add(key);
+        }
         const at = asked.map((statement) => {
           const key = statementKey(statement);
           if (statement.batchShared) {
@@ -186,6 +245,7 @@ export class RemoteWriter {
             if (known !== undefined) return known;
             sharedAt.set(key, statements.length);
             sharedReads.set(key, statement);
+            sharedReadAt.set(key, this.#written);
           }
           statements.push({ sql: statement.sql, args: statement.args });
           return statements.length - 1;
@@ -230,7 +290,9 @@ export class RemoteWriter {
         }
       }
     }
-    await this.#commit(active, next, alone, sharedReads, sharedAnswers);
+    // The group before writes first: this one's guards and ledger entries go on top of it.
+    if (flight.before) await flight.before.done;
+    await this.#commit(active, next, alone, sharedReads, sharedAnswers, sharedReadAt, flight.sent);
   }
 
   /**
@@ -323,6 +385,8 @@ export class RemoteWriter {
     alone: Task[],
     sharedReads: Map<string, Statement>,
     sharedAnswers: Map<string, unknown>,
+    sharedReadAt: Map<string, number>,
+    sent: () => void,
   ): Promise<void> {
     // An operation that threw (a version conflict, decided from its reads) writes nothing.
     let batchTasks = tasks.filter(
@@ -334,7 +398,13 @@ export class RemoteWriter {
       .flatMap((task) => task.writes)
       .map((write) => (write.chain ? statementKey(write.chain.head) : null))
       .find((key) => key !== null);
-    let entries = placeChainEntries(batchTasks, sharedAnswers);
+    // A head read before this writer's own last write batch came back is that batch's head now
+    // (unless another machine chained since: the head's guard tells).
+    const own = this.#ownHead;
+    if (headKey !== undefined && own?.key === headKey && (sharedReadAt.get(headKey) ?? own.at) < own.at) {
+      sharedAnswers.set(headKey, own.link);
+    }
+    let { entries, head } = placeChainEntries(batchTasks, sharedAnswers);
     batchTasks = batchTasks.filter((task) => !(task.outcome && !task.outcome.ok));
     if (batchTasks.length === 0) return;
     // What each statement of the batch is, to tell a failed guard from a failed write.
@@ -345,7 +415,9 @@ export class RemoteWriter {
       ({ statements, roles } = this.#batch(batchTasks, entries, sharedReads, sharedAnswers, headKey));
       try {
         this.stats.writeBatches += 1;
-        results = await this.#connection.batch(statements, "write");
+        const sending = this.#connection.batch(statements, "write");
+        sent();
+        results = await sending;
       } catch (error) {
         const index = batchStatementIndex(error);
         const failed = index === null ? undefined : roles[index];
@@ -357,11 +429,11 @@ export class RemoteWriter {
         // not reached): read the head again and build the entries on it, without running the
         // operations again. Any other guard that now fails sends the group round again.
         this.stats.guardFailures += 1;
-        const head = sharedReads.get(headKey) as Statement;
+        const headRead = sharedReads.get(headKey) as Statement;
         try {
           this.stats.readBatches += 1;
-          const [fresh] = await this.#connection.batch([{ sql: head.sql, args: head.args }], "read");
-          sharedAnswers.set(headKey, answerOf(head, fresh as ResultSet));
+          const [fresh] = await this.#connection.batch([{ sql: headRead.sql, args: headRead.args }], "read");
+          sharedAnswers.set(headKey, answerOf(headRead, fresh as ResultSet));
         } catch {
           await this.#connection.reconnect().catch(() => undefined);
           const failure = problems.unavailable(
@@ -370,11 +442,14 @@ export class RemoteWriter {
           for (const task of batchTasks) task.outcome = { ok: false, error: failure };
           return;
         }
-        entries = placeChainEntries(batchTasks, sharedAnswers);
+        ({ entries, head } = placeChainEntries(batchTasks, sharedAnswers));
         batchTasks = batchTasks.filter((task) => !(task.outcome && !task.outcome.ok));
         if (batchTasks.length === 0) return;
       }
     }
+    this.#written += 1;
+    if (headKey !== undefined && entries.size > 0)
+      this.#ownHead = { key: headKey, link: head, at: this.#written };
     roles.forEach((role, i) => {
       if (role.role === "write" && role.write?.guess !== null && role.write?.statement) {
         this.#counts.set(role.write.statement.sql, (results[i] as ResultSet).rowsAffected);
@@ -500,7 +575,10 @@ export class RemoteWriter {
  * the head the group read (DESIGN §13: the chain follows the order commits are written). A task
  * whose entry cannot be built fails alone (its outcome is set); the others are placed without it.
  */
-function placeChainEntries(tasks: Task[], sharedAnswers: Map<string, unknown>): Map<Write, Statement> {
+function placeChainEntries(
+  tasks: Task[],
+  sharedAnswers: Map<string, unknown>,
+): { entries: Map<Write, Statement>; head: Link | undefined } {
   for (;;) {
     const entries = new Map<Write, Statement>();
     let head: Link | undefined;
@@ -530,7 +608,7 @@ function placeChainEntries(tasks: Task[], sharedAnswers: Map<string, unknown>): 
       }
     }
     // Entries built on a failed task's would leave a gap: build them again without it.
-    if (!failed) return entries;
+    if (!failed) return { entries, head };
   }
 }
 

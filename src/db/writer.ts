@@ -23,6 +23,8 @@ export class Writer {
   #draining: Promise<void> | null = null;
   /** Committed transactions whose durability (and so their callers) is still awaited. */
   readonly #syncing = new Set<Promise<void>>();
+  /** Groups still running on a driver that overlaps them (Driver.nextGroup). */
+  readonly #groups = new Set<Promise<void>>();
 
   constructor(driver: Driver, maxBatch = 256) {
     this.#driver = driver;
@@ -55,9 +57,10 @@ export class Writer {
 
   /** Resolves once everything queued so far has been committed or failed. */
   async idle(): Promise<void> {
-    while (this.#draining || this.#syncing.size > 0) {
+    while (this.#draining || this.#syncing.size > 0 || this.#groups.size > 0) {
       if (this.#draining) await this.#draining;
       await Promise.all(this.#syncing);
+      await Promise.all(this.#groups);
     }
   }
 
@@ -82,12 +85,17 @@ export class Writer {
           }
         }
         if (writeGroup && grouped.length > 0) {
-          settle(
-            grouped,
-            await writeGroup(
-              grouped.map((item) => ({ op: item.op, again: item.again as () => Op<unknown> })),
-            ),
-          );
+          const done = writeGroup(
+            grouped.map((item) => ({ op: item.op, again: item.again as () => Op<unknown> })),
+          ).then((outcomes) => settle(grouped, outcomes));
+          if (this.#driver.nextGroup) {
+            // The next group may read while this one's writes are on their way (remote-writer.ts).
+            this.#groups.add(done);
+            void done.finally(() => this.#groups.delete(done));
+            await this.#driver.nextGroup();
+          } else {
+            await done;
+          }
         }
       }
     } finally {

@@ -3,7 +3,7 @@
 // cost the same few requests whatever the group's size (issue 15: at most 4 per group commit).
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
-import { type CommitInput, commitOp } from "../../src/commit/commit-op.ts";
+import { type CommitInput, type CommitOutcome, commitOp } from "../../src/commit/commit-op.ts";
 import { loadConfig } from "../../src/config.ts";
 import { migrate } from "../../src/db/migrate.ts";
 import { all, get } from "../../src/db/op.ts";
@@ -290,5 +290,61 @@ describe("guards on the remote write path", () => {
     );
     expect(results).toHaveLength(8);
     expect(requests).toBe(2);
+  });
+});
+
+describe("overlapping groups on the remote write path", () => {
+  /** Commits to `ids`, queued while the group before's write batch is on its way (just before it reaches the database). */
+  async function whileWriting(first: string[], then: string[]) {
+    await db.writer.idle();
+    network.reset();
+    const input = (id: string) => ({ ...commit(), records: [record(id)], events: [event(id)] });
+    let later: Promise<CommitOutcome[]> | null = null;
+    let answeredMeanwhile = false;
+    network.beforeNext("write-batch", async () => {
+      later = Promise.all(then.map((id) => db.writer.write(() => commitOp(input(id)))));
+      // The later group's reads, answered while this write batch waits (at most 2 s: without
+      // overlapping groups they would wait for it).
+      const mark = network.trace.length;
+      for (let waited = 0; waited < 2000 && !answeredMeanwhile; waited += 5) {
+        await Bun.sleep(5);
+        answeredMeanwhile = network.trace.slice(mark).includes("read-batch answered");
+      }
+    });
+    const earlier = await Promise.all(first.map((id) => db.writer.write(() => commitOp(input(id)))));
+    return { earlier, later: await (later as unknown as Promise<CommitOutcome[]>), answeredMeanwhile };
+  }
+
+  function record(id: string) {
+    return { collection: "orders", id, expectedVersion: undefined, data: "{}" };
+  }
+
+  function event(id: string) {
+    return { ...(commit().events[0] as CommitInput["events"][number]), aggregate: `orders/${id}` };
+  }
+
+  test("the next group reads while the group before's write batch is on its way; its entries go on that batch's head", async () => {
+    const { earlier, later, answeredMeanwhile } = await whileWriting(["p1", "p2"], ["p3", "p4"]);
+    expect(answeredMeanwhile).toBe(true);
+    expect([...earlier, ...later].map((o) => o.result.records[0]?.version)).toEqual([1, 1, 1, 1]);
+    // Two write batches, neither refused: the later group chained on the head the earlier wrote.
+    expect(network.counts["write-batch"]).toBe(2);
+    expect(network.failed["write-batch"]).toBe(0);
+    expect(await db.driver.read(verifyLedger())).toMatchObject({ ok: true });
+  });
+
+  test("an operation of the next group that reads what the group before read waits for it to end: versions and sequences follow", async () => {
+    const { earlier, later } = await whileWriting(["q1", "q2"], ["q1", "q3"]);
+    const q1 = [earlier[0], later[0]].map((o) => [
+      o?.result.records[0]?.version,
+      o?.result.events[0]?.sequence,
+    ]);
+    expect(q1).toEqual([
+      [1, 1],
+      [2, 2],
+    ]);
+    expect(later[1]?.result.records[0]?.version).toBe(1);
+    expect(network.failed["write-batch"]).toBe(0);
+    expect(await db.driver.read(verifyLedger())).toMatchObject({ ok: true });
   });
 });
