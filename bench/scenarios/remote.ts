@@ -12,7 +12,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { spawn } from "bun";
 import { newSecret } from "../../test/helpers/snippet-receiver.ts";
-import { BUN, cpuMs, load, REPO, startOutboxd, TOKEN, tempDir, waitUntil } from "../lib.ts";
+import { BUN, cpuMs, load, REPO, type Running, startOutboxd, TOKEN, tempDir, waitUntil } from "../lib.ts";
 import { COMMIT_BODY } from "./commit.ts";
 import { prefill } from "./delivery.ts";
 
@@ -27,11 +27,13 @@ export interface RemoteCommitRow {
   p99Ms: number;
   errors: number;
   /**
-   * Requests per group commit: (read batches + write batches) / read batches (each group commit
-   * reads once). An upper bound: the idle dispatcher's claims (one write batch each, no read)
-   * are counted in; test/remote/round-trips.test.ts counts exactly 2.
+   * Requests per group commit, as the remote write path counts them (remote-writer.ts `stats`:
+   * every request of the groups that read, i.e. not the dispatcher's claims and completions):
+   * 2 uncontended, 4 when the ledger's chain goes under the write lock, more after failed guards.
    */
   roundTripsPerGroup: number;
+  /** Groups whose chain went under the write lock (machines racing for it), per 100 groups. */
+  lockedPercent: number;
   commitsPerGroup: number;
   /** Requests outside group commits (the sweep's transactions, clock readings, token touches). */
   otherRequestsPerSecond: number;
@@ -60,13 +62,13 @@ export interface RemoteDeliveryRow {
 
 type Counts = Record<string, number>;
 /** What test/helpers/network-preload.ts writes: requests, their statements, the database's time. */
-type Network = { counts: Counts; statements: Counts; serverMs: Counts; failed: Counts };
+type Network = { counts: Counts; statements: Counts; serverMs: Counts; failed: Counts; writer: Counts };
 
 function readNetwork(file: string): Network {
   try {
     return JSON.parse(readFileSync(file, "utf8")) as Network;
   } catch {
-    return { counts: {}, statements: {}, serverMs: {}, failed: {} };
+    return { counts: {}, statements: {}, serverMs: {}, failed: {}, writer: {} };
   }
 }
 
@@ -80,6 +82,7 @@ function delta(after: Network, before: Network): Network {
     statements: minus(after.statements, before.statements),
     serverMs: minus(after.serverMs, before.serverMs),
     failed: minus(after.failed ?? {}, before.failed ?? {}),
+    writer: minus(after.writer ?? {}, before.writer ?? {}),
   };
 }
 
@@ -143,10 +146,10 @@ export async function remoteCommitScenario(options: {
   const dir = tempDir("outboxd-bench-remote-");
   const stats = Array.from({ length: options.serves }, (_, i) => join(dir, `network-${i}.json`));
   const server = options.server === false ? null : await startSimServer(dir);
-  const serves = [];
+  const serves: Running[] = [];
   // One after the other: the first applies the migrations.
   for (const file of stats) {
-    const profile = options.profileDir ? ["--cpu-prof-md", `--cpu-prof-dir=${options.profileDir}`] : [];
+    const profile = options.profileDir ? ["--cpu-prof", `--cpu-prof-dir=${options.profileDir}`] : [];
     serves.push(
       await startOutboxd(networkEnv(options.roundTripMs, file, server), "serve", dir, [
         ...profile,
@@ -155,32 +158,39 @@ export async function remoteCommitScenario(options: {
     );
   }
   try {
+    const perServe = Math.max(1, Math.round(options.connections / options.serves));
+    const loadAll = (seconds: number) =>
+      Promise.all(
+        serves.map((serve) =>
+          load({
+            url: `${serve.url}/v1/commits`,
+            connections: perServe,
+            seconds,
+            body: COMMIT_BODY,
+            headers: { authorization: `Bearer ${TOKEN}` },
+          }),
+        ),
+      );
+    // A first second of the same load, not measured: each process compiles its hot code (JIT)
+    // then, which would otherwise weigh on the CPU per commit of a short run.
+    await loadAll(1);
     // The counts are written every 250 ms: wait for a fresh file before and after the load.
     await Bun.sleep(600);
     const before = stats.map(readNetwork);
     const cpuBefore = serves.map((serve) => cpuMs(serve.pid));
     const serverCpuBefore = server ? cpuMs(server.pid) : 0;
-    const perServe = Math.max(1, Math.round(options.connections / options.serves));
-    const results = await Promise.all(
-      serves.map((serve) =>
-        load({
-          url: `${serve.url}/v1/commits`,
-          connections: perServe,
-          seconds: options.seconds,
-          body: COMMIT_BODY,
-          headers: { authorization: `Bearer ${TOKEN}` },
-        }),
-      ),
-    );
+    const results = await loadAll(options.seconds);
     const cpu = serves.reduce((n, serve, i) => n + cpuMs(serve.pid) - (cpuBefore[i] ?? 0), 0);
     const serverCpu = server ? cpuMs(server.pid) - serverCpuBefore : 0;
     await Bun.sleep(600);
     const used = stats.map((file, i) => delta(readNetwork(file), before[i] ?? readNetwork("")));
     const sumOf = (part: keyof Network, key: string) => used.reduce((n, c) => n + (c[part][key] ?? 0), 0);
     const sum = (key: string) => sumOf("counts", key);
-    const groups = sum("read-batch");
-    const requests = sum("read-batch") + sum("write-batch");
-    const other = sum("tx-statement") + sum("tx-end") + sum("execute") + sum("batch");
+    const groups = sumOf("writer", "readingGroups");
+    const requests = sumOf("writer", "readingGroupRequests");
+    // Each locked group's 3 requests are interactive-transaction requests: not "other".
+    const locked = sumOf("writer", "locked");
+    const other = sum("tx-statement") + sum("tx-end") + sum("execute") + sum("batch") - 3 * locked;
     const statements = sumOf("statements", "read-batch") + sumOf("statements", "write-batch");
     const databaseMs = sumOf("serverMs", "read-batch") + sumOf("serverMs", "write-batch");
     const commitsPerSecond = results.reduce((n, r) => n + r.requestsPerSecond, 0);
@@ -200,6 +210,7 @@ export async function remoteCommitScenario(options: {
       p99Ms: Math.max(...results.map((r) => r.latencyP99Ms)),
       errors: results.reduce((n, r) => n + r.errors + r.non2xx, 0),
       roundTripsPerGroup: groups > 0 ? Math.round((requests / groups) * 100) / 100 : Number.NaN,
+      lockedPercent: groups > 0 ? Math.round((locked / groups) * 100) : 0,
       commitsPerGroup: groups > 0 ? Math.round(((commitsPerSecond * options.seconds) / groups) * 10) / 10 : 0,
       otherRequestsPerSecond: Math.round(other / options.seconds),
       statementsPerCommit:
@@ -215,7 +226,7 @@ export async function remoteCommitScenario(options: {
       `remote commit ${options.serves} serve(s) c=${row.connections} rtt=${options.roundTripMs}ms: ` +
         `${row.commitsPerSecond}/s, ${row.roundTripsPerGroup} round trips per group of ${row.commitsPerGroup}, ` +
         `${row.statementsPerCommit} statements per commit, ${row.databaseMsPerGroup} ms database time per group, ` +
-        `${row.failedWritesPercent}% write batches failed, ` +
+        `${row.failedWritesPercent}% write batches failed, ${row.lockedPercent}% groups locked, ` +
         `CPU per commit ${row.serveCpuUsPerCommit} µs serve + ${row.serverCpuUsPerCommit} µs server`,
     );
     return row;

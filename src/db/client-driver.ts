@@ -11,7 +11,11 @@ import { answerOf, RemoteWriter } from "./remote-writer.ts";
  * Test and benchmark seam: wraps every client this driver opens (test/helpers/network.ts counts
  * round trips and simulates a network's delay and failures with it). outboxd never sets it.
  */
-export const clientSeam: { wrap: ((client: Client) => Client) | null } = { wrap: null };
+export const clientSeam: {
+  wrap: ((client: Client) => Client) | null;
+  /** Told of each remote write path opened (its `stats`: requests per group, for the benchmark). */
+  writers: ((writer: RemoteWriter) => void) | null;
+} = { wrap: null, writers: null };
 
 export interface ClientDriverTarget {
   url: string;
@@ -65,10 +69,39 @@ export async function openClientDriver(target: ClientDriverTarget, options: Driv
     }
   };
   const remote = new RemoteWriter({
-    batch: (statements, mode) => writer.batch(statements, mode),
+    // Reads on the reader: the writer's connection may be held by a transaction meanwhile
+    // (groups overlap, remote-writer.ts).
+    batch: (statements, mode) => (mode === "read" ? reader : writer).batch(statements, mode),
+    async lockedBatch(first, build) {
+      let tx: Transaction;
+      try {
+        tx = await writer.transaction("write");
+      } catch (error) {
+        if (local) await reconnect();
+        throw error;
+      }
+      try {
+        const answer = await tx.execute(first).catch((error: unknown) => {
+          // Not a statement of the batch (see GroupConnection.lockedBatch).
+          throw Object.assign(new Error(String((error as Error)?.message ?? error)), {
+            code: (error as { code?: unknown })?.code,
+            cause: error,
+          });
+        });
+        const results = await tx.batch(build(answer));
+        await tx.commit();
+        return results;
+      } catch (error) {
+        if (!tx.closed) await tx.rollback().catch(() => undefined);
+        throw error;
+      } finally {
+        tx.close();
+      }
+    },
     transaction,
     reconnect,
   });
+  clientSeam.writers?.(remote);
 
   return {
     name: "client",

@@ -35,6 +35,12 @@ import type { ChainStep, Link, Op, Outcome, Row, Statement, Step } from "./op.ts
 export interface GroupConnection {
   /** One request: the statements as one transaction ("write") or one snapshot ("read"). */
   batch(statements: InStatement[], mode: "read" | "write"): Promise<ResultSet[]>;
+  /**
+   * One write transaction in two requests and a COMMIT: `first` (BEGIN rides with it), then the
+   * statements `build` makes from its answer, as one batch. A failure of `first` has no
+   * statementIndex; one of the batch has its index in the built statements. Rolled back on failure.
+   */
+  lockedBatch(first: InStatement, build: (answer: ResultSet) => InStatement[]): Promise<ResultSet[]>;
   /** Runs one operation alone in an interactive write transaction (the general, slower path). */
   transaction<T>(op: Op<T>): Promise<T>;
   /** Starts over on a fresh connection (after a lost connection or a failed BEGIN). */
@@ -45,6 +51,13 @@ export interface GroupConnection {
 const MAX_GROUP_ATTEMPTS = 4;
 /** After this many times the ledger's head alone moved under a write batch, the group runs again from its reads. */
 const MAX_HEAD_RETRIES = 8;
+/**
+ * Groups chain under the write lock (#locked) while at least RACED_TO_LOCK of the last RACE_WINDOW
+ * groups that chained found another machine's entries on the head since their reads (a head's
+ * guard failed, or the head read under the lock was not this writer's own).
+ */
+const RACE_WINDOW = 16;
+const RACED_TO_LOCK = 4;
 /** After this many corrected row counts, an operation runs alone on the general path. */
 const MAX_CORRECTED_COUNTS = 16;
 
@@ -121,8 +134,20 @@ export class RemoteWriter {
   #written = 0;
   /** The ledger's head after this writer's last committed write batch that chained, and when. */
   #ownHead: { key: string; link: Link | undefined; at: number } | null = null;
+  /** Of the last RACE_WINDOW groups that chained, whether each raced another machine for the head. */
+  readonly #races: boolean[] = [];
   /** Round trips by purpose, for tests and benchmarks. */
-  readonly stats = { groups: 0, readBatches: 0, writeBatches: 0, guardFailures: 0, alone: 0 };
+  readonly stats = {
+    groups: 0,
+    readBatches: 0,
+    writeBatches: 0,
+    guardFailures: 0,
+    alone: 0,
+    locked: 0,
+    /** Groups that read (commits; not the dispatcher's claims and completions), and their requests. */
+    readingGroups: 0,
+    readingGroupRequests: 0,
+  };
 
   constructor(connection: GroupConnection) {
     this.#connection = connection;
@@ -182,6 +207,24 @@ export class RemoteWriter {
     flight: { before: InFlight | null; current: InFlight; sent: () => void },
   ): Promise<void> {
     this.stats.groups += 1;
+    const requests = { count: 0, read: false };
+    try {
+      await this.#groupOf(tasks, next, alone, flight, requests);
+    } finally {
+      if (requests.read) {
+        this.stats.readingGroups += 1;
+        this.stats.readingGroupRequests += requests.count;
+      }
+    }
+  }
+
+  async #groupOf(
+    tasks: Task[],
+    next: Task[],
+    alone: Task[],
+    flight: { before: InFlight | null; current: InFlight; sent: () => void },
+    requests: { count: number; read: boolean },
+  ): Promise<void> {
     // What the group before (still in flight) read is taken: a task that reads it waits.
     const taken = flight.before?.keys;
     const owners = new Map<string, Task>();
@@ -257,6 +300,8 @@ export class RemoteWriter {
       let results: ResultSet[];
       try {
         this.stats.readBatches += 1;
+        requests.count += 1;
+        requests.read = true;
         results = await this.#connection.batch(statements, "read");
       } catch {
         // Only reads were sent: nothing of this group was written.
@@ -292,7 +337,7 @@ export class RemoteWriter {
     }
     // The group before writes first: this one's guards and ledger entries go on top of it.
     if (flight.before) await flight.before.done;
-    await this.#commit(active, next, alone, sharedReads, sharedAnswers, sharedReadAt, flight.sent);
+    await this.#commit(active, next, alone, sharedReads, sharedAnswers, sharedReadAt, flight.sent, requests);
   }
 
   /**
@@ -387,6 +432,7 @@ export class RemoteWriter {
     sharedAnswers: Map<string, unknown>,
     sharedReadAt: Map<string, number>,
     sent: () => void,
+    requests: { count: number },
   ): Promise<void> {
     // An operation that threw (a version conflict, decided from its reads) writes nothing.
     let batchTasks = tasks.filter(
@@ -411,13 +457,32 @@ export class RemoteWriter {
     let roles: Role[] = [];
     let statements: InStatement[] = [];
     let results: ResultSet[] | null = null;
+    // Another machine chained lately: this group's chain goes under the write lock (#locked).
+    let locked = headKey !== undefined && this.#races.filter(Boolean).length >= RACED_TO_LOCK;
+    let raced = false;
     for (let headRetries = 0; results === null; headRetries++) {
-      ({ statements, roles } = this.#batch(batchTasks, entries, sharedReads, sharedAnswers, headKey));
       try {
-        this.stats.writeBatches += 1;
-        const sending = this.#connection.batch(statements, "write");
-        sent();
-        results = await sending;
+        if (locked && headKey !== undefined) {
+          // BEGIN with the head's read, the batch, COMMIT.
+          requests.count += 3;
+          const sending = this.#locked(headKey, sharedReads, sharedAnswers, (headAnswer, moved) => {
+            raced ||= moved;
+            sharedAnswers.set(headKey, headAnswer);
+            ({ entries, head } = placeChainEntries(batchTasks, sharedAnswers));
+            batchTasks = batchTasks.filter((task) => !(task.outcome && !task.outcome.ok));
+            ({ statements, roles } = this.#batch(batchTasks, entries, sharedReads, sharedAnswers, headKey));
+            return statements;
+          });
+          sent();
+          results = await sending;
+        } else {
+          ({ statements, roles } = this.#batch(batchTasks, entries, sharedReads, sharedAnswers, headKey));
+          this.stats.writeBatches += 1;
+          requests.count += 1;
+          const sending = this.#connection.batch(statements, "write");
+          sent();
+          results = await sending;
+        }
       } catch (error) {
         const index = batchStatementIndex(error);
         const failed = index === null ? undefined : roles[index];
@@ -427,11 +492,18 @@ export class RemoteWriter {
         }
         // Only the chain's head moved (another Machine chained first; the guards after it were
         // not reached): read the head again and build the entries on it, without running the
-        // operations again. Any other guard that now fails sends the group round again.
+        // operations again. Any other guard that now fails sends the group round again. From
+        // the second time on, and for the groups of the next moments, under the write lock.
         this.stats.guardFailures += 1;
+        raced = true;
+        if (headRetries >= 1) {
+          locked = true;
+          continue;
+        }
         const headRead = sharedReads.get(headKey) as Statement;
         try {
           this.stats.readBatches += 1;
+          requests.count += 1;
           const [fresh] = await this.#connection.batch([{ sql: headRead.sql, args: headRead.args }], "read");
           sharedAnswers.set(headKey, answerOf(headRead, fresh as ResultSet));
         } catch {
@@ -446,6 +518,10 @@ export class RemoteWriter {
         batchTasks = batchTasks.filter((task) => !(task.outcome && !task.outcome.ok));
         if (batchTasks.length === 0) return;
       }
+    }
+    if (headKey !== undefined) {
+      this.#races.push(raced);
+      if (this.#races.length > RACE_WINDOW) this.#races.shift();
     }
     this.#written += 1;
     if (headKey !== undefined && entries.size > 0)
@@ -466,6 +542,30 @@ export class RemoteWriter {
         };
       } else if (task.step.done) task.outcome ??= { ok: true, value: task.step.value };
     }
+  }
+
+  /**
+   * The write batch with the ledger's head read under the write lock: one write transaction whose
+   * first request reads the head (BEGIN rides with it), whose second carries the batch built on
+   * it, then COMMIT. Another machine cannot chain in between, so the head's guard cannot fail;
+   * the price is the lock held across a round trip. Used while machines race for the chain
+   * (RACED_TO_LOCK), and for a group whose head's guard failed twice.
+   */
+  async #locked(
+    headKey: string,
+    sharedReads: Map<string, Statement>,
+    sharedAnswers: Map<string, unknown>,
+    build: (head: unknown, moved: boolean) => InStatement[],
+  ): Promise<ResultSet[]> {
+    this.stats.locked += 1;
+    const headRead = sharedReads.get(headKey) as Statement;
+    return this.#connection.lockedBatch({ sql: headRead.sql, args: headRead.args }, (fresh) => {
+      const answer = answerOf(headRead, fresh);
+      // Another machine's entries since this writer's own (or since the group's reads)?
+      const own = this.#ownHead;
+      const expected = own?.key === headKey ? own.link : sharedAnswers.get(headKey);
+      return build(answer, JSON.stringify(answer ?? null) !== JSON.stringify(expected ?? null));
+    });
   }
 
   /** The group's write batch: guards, then each task's writes (the ledger's entries built), in order. */

@@ -5,6 +5,8 @@
 // carried and the time the database spent on them) written every 250 ms to
 // OUTBOXD_SIMULATED_NETWORK_STATS when set.
 import { writeFileSync } from "node:fs";
+import { clientSeam } from "../../src/db/client-driver.ts";
+import type { RemoteWriter } from "../../src/db/remote-writer.ts";
 import { installNetwork } from "./network.ts";
 
 const network = installNetwork({
@@ -13,10 +15,19 @@ const network = installNetwork({
   server: process.env.OUTBOXD_SIMULATED_SERVER || undefined,
 });
 const statsFile = process.env.OUTBOXD_SIMULATED_NETWORK_STATS;
+const writers: RemoteWriter[] = [];
+clientSeam.writers = (writer) => writers.push(writer);
 if (statsFile) {
   const write = () => {
     const { counts, statements, serverMs, failed } = network;
-    writeFileSync(statsFile, JSON.stringify({ counts, statements, serverMs, failed }));
+    const sum = (key: keyof RemoteWriter["stats"]) => writers.reduce((n, w) => n + w.stats[key], 0);
+    const writer = {
+      readingGroups: sum("readingGroups"),
+      readingGroupRequests: sum("readingGroupRequests"),
+      locked: sum("locked"),
+      guardFailures: sum("guardFailures"),
+    };
+    writeFileSync(statsFile, JSON.stringify({ counts, statements, serverMs, failed, writer }));
   };
   setInterval(write, 250).unref();
 }

@@ -43,6 +43,8 @@ export interface Network {
   failNext(kind: RequestKind, when: "before" | "after"): void;
   /** Runs `action` (another machine's write, say) just before the next request of this kind is sent. */
   beforeNext(kind: RequestKind, action: () => Promise<void> | void): void;
+  /** Runs `action` once the next request of this kind has been answered, before its caller hears. */
+  afterNext(kind: RequestKind, action: () => Promise<void> | void): void;
   /** Stops wrapping new clients. */
   uninstall(): void;
 }
@@ -58,6 +60,7 @@ export function installNetwork(options: { delayMs: number; server?: string | und
   const trace: string[] = [];
   const failures: { kind: RequestKind; when: "before" | "after" }[] = [];
   const actions: { kind: RequestKind; action: () => Promise<void> | void }[] = [];
+  const afterActions: { kind: RequestKind; action: () => Promise<void> | void }[] = [];
   const request = async <T>(kind: RequestKind, send: () => Promise<T>, carried = 1): Promise<T> => {
     counts[kind] += 1;
     statements[kind] += carried;
@@ -81,6 +84,8 @@ export function installNetwork(options: { delayMs: number; server?: string | und
       throw error;
     }
     trace.push(`${kind} answered`);
+    const after = afterActions.findIndex((a) => a.kind === kind);
+    if (after >= 0) await afterActions.splice(after, 1)[0]?.action();
     serverMs[kind] += performance.now() - started;
     if (failure?.when === "after")
       throw new SimulatedNetworkError(`simulated: ${kind} answer lost on the way back`);
@@ -147,6 +152,9 @@ export function installNetwork(options: { delayMs: number; server?: string | und
     },
     beforeNext(kind, action) {
       actions.push({ kind, action });
+    },
+    afterNext(kind, action) {
+      afterActions.push({ kind, action });
     },
     uninstall() {
       clientSeam.wrap = null;

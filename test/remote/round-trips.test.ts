@@ -348,3 +348,38 @@ describe("overlapping groups on the remote write path", () => {
     expect(await db.driver.read(verifyLedger())).toMatchObject({ ok: true });
   });
 });
+
+describe("machines racing for the ledger's chain", () => {
+  /** A commit on another machine (its own connection), which chains. */
+  async function elsewhere(): Promise<void> {
+    const other = await openDatabase(
+      loadConfig({ OUTBOXD_DATABASE_URL: `file:${file}`, OUTBOXD_DRIVER: "engine" }),
+    );
+    await other.writer.write(commitOp(commit()));
+    await other.close();
+  }
+
+  test("once several groups in a row found another machine's entries, the chain goes under the write lock: 4 requests, no failed guard, and back to 2 once the race is over", async () => {
+    // Four groups whose head's guard fails once each (another machine chained between).
+    for (let i = 0; i < 4; i++) {
+      network.beforeNext("write-batch", elsewhere);
+      const { requests } = await group([() => commitOp(commit())]);
+      expect(requests).toBe(4);
+    }
+    // The next group: another machine chains between its reads and its write; the head is read
+    // under the write lock, so nothing fails.
+    network.afterNext("read-batch", elsewhere);
+    const { requests } = await group(Array.from({ length: 8 }, () => () => commitOp(commit())));
+    expect(requests).toBe(4);
+    expect(network.counts["read-batch"]).toBe(1);
+    expect(network.counts["tx-statement"]).toBe(2);
+    expect(network.counts["tx-end"]).toBe(1);
+    expect(network.failed["tx-statement"]).toBe(0);
+    expect(await db.driver.read(verifyLedger())).toMatchObject({ ok: true });
+    // Nobody else chains any more: after a window of groups that found only their own entries,
+    // groups go back to their 2 requests.
+    for (let i = 0; i < 16; i++) await group([() => commitOp(commit())]);
+    expect((await group([() => commitOp(commit())])).requests).toBe(2);
+    expect(await db.driver.read(verifyLedger())).toMatchObject({ ok: true });
+  });
+});
