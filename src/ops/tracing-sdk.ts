@@ -1,44 +1,24 @@
-// The OpenTelemetry SDK behind src/ops/tracing.ts, imported only when tracing is on. Spans go
-// through the SDK's BatchSpanProcessor (bounded queue: OTEL_BSP_MAX_QUEUE_SIZE, default 2048;
-// spans beyond it are dropped, never held in memory) to the OTLP/HTTP JSON exporter, which reads
-// its other standard variables itself (OTEL_EXPORTER_OTLP_HEADERS, _TIMEOUT, …).
+// Tracing on, behind src/ops/tracing.ts and imported only when tracing is on: outboxd's three
+// spans (the server span, outboxd.commit, outboxd.deliver) exported as OTLP/HTTP JSON.
 //
-// outboxd records only its own three spans (the server span, outboxd.commit, outboxd.deliver),
-// each begun and ended in one place, so it builds them as plain finished records (SpanRecord,
-// the ReadableSpan the processor and exporter read) instead of the SDK's Tracer and Span: a
-// recorded SDK Span (limits, events, links, a clock per span, its context objects) cost about a
-// quarter of a commit's CPU in allocation and garbage collection (docs/benchmarks.md), a record
-// a fraction of that. The sampling decision is the SDK's rule read from OTEL_TRACES_SAMPLER
-// (default parentbased_always_on); a span not sampled records nothing, but still gets its ids
-// so the traceparent passed on names it (flags 00), as the SDK's non-recording span does.
+// Each span is begun and ended in one place, so it is never an object the rest of outboxd holds:
+// `begin` gives its ids, its parent's and the traceparent naming it; `end` writes its OTLP JSON
+// text, which ./tracing-export.ts copies at once into the bytes of the next export request. The
+// SDK's Tracer and Span, and then its BatchSpanProcessor, OTLP transformer and node:http
+// transport, cost a loaded server 12% of its commits (docs/benchmarks.md "Tracing cost"):
+// span objects, attribute maps and hrtimes kept alive until an export turned them into an
+// object tree, a JSON string and a request. What the OpenTelemetry SDK still gives is read once
+// at start: the resource (OTEL_RESOURCE_ATTRIBUTES, through its env detector) and the ratio
+// sampler. The sampling decision is the SDK's rule read from OTEL_TRACES_SAMPLER (default
+// parentbased_always_on); a span not sampled records nothing, but still gets its ids so the
+// traceparent passed on names it (flags 00), as the SDK's non-recording span does.
 //
-// No context manager is installed: every span's parent is given explicitly (the request's
-// traceparent, the commit's stored one), so nothing depends on AsyncLocalStorage and nothing
-// global changes but the diagnostic logger.
-import {
-  type Attributes,
-  DiagLogLevel,
-  diag,
-  type HrTime,
-  ROOT_CONTEXT,
-  type SpanContext,
-  SpanKind,
-  type SpanStatus,
-  SpanStatusCode,
-} from "@opentelemetry/api";
-import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http";
-import {
-  detectResources,
-  envDetector,
-  type Resource,
-  resourceFromAttributes,
-} from "@opentelemetry/resources";
-import {
-  BatchSpanProcessor,
-  RandomIdGenerator,
-  type ReadableSpan,
-  TraceIdRatioBasedSampler,
-} from "@opentelemetry/sdk-trace-base";
+// No context manager: every span's parent is given explicitly (the request's traceparent, the
+// commit's stored one), so nothing depends on AsyncLocalStorage and nothing global changes.
+import { Buffer } from "node:buffer";
+import { ROOT_CONTEXT } from "@opentelemetry/api";
+import { detectResources, envDetector, resourceFromAttributes } from "@opentelemetry/resources";
+import { TraceIdRatioBasedSampler } from "@opentelemetry/sdk-trace-base";
 import type { MiddlewareHandler } from "hono";
 import { routePath } from "hono/route";
 import packageJson from "../../package.json" with { type: "json" };
@@ -49,120 +29,157 @@ import {
   type TracingSettings,
   validTraceparent,
 } from "./tracing.ts";
+import { exportSettings, otlpJsonExporter, type SpanWriter } from "./tracing-export.ts";
 
 type Warn = (message: string, fields: Record<string, unknown>) => void;
 
 export function otelTracing(settings: TracingSettings, warn: Warn): Tracing {
-  // Export failures (collector down, refused) go to outboxd's log instead of nowhere.
-  diag.setLogger(
-    {
-      error: (message, ...args) => warn("tracing: export problem", { message, detail: args.map(String) }),
-      warn: (message, ...args) => warn("tracing: export problem", { message, detail: args.map(String) }),
-      info: () => {},
-      debug: () => {},
-      verbose: () => {},
-    },
-    DiagLogLevel.WARN,
-  );
   const resource = detectResources({ detectors: [envDetector] }).merge(
     resourceFromAttributes({ "service.name": settings.serviceName, "service.version": packageJson.version }),
   );
-  const processor = new BatchSpanProcessor(new OTLPTraceExporter({ url: settings.tracesUrl }));
-  const scope = { name: "outboxd", version: packageJson.version };
+  const exporter = otlpJsonExporter(
+    exportSettings(settings.tracesUrl, process.env, warn),
+    `{"attributes":${attributesJson(resource.attributes)},"droppedAttributesCount":0}`,
+    JSON.stringify({ name: "outboxd", version: packageJson.version }),
+    `outboxd/${packageJson.version}`,
+    warn,
+  );
   const sampled = samplerFromEnv(process.env, warn);
-  const ids = new RandomIdGenerator();
 
-  /** A new span's context under `parent` (a traceparent, or none: a new trace), sampled or not. */
+  /** A new span under `parent` (a traceparent, or none: a new trace), sampled or not. */
   function begin(parent: string | null | undefined): Begun {
-    const remote = parseTraceparent(parent);
-    const traceId = remote?.traceId ?? ids.generateTraceId();
-    const spanId = ids.generateSpanId();
-    const isSampled = sampled(remote, traceId);
-    return {
-      context: { traceId, spanId, traceFlags: isSampled ? 1 : 0 },
-      parent: remote,
-      traceparent: `00-${traceId}-${spanId}-${isSampled ? "01" : "00"}`,
-      startTime: isSampled ? now() : NO_TIME,
-    };
-  }
-
-  function end(
-    begun: Begun,
-    name: string,
-    kind: SpanKind,
-    attributes: Attributes,
-    status: SpanStatus = UNSET,
-    endTime: HrTime = now(),
-  ): void {
-    processor.onEnd(
-      new SpanRecord(
-        name,
-        kind,
-        begun.context,
-        begun.parent,
-        begun.startTime,
-        endTime,
-        status,
-        attributes,
-        resource,
-        scope,
-      ),
-    );
+    const valid = validTraceparent(parent);
+    if (valid === undefined) {
+      const traceId = randomId(32);
+      return new Begun(traceId, randomId(16), undefined, sampled(undefined, traceId));
+    }
+    const traceId = valid.slice(3, 35);
+    const last = valid.charCodeAt(54); // the flags' low hex digit holds the sampled bit
+    const flags = (last <= 57 ? last - 48 : last - 87) & 1;
+    return new Begun(traceId, randomId(16), valid.slice(36, 52), sampled(flags, traceId));
   }
 
   /** The server span's traceparent per request, for the commit route (requestTraceparent). */
   const middleware: MiddlewareHandler = async (c, next) => {
-    const begun = begin(c.req.raw.headers.get("traceparent"));
-    (c.req.raw as RequestWithSpan)[SERVER_SPAN] = begun.traceparent;
+    const span = begin(c.req.raw.headers.get("traceparent"));
+    (c.req.raw as RequestWithSpan)[SERVER_SPAN] = span.traceparent;
     try {
       await next();
     } finally {
-      if (begun.context.traceFlags) {
+      if (span.sampled) {
+        const endMs = now();
         const method = c.req.method;
         const status = c.res.status;
         const route = routePath(c);
         const named = route && route !== "*" && route !== "/*";
-        const attributes: Attributes = {
-          "http.request.method": method,
-          "url.path": c.req.path,
-          "http.response.status_code": status,
-        };
-        if (named) attributes["http.route"] = route;
-        // Server spans: 4xx is the caller's doing, only 5xx marks the span as failed (semconv).
-        end(
-          begun,
-          named ? `${method} ${route}` : method,
-          SpanKind.SERVER,
-          attributes,
-          status >= 500 ? ERROR : UNSET,
-        );
+        const w = exporter.span();
+        if (w !== null) {
+          writeIds(w, span);
+          w.byte(QUOTE);
+          w.chars(method);
+          if (named) {
+            w.byte(SPACE);
+            w.chars(route);
+          }
+          w.byte(QUOTE);
+          writeTimes(w, SERVER_KIND, span.startMs, endMs);
+          w.raw(ATTR_METHOD);
+          w.text(method);
+          w.raw(ATTR_PATH);
+          w.text(c.req.path);
+          w.raw(ATTR_STATUS_CODE_NEXT);
+          w.int(status);
+          if (named) {
+            w.raw(ATTR_ROUTE);
+            w.text(route);
+          }
+          w.raw(CLOSE_VALUE);
+          // Server spans: 4xx is the caller's doing, only 5xx marks the span as failed (semconv).
+          // Flags: W3C sampled, and whether the parent is known to be remote (OTLP span flags).
+          w.raw(status >= 500 ? END_ERROR : END_UNSET);
+          w.int(span.parentSpanId === undefined ? 0x101 : 0x301);
+          w.byte(CLOSE_BRACE);
+          w.end();
+        }
       }
     }
   };
 
-  function endAttempt(
-    begun: Begun,
-    kind: SpanKind,
-    attempt: DeliverAttempt,
-    result: AttemptResult,
-    endTime?: HrTime,
-  ) {
-    const attributes: Attributes = {
-      "outboxd.event_id": attempt.eventId,
-      "outboxd.endpoint_id": attempt.endpointId,
-      "outboxd.aggregate": attempt.aggregate,
-      "outboxd.sequence": attempt.sequence,
-      "outboxd.attempt": attempt.attempt,
-    };
-    if (result.statusCode !== null) attributes["http.response.status_code"] = result.statusCode;
-    const ok = result.statusCode !== null && result.statusCode >= 200 && result.statusCode < 300;
-    if (ok) return end(begun, "outboxd.deliver", kind, attributes, UNSET, endTime);
-    attributes["error.type"] = result.statusCode !== null ? String(result.statusCode) : "send_failed";
-    const status = result.error ? { code: SpanStatusCode.ERROR, message: result.error } : ERROR;
-    end(begun, "outboxd.deliver", kind, attributes, status, endTime);
+  function endAttempt(span: Begun, kind: Uint8Array, attempt: DeliverAttempt, result: AttemptResult) {
+    const endMs = now();
+    const w = exporter.span();
+    if (w === null) return;
+    writeIds(w, span);
+    w.raw(DELIVER);
+    writeTimes(w, kind, span.startMs, endMs);
+    w.raw(ATTR_EVENT_ID);
+    w.text(attempt.eventId);
+    w.raw(ATTR_ENDPOINT_ID);
+    w.text(attempt.endpointId);
+    w.raw(ATTR_AGGREGATE);
+    w.text(attempt.aggregate);
+    w.raw(ATTR_SEQUENCE);
+    writeNumber(w, attempt.sequence);
+    w.raw(ATTR_ATTEMPT);
+    writeNumber(w, attempt.attempt);
+    w.raw(CLOSE_VALUE);
+    const code = result.statusCode;
+    if (code !== null) {
+      w.raw(ATTR_STATUS_CODE);
+      w.int(code);
+      w.raw(CLOSE_VALUE);
+    }
+    if (code !== null && code >= 200 && code < 300) {
+      w.raw(END_UNSET);
+    } else {
+      w.raw(ATTR_ERROR_TYPE);
+      if (code !== null) w.int(code);
+      else w.ascii("send_failed");
+      w.raw(CLOSE_STRING_VALUE);
+      if (result.error) {
+        w.raw(END_ERROR_MESSAGE);
+        w.text(result.error);
+        w.raw(CLOSE_STATUS);
+      } else {
+        w.raw(END_ERROR);
+      }
+    }
+    w.byte(ONE);
+    w.byte(CLOSE_BRACE);
+    w.end();
   }
 
-  let stopped: Promise<void> | null = null;
+  /** An outboxd.commit span: the attributes `describe` gave, or the problem it failed with. */
+  function endCommit(span: Begun, attributes: Record<string, unknown>, error?: string) {
+    const endMs = now();
+    const w = exporter.span();
+    if (w === null) return;
+    writeIds(w, span);
+    w.raw(COMMIT);
+    writeTimes(w, INTERNAL_KIND, span.startMs, endMs);
+    let first = true;
+    for (const key in attributes) {
+      const value = attributes[key];
+      if (value === undefined || value === null) continue;
+      w.raw(first ? KEY : NEXT_KEY);
+      first = false;
+      w.chars(key);
+      w.raw(VALUE);
+      writeAnyValue(w, value);
+      w.byte(CLOSE_BRACE);
+    }
+    if (error === undefined) {
+      w.raw(END_UNSET);
+    } else {
+      w.raw(END_ERROR_MESSAGE);
+      w.text(error);
+      w.raw(CLOSE_STATUS);
+    }
+    w.byte(ONE);
+    w.byte(CLOSE_BRACE);
+    w.end();
+  }
+
   return {
     enabled: true,
     middleware: () => middleware,
@@ -170,129 +187,124 @@ export function otelTracing(settings: TracingSettings, warn: Warn): Tracing {
       (request as RequestWithSpan)[SERVER_SPAN] ?? validTraceparent(request.headers.get("traceparent")),
 
     async commit(parent, run, describe) {
-      const begun = begin(parent);
+      const span = begin(parent);
       try {
-        const result = await run(begun.traceparent);
-        if (begun.context.traceFlags) {
-          end(begun, "outboxd.commit", SpanKind.INTERNAL, describe ? describe(result) : {});
-        }
+        const result = await run(span.traceparent);
+        if (span.sampled) endCommit(span, describe ? describe(result) : NO_ATTRIBUTES);
         return result;
       } catch (error) {
-        if (begun.context.traceFlags) {
+        if (span.sampled) {
           const problem = error as { status?: unknown; message?: unknown };
-          const attributes: Attributes = {};
-          if (typeof problem.status === "number") attributes["outboxd.problem_status"] = problem.status;
-          const status = { code: SpanStatusCode.ERROR, message: String(problem.message ?? error) };
-          end(begun, "outboxd.commit", SpanKind.INTERNAL, attributes, status);
+          const attributes =
+            typeof problem.status === "number" ? { "outboxd.problem_status": problem.status } : {};
+          endCommit(span, attributes, String(problem.message ?? error));
         }
         throw error;
       }
     },
 
     async deliver(attempt, parent, run) {
-      const begun = begin(parent);
+      const span = begin(parent);
       try {
-        const result = await run(begun.traceparent);
-        if (begun.context.traceFlags) endAttempt(begun, SpanKind.CLIENT, attempt, result);
+        const result = await run(span.traceparent);
+        if (span.sampled) endAttempt(span, CLIENT_KIND, attempt, result);
         return result;
       } catch (error) {
-        if (begun.context.traceFlags)
-          endAttempt(begun, SpanKind.CLIENT, attempt, { statusCode: null, error: String(error) });
+        if (span.sampled) endAttempt(span, CLIENT_KIND, attempt, { statusCode: null, error: String(error) });
         throw error;
       }
     },
 
     delivered(attempt, parent, startedAt, result) {
-      const begun = begin(parent);
-      if (!begun.context.traceFlags) return;
-      begun.startTime = millisToHrTime(startedAt);
-      endAttempt(begun, SpanKind.INTERNAL, attempt, result);
+      const span = begin(parent);
+      if (!span.sampled) return;
+      span.startMs = startedAt;
+      endAttempt(span, INTERNAL_KIND, attempt, result);
     },
 
-    shutdown() {
-      stopped ??= processor
-        .shutdown()
-        .catch((error) => warn("tracing: shutdown failed", { error: String(error) }));
-      return stopped;
-    },
+    shutdown: () => exporter.shutdown(),
   };
 }
 
-/** A span begun: its context, its parent's, the traceparent naming it, and when it began. */
-interface Begun {
-  context: SpanContext;
-  parent: SpanContext | undefined;
-  traceparent: string;
-  startTime: HrTime;
+/** A span begun: its ids, its parent's, whether it is sampled, the traceparent naming it, its start. */
+class Begun {
+  readonly traceparent: string;
+  startMs: number;
+
+  constructor(
+    readonly traceId: string,
+    readonly spanId: string,
+    readonly parentSpanId: string | undefined,
+    readonly sampled: boolean,
+  ) {
+    this.traceparent = `00-${traceId}-${spanId}-${sampled ? "01" : "00"}`;
+    this.startMs = sampled ? now() : 0;
+  }
 }
 
 const SERVER_SPAN = Symbol("outboxd.serverSpan");
 type RequestWithSpan = Request & { [SERVER_SPAN]?: string };
 
-const UNSET: SpanStatus = { code: SpanStatusCode.UNSET };
-const ERROR: SpanStatus = { code: SpanStatusCode.ERROR };
-const NO_TIME: HrTime = [0, 0];
-const NONE: never[] = [];
-
 /**
- * One finished span, as the batch processor and the OTLP exporter read it (ReadableSpan). Built
- * once at the span's end; nothing in it changes afterwards. Events and links: none.
+ * Random lower-case hex ids from a pool: 4 KiB of crypto.getRandomValues turned into hex at once,
+ * handed out 16 or 32 characters at a time (the SDK draws Math.random per byte, per id).
  */
-class SpanRecord implements ReadableSpan {
-  readonly links = NONE;
-  readonly events = NONE;
-  readonly ended = true;
-  readonly droppedAttributesCount = 0;
-  readonly droppedEventsCount = 0;
-  readonly droppedLinksCount = 0;
-
-  constructor(
-    readonly name: string,
-    readonly kind: SpanKind,
-    private readonly context: SpanContext,
-    readonly parentSpanContext: SpanContext | undefined,
-    readonly startTime: HrTime,
-    readonly endTime: HrTime,
-    readonly status: SpanStatus,
-    readonly attributes: Attributes,
-    readonly resource: Resource,
-    readonly instrumentationScope: { name: string; version: string },
-  ) {}
-
-  spanContext(): SpanContext {
-    return this.context;
+const POOL_BYTES = 4096;
+let hexPool = "";
+let hexAt = 0;
+function randomId(chars: 16 | 32): string {
+  if (hexAt + chars > hexPool.length) {
+    hexPool = Buffer.from(crypto.getRandomValues(new Uint8Array(POOL_BYTES))).toString("hex");
+    hexAt = 0;
   }
+  const id = hexPool.slice(hexAt, hexAt + chars);
+  hexAt += chars;
+  // An all-zero id is invalid (W3C); one chance in 2^64 at the least, drawn again.
+  return id === ZEROS[chars] ? randomId(chars) : id;
+}
+const ZEROS = { 16: "0".repeat(16), 32: "0".repeat(32) };
 
-  get duration(): HrTime {
-    const nanos = (this.endTime[0] - this.startTime[0]) * 1e9 + (this.endTime[1] - this.startTime[1]);
-    return [Math.floor(nanos / 1e9), nanos % 1e9];
+/** Now, as epoch milliseconds with the monotonic clock's fraction (the SDK's clock does the same). */
+function now(): number {
+  return TIME_ORIGIN + performance.now();
+}
+const TIME_ORIGIN = performance.timeOrigin;
+
+/** An OTLP AnyValue for a number (the resource's attributes): intValue for integers, else doubleValue. */
+function numberJson(value: number): string {
+  if (Number.isInteger(value)) return `{"intValue":${value}}`;
+  return `{"doubleValue":${Number.isFinite(value) ? value : `"${value}"`}}`;
+}
+
+/** OTLP JSON AnyValue of an attribute value (strings, numbers, booleans and arrays of them). */
+function anyValueJson(value: unknown): string {
+  switch (typeof value) {
+    case "string":
+      return `{"stringValue":${JSON.stringify(value)}}`;
+    case "number":
+      return numberJson(value);
+    case "boolean":
+      return `{"boolValue":${value}}`;
+    default:
+      if (Array.isArray(value)) return `{"arrayValue":{"values":[${value.map(anyValueJson).join(",")}]}}`;
+      return `{"stringValue":${JSON.stringify(String(value))}}`;
   }
 }
 
-/** The remote parent a valid traceparent names, or undefined (a new trace starts). */
-function parseTraceparent(traceparent: string | null | undefined): SpanContext | undefined {
-  const valid = validTraceparent(traceparent);
-  if (valid === undefined) return undefined;
-  return {
-    traceId: valid.slice(3, 35),
-    spanId: valid.slice(36, 52),
-    traceFlags: Number.parseInt(valid.slice(53, 55), 16) & 1,
-    isRemote: true,
-  };
+/** An attribute map as OTLP JSON KeyValues; undefined and null values are left out. */
+function attributesJson(attributes: Record<string, unknown>): string {
+  let json = "[";
+  for (const key in attributes) {
+    const value = attributes[key];
+    if (value === undefined || value === null) continue;
+    if (json.length > 1) json += ",";
+    json += `{"key":${JSON.stringify(key)},"value":${anyValueJson(value)}}`;
+  }
+  return `${json}]`;
 }
 
-/** Now as the exporter's HrTime (epoch seconds and nanoseconds), as the SDK's clock does. */
-function now(): HrTime {
-  return millisToHrTime(performance.timeOrigin + performance.now());
-}
-
-function millisToHrTime(epochMillis: number): HrTime {
-  const seconds = Math.trunc(epochMillis / 1000);
-  return [seconds, Math.round((epochMillis - seconds * 1000) * 1e6)];
-}
-
-/** Whether a new span is sampled, given its parent (if any) and trace id. */
-type Sampled = (parent: SpanContext | undefined, traceId: string) => boolean;
+/** Whether a new span is sampled, given its parent's W3C flags (undefined: a root) and trace id. */
+type Sampled = (parentFlags: number | undefined, traceId: string) => boolean;
 
 /**
  * The sampler OTEL_TRACES_SAMPLER names (SDK environment specification), as the SDK's
@@ -318,8 +330,102 @@ export function samplerFromEnv(env: Record<string, string | undefined>, warn: Wa
     rootSampled = (traceId) => sampler.shouldSample(ROOT_CONTEXT, traceId).decision !== 0;
   } else {
     warn("tracing: unknown OTEL_TRACES_SAMPLER; using parentbased_always_on", { value: name });
-    return (parent) => (parent ? (parent.traceFlags & 1) === 1 : true);
+    return (parentFlags) => (parentFlags !== undefined ? (parentFlags & 1) === 1 : true);
   }
-  if (!parentBased) return (_parent, traceId) => rootSampled(traceId);
-  return (parent, traceId) => (parent ? (parent.traceFlags & 1) === 1 : rootSampled(traceId));
+  if (!parentBased) return (_parentFlags, traceId) => rootSampled(traceId);
+  return (parentFlags, traceId) =>
+    parentFlags !== undefined ? (parentFlags & 1) === 1 : rootSampled(traceId);
 }
+
+/** The span's ids, up to its name. */
+function writeIds(w: SpanWriter, span: Begun): void {
+  w.raw(TRACE_ID);
+  w.ascii(span.traceId);
+  w.raw(SPAN_ID);
+  w.ascii(span.spanId);
+  if (span.parentSpanId !== undefined) {
+    w.raw(PARENT_SPAN_ID);
+    w.ascii(span.parentSpanId);
+  }
+  w.raw(NAME);
+}
+
+/** After the name: the kind, the start and end times, and the opening of the attributes. */
+function writeTimes(w: SpanWriter, kind: Uint8Array, startMs: number, endMs: number): void {
+  w.raw(kind);
+  w.nanos(startMs);
+  w.raw(END_TIME);
+  w.nanos(endMs);
+  w.raw(ATTRIBUTES);
+}
+
+/** An AnyValue's opening and number: intValue for integers, doubleValue otherwise (not closed). */
+function writeNumber(w: SpanWriter, value: number): void {
+  if (Number.isInteger(value)) {
+    w.raw(INT_VALUE);
+    w.int(value);
+  } else {
+    w.raw(DOUBLE_VALUE);
+    if (Number.isFinite(value)) w.ascii(String(value));
+    else w.text(String(value));
+  }
+}
+
+/** An attribute value as a whole OTLP AnyValue object. */
+function writeAnyValue(w: SpanWriter, value: unknown): void {
+  if (typeof value === "number") {
+    writeNumber(w, value);
+    w.byte(CLOSE_BRACE);
+  } else if (typeof value === "boolean") {
+    w.raw(value ? TRUE_VALUE : FALSE_VALUE);
+  } else {
+    w.raw(STRING_VALUE);
+    w.text(String(value));
+    w.byte(CLOSE_BRACE);
+  }
+}
+
+const bytes = (text: string) => Buffer.from(text);
+const TRACE_ID = bytes('{"traceId":"');
+const SPAN_ID = bytes('","spanId":"');
+const PARENT_SPAN_ID = bytes('","parentSpanId":"');
+const NAME = bytes('","name":');
+const COMMIT = bytes('"outboxd.commit"');
+const DELIVER = bytes('"outboxd.deliver"');
+// OTLP span kinds (the API's SpanKind + 1), each followed by the start time's key.
+const INTERNAL_KIND = bytes(',"kind":1,"startTimeUnixNano":');
+const SERVER_KIND = bytes(',"kind":2,"startTimeUnixNano":');
+const CLIENT_KIND = bytes(',"kind":3,"startTimeUnixNano":');
+const END_TIME = bytes(',"endTimeUnixNano":');
+const ATTRIBUTES = bytes(',"attributes":[');
+const KEY = bytes('{"key":"');
+const NEXT_KEY = bytes(',{"key":"');
+const VALUE = bytes('","value":');
+const STRING_VALUE = bytes('{"stringValue":');
+const INT_VALUE = bytes('{"intValue":');
+const DOUBLE_VALUE = bytes('{"doubleValue":');
+const TRUE_VALUE = bytes('{"boolValue":true}');
+const FALSE_VALUE = bytes('{"boolValue":false}');
+const ATTR_METHOD = bytes('{"key":"http.request.method","value":{"stringValue":');
+const ATTR_PATH = bytes('}},{"key":"url.path","value":{"stringValue":');
+const ATTR_STATUS_CODE_NEXT = bytes('}},{"key":"http.response.status_code","value":{"intValue":');
+const ATTR_ROUTE = bytes('}},{"key":"http.route","value":{"stringValue":');
+const ATTR_EVENT_ID = bytes('{"key":"outboxd.event_id","value":{"stringValue":');
+const ATTR_ENDPOINT_ID = bytes('}},{"key":"outboxd.endpoint_id","value":{"stringValue":');
+const ATTR_AGGREGATE = bytes('}},{"key":"outboxd.aggregate","value":{"stringValue":');
+const ATTR_SEQUENCE = bytes('}},{"key":"outboxd.sequence","value":');
+const ATTR_ATTEMPT = bytes('}},{"key":"outboxd.attempt","value":');
+const ATTR_STATUS_CODE = bytes(',{"key":"http.response.status_code","value":{"intValue":');
+const ATTR_ERROR_TYPE = bytes(',{"key":"error.type","value":{"stringValue":"');
+const CLOSE_VALUE = bytes("}}");
+const CLOSE_STRING_VALUE = bytes('"}}');
+// After the attributes: the status, then the key of the flags (W3C sampled flag: written after).
+const END_UNSET = bytes('],"status":{},"flags":');
+const END_ERROR = bytes('],"status":{"code":2},"flags":');
+const END_ERROR_MESSAGE = bytes('],"status":{"code":2,"message":');
+const CLOSE_STATUS = bytes('},"flags":');
+const QUOTE = 34;
+const SPACE = 32;
+const ONE = 49;
+const CLOSE_BRACE = 125;
+const NO_ATTRIBUTES: Record<string, never> = {};

@@ -11,6 +11,11 @@ export interface ReceivedSpan {
   attributes: Record<string, string | number | boolean>;
   /** OTLP status code: 0 unset, 1 ok, 2 error. */
   status: number;
+  /** The status message ("" when none). */
+  statusMessage: string;
+  /** Start and end, nanoseconds since the epoch, as the decimal strings OTLP JSON carries. */
+  startTimeUnixNano: string;
+  endTimeUnixNano: string;
   /** Resource attributes of the batch it came in (service.name …). */
   resource: Record<string, string | number | boolean>;
 }
@@ -41,7 +46,9 @@ interface OtlpSpan {
   name: string;
   kind: number;
   attributes?: OtlpKeyValue[];
-  status?: { code?: number };
+  status?: { code?: number; message?: string };
+  startTimeUnixNano: string;
+  endTimeUnixNano: string;
 }
 interface OtlpExport {
   resourceSpans: {
@@ -82,6 +89,9 @@ export function startOtlpReceiver(): OtlpReceiver {
               kind: span.kind,
               attributes: attributes(span.attributes),
               status: span.status?.code ?? 0,
+              statusMessage: span.status?.message ?? "",
+              startTimeUnixNano: String(span.startTimeUnixNano),
+              endTimeUnixNano: String(span.endTimeUnixNano),
               resource,
             });
           }

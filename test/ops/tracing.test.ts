@@ -180,6 +180,54 @@ describe("tracing on (OTEL_EXPORTER_OTLP_ENDPOINT set)", () => {
     expect(otlp.spans.filter((s) => s.traceId === traceId)).toEqual([]);
   });
 
+  test("what the exporter writes is OTLP JSON for any text: escapes, non-ASCII, a span larger than a batch, many batches", async () => {
+    const traceId = "6bf92f3577b34da6a3ce929d0e0e4738";
+    const parent = `00-${traceId}-00f067aa0ba902b7-01`;
+    const env = { OTEL_BSP_MAX_EXPORT_BATCH_SIZE: "7", OTEL_BSP_SCHEDULE_DELAY: "50" };
+    Object.assign(process.env, env);
+    const tracing = await startTracing(
+      { tracesUrl: `${otlp.url}/v1/traces`, serviceName: "texts" },
+      () => {},
+    );
+    for (const name of Object.keys(env)) delete process.env[name];
+    const odd = 'quote " backslash \\ newline \n tab \t nul \u0000 é 漢字 😀 \u2028';
+    const huge = "x".repeat(700_000); // larger than one export request's buffer (512 KiB)
+    for (let i = 0; i < 20; i++) {
+      await tracing.commit(
+        parent,
+        async () => i,
+        () => ({ "outboxd.commit_id": `c${i}`, "outboxd.note": odd, n: 1.5 }),
+      );
+    }
+    await tracing.deliver({ ...attempt, aggregate: odd }, parent, async () => ({
+      statusCode: null,
+      error: huge,
+    }));
+    await tracing.commit(
+      parent,
+      async () => 0,
+      () => ({ "outboxd.commit_id": "after" }),
+    );
+    await tracing.shutdown();
+    const spans = otlp.spans.filter((s) => s.traceId === traceId);
+    expect(spans).toHaveLength(22);
+    const commits = spans.filter((s) => s.name === "outboxd.commit");
+    expect(commits.map((s) => s.attributes["outboxd.commit_id"])).toEqual([
+      ...Array.from({ length: 20 }, (_, i) => `c${i}`),
+      "after",
+    ]);
+    for (const span of commits.slice(0, 20))
+      expect(span.attributes).toMatchObject({ "outboxd.note": odd, n: 1.5 });
+    const deliver = spans.find((s) => s.name === "outboxd.deliver");
+    expect(deliver?.attributes).toMatchObject({ "outboxd.aggregate": odd, "error.type": "send_failed" });
+    expect(deliver?.statusMessage).toBe(huge);
+    for (const span of spans) {
+      expect(span.startTimeUnixNano).toMatch(/^\d{19}$/);
+      expect(BigInt(span.endTimeUnixNano) >= BigInt(span.startTimeUnixNano)).toBe(true);
+      expect(Math.abs(Number(BigInt(span.endTimeUnixNano) / 1_000_000n) - Date.now())).toBeLessThan(60_000);
+    }
+  });
+
   test("without a traceparent the server span is a root and the delivery still joins its trace", async () => {
     const { webhooks } = await commitAndDeliver({});
     const traceId = (webhooks[0]?.headers.get("traceparent") ?? "").split("-")[1] ?? "";
@@ -251,11 +299,7 @@ describe("tracing off and its settings", () => {
 
   test("the sampler OTEL_TRACES_SAMPLER names, parent-based by default", () => {
     const traceId = "4bf92f3577b34da6a3ce929d0e0e4736";
-    const parent = (sampled: boolean) => ({
-      traceId,
-      spanId: "00f067aa0ba902b7",
-      traceFlags: sampled ? 1 : 0,
-    });
+    const parent = (sampled: boolean) => (sampled ? 1 : 0); // the parent's W3C flags
     const warnings: string[] = [];
     const sampler = (env: Record<string, string>) => samplerFromEnv(env, (message) => warnings.push(message));
     const byDefault = sampler({});
