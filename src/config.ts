@@ -33,6 +33,8 @@ export interface Config extends DatabaseConfig {
   sendTimeoutMs: number;
   concurrency: number;
   endpointConcurrency: number;
+  /** Where webhook requests are made: a worker thread (the second core) or the dispatcher's own. */
+  sendThread: "worker" | "main";
   retryBaseMs: number;
   retryCapMs: number;
   secretGraceMs: number;
@@ -203,6 +205,7 @@ export function loadConfig(env: Env = process.env): Config {
     sendTimeoutMs: duration("OUTBOXD_SEND_TIMEOUT", "15s"),
     concurrency: integer("OUTBOXD_CONCURRENCY", 64, 1, 4096),
     endpointConcurrency: integer("OUTBOXD_ENDPOINT_CONCURRENCY", 8, 1, 4096),
+    sendThread: oneOf("OUTBOXD_SEND_THREAD", ["worker", "main"] as const, "worker"),
     retryBaseMs: duration("OUTBOXD_RETRY_BASE", "5s"),
     retryCapMs: duration("OUTBOXD_RETRY_CAP", "1h"),
     secretGraceMs: duration("OUTBOXD_SECRET_GRACE", "24h"),

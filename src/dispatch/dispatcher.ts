@@ -27,6 +27,7 @@ import { CompletionQueue, type PendingCompletion } from "./completions.ts";
 import { decide } from "./decide.ts";
 import { type HintedDelivery, Hints } from "./hints.ts";
 import { type EventToSend, loadSendContext, type SendContext } from "./send-context.ts";
+import { SendWorker, sendWorkerSupported } from "./send-worker.ts";
 import { type SendOutcome, sendWebhook, type WebhookMessage } from "./sender.ts";
 import { type ClaimRoom, isTrouble, Slots } from "./slots.ts";
 
@@ -37,6 +38,7 @@ export type DispatcherConfig = Pick<
   | "sendTimeoutMs"
   | "concurrency"
   | "endpointConcurrency"
+  | "sendThread"
   | "retryBaseMs"
   | "retryCapMs"
   | "allowPrivateEndpoints"
@@ -118,10 +120,15 @@ export class Dispatcher extends EventEmitter {
   #retryTimer: ReturnType<typeof setTimeout> | null = null;
   #retryAt = Number.POSITIVE_INFINITY;
   #lastPruneAt = 0;
+  /** The webhook requests' thread (send-worker.ts); null: this one. */
+  readonly #sendWorker: SendWorker | null;
 
   constructor(deps: DispatcherDeps) {
     super();
     this.#deps = deps;
+    // Absent from a config built before the setting existed: the worker, as by default.
+    this.#sendWorker =
+      deps.config.sendThread !== "main" && sendWorkerSupported() ? new SendWorker(deps.logger) : null;
     this.#slots = new Slots(deps.config);
     this.#attemptLog = new AttemptLog(deps.logger);
     this.#completions = new CompletionQueue<AttemptEvent>({
@@ -181,6 +188,9 @@ export class Dispatcher extends EventEmitter {
     ]);
     clearTimeout(timer);
     this.#attemptLog.stop();
+    // Its exchanges end with the sends (any still waiting are answered as failed: at least once).
+    if (this.#sends.size === 0) this.#sendWorker?.stop();
+    else void Promise.allSettled([...this.#sends]).then(() => this.#running || this.#sendWorker?.stop());
   }
 
   /**
@@ -448,6 +458,7 @@ export class Dispatcher extends EventEmitter {
         resolver: this.#deps.resolver,
         now: startedAt,
       },
+      this.#sendWorker?.exchange,
     );
   }
 

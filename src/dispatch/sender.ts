@@ -83,7 +83,38 @@ export function pinnedRequest(url: URL, address: string): PinnedRequest {
   };
 }
 
-export async function sendWebhook(message: WebhookMessage, options: SendOptions): Promise<SendOutcome> {
+/**
+ * One HTTP exchange, prepared on the dispatcher's thread (target checked, body built and signed):
+ * what `fetch` is asked, and how long it may still take. Plain data, so a send worker
+ * (send-worker.ts) can make it on the second core.
+ */
+export interface Exchange {
+  url: string;
+  headers: Record<string, string>;
+  body: string;
+  /** What is left of the send's budget after the lookup. */
+  timeoutMs: number;
+  /** Pinned to a checked address: no environment proxy, and this TLS server name (if any). */
+  pinned: boolean;
+  serverName: string | undefined;
+}
+
+/** What came back: the answer, or what `fetch` threw (its name, code and message). */
+export interface ExchangeResult {
+  statusCode: number | null;
+  responsePrefix: string | null;
+  retryAfter: string | null;
+  failure: { name?: string | undefined; code?: string | undefined; message: string } | null;
+}
+
+/** Makes an exchange: in this thread (makeExchange) or on a send worker (send-worker.ts). */
+export type Exchanger = (exchange: Exchange) => Promise<ExchangeResult>;
+
+export async function sendWebhook(
+  message: WebhookMessage,
+  options: SendOptions,
+  exchange: Exchanger = makeExchange,
+): Promise<SendOutcome> {
   const started = performance.now();
   const done = (partial: Partial<SendOutcome>): SendOutcome => ({
     statusCode: null,
@@ -121,27 +152,54 @@ export async function sendWebhook(message: WebhookMessage, options: SendOptions)
 
   if (pinned) headers.host = pinned.host;
 
+  const result = await exchange({
+    url: pinned?.url ?? options.url,
+    headers,
+    body,
+    timeoutMs: Math.max(1, Math.ceil(options.timeoutMs - (performance.now() - started))),
+    pinned: pinned !== null,
+    serverName: pinned?.serverName,
+  });
+  if (result.failure) {
+    const described = withoutQueries(describe(result.failure, options.timeoutMs));
+    return done({ error: pinned ? `${described} (address ${target.address})` : described });
+  }
+  const status = result.statusCode;
+  return done({
+    statusCode: status,
+    responsePrefix: result.responsePrefix,
+    retryAfter: result.retryAfter,
+    error: status !== null && status >= 300 && status < 400 ? "redirect not followed" : null,
+  });
+}
+
+/** The exchange in this thread (send-worker.ts makes the same one on a worker). */
+export async function makeExchange(exchange: Exchange): Promise<ExchangeResult> {
   try {
-    const response = await fetch(pinned?.url ?? options.url, {
+    const response = await fetch(exchange.url, {
       method: "POST",
-      headers,
-      body,
+      headers: exchange.headers,
+      body: exchange.body,
       redirect: "manual",
-      signal: deadline,
-      ...(pinned
-        ? { proxy: false, ...(pinned.serverName ? { tls: { serverName: pinned.serverName } } : {}) }
+      signal: AbortSignal.timeout(exchange.timeoutMs),
+      ...(exchange.pinned
+        ? { proxy: false, ...(exchange.serverName ? { tls: { serverName: exchange.serverName } } : {}) }
         : {}),
     });
-    const responsePrefix = await readPrefix(response);
-    return done({
+    return {
       statusCode: response.status,
-      responsePrefix,
+      responsePrefix: await readPrefix(response),
       retryAfter: response.headers.get("retry-after"),
-      error: response.status >= 300 && response.status < 400 ? "redirect not followed" : null,
-    });
+      failure: null,
+    };
   } catch (error) {
-    const described = withoutQueries(describe(error, options.timeoutMs));
-    return done({ error: pinned ? `${described} (address ${target.address})` : described });
+    const e = error as { name?: string; message?: string; code?: string };
+    return {
+      statusCode: null,
+      responsePrefix: null,
+      retryAfter: null,
+      failure: { name: e?.name, code: e?.code, message: e?.message ?? String(error) },
+    };
   }
 }
 
@@ -206,10 +264,9 @@ async function readPrefix(response: Response): Promise<string | null> {
   return bytes.length === 0 ? null : new TextDecoder().decode(bytes);
 }
 
-function describe(error: unknown, timeoutMs: number): string {
-  const e = error as { name?: string; message?: string; code?: string };
+function describe(e: ExchangeResult["failure"], timeoutMs: number): string {
   if (e?.name === "TimeoutError" || e?.name === "AbortError")
     return `timeout: no answer within ${timeoutMs} ms`;
   const code = e?.code ? `${e.code}: ` : "";
-  return `${code}${e?.message ?? String(error)}`.slice(0, 500);
+  return `${code}${e?.message ?? ""}`.slice(0, 500);
 }

@@ -1,0 +1,185 @@
+// The webhook exchanges on the second core (issue 12). One thread used to do HTTP, the commit
+// statements, claims, completions and every `fetch` with its answer; here the dispatcher's thread
+// still checks the target, builds and signs the body and decides when a send starts (slots.ts),
+// but the request and the reading of its answer run on a Bun Worker. Exchanges go over in
+// batches and their results come back in batches, so a delivery costs the dispatcher's thread
+// a share of one message instead of a `fetch`.
+//
+// The worker is made from the source below (a Blob URL): it needs nothing but `fetch`, so it
+// has no module to resolve, whatever runs it (source, the compiled executable). It never opens
+// the database. Should it fail, the exchanges it held are answered as failed attempts (retried
+// with backoff: at least once allows a redelivery) and later ones run in this thread.
+import type { Logger } from "../ops/log.ts";
+import { type Exchange, type ExchangeResult, makeExchange, RESPONSE_PREFIX_BYTES } from "./sender.ts";
+
+/** The worker's source: the same exchange as sender.ts makeExchange (kept in step by tests). */
+const SOURCE = `
+const PREFIX = ${RESPONSE_PREFIX_BYTES};
+const later = typeof setImmediate === "function" ? setImmediate : (f) => setTimeout(f, 0);
+let results = [];
+function answer(n, result) {
+  results.push(n, result);
+  if (results.length === 2) later(() => { const r = results; results = []; postMessage(r); });
+}
+async function readPrefix(response) {
+  if (!response.body) return null;
+  const reader = response.body.getReader();
+  const chunks = [];
+  let size = 0;
+  try {
+    while (size < PREFIX) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      chunks.push(value);
+      size += value.byteLength;
+    }
+  } catch {
+    // A body cut short still leaves its prefix.
+  } finally {
+    reader.cancel().catch(() => {});
+  }
+  const bytes = Buffer.concat(chunks).subarray(0, PREFIX);
+  return bytes.length === 0 ? null : new TextDecoder().decode(bytes);
+}
+async function exchange(n, x) {
+  try {
+    const response = await fetch(x.url, {
+      method: "POST",
+      headers: x.headers,
+      body: x.body,
+      redirect: "manual",
+      signal: AbortSignal.timeout(x.timeoutMs),
+      ...(x.pinned ? { proxy: false, ...(x.serverName ? { tls: { serverName: x.serverName } } : {}) } : {}),
+    });
+    const responsePrefix = await readPrefix(response);
+    answer(n, { statusCode: response.status, responsePrefix, retryAfter: response.headers.get("retry-after"), failure: null });
+  } catch (error) {
+    answer(n, { statusCode: null, responsePrefix: null, retryAfter: null,
+      failure: { name: error?.name, code: error?.code, message: error?.message ?? String(error) } });
+  }
+}
+onmessage = (event) => {
+  const jobs = event.data;
+  for (let i = 0; i < jobs.length; i += 2) void exchange(jobs[i], jobs[i + 1]);
+};
+`;
+
+interface Waiting {
+  resolve: (result: ExchangeResult) => void;
+}
+
+/** Whether this runtime can run the send worker (Bun; elsewhere exchanges stay in this thread). */
+export function sendWorkerSupported(): boolean {
+  return typeof Worker === "function" && typeof (globalThis as { Bun?: unknown }).Bun === "object";
+}
+
+export class SendWorker {
+  readonly #logger: Logger;
+  #worker: Worker | null = null;
+  #url: string | null = null;
+  #failed = false;
+  #next = 0;
+  readonly #waiting = new Map<number, Waiting>();
+  /** Exchanges not posted yet: [n, exchange, n, exchange, …], posted once per microtask. */
+  #outbox: unknown[] = [];
+
+  constructor(logger: Logger) {
+    this.#logger = logger;
+  }
+
+  /** Exchanges waiting for their answer on the worker. */
+  get pending(): number {
+    return this.#waiting.size;
+  }
+
+  /** An Exchanger (sender.ts): on the worker while it works, in this thread otherwise. */
+  readonly exchange = (exchange: Exchange): Promise<ExchangeResult> => {
+    const worker = this.#failed ? null : this.#start();
+    if (!worker) return makeExchange(exchange);
+    const n = this.#next++;
+    return new Promise<ExchangeResult>((resolve) => {
+      this.#waiting.set(n, { resolve });
+      this.#outbox.push(n, exchange);
+      if (this.#outbox.length === 2) queueMicrotask(() => this.#post());
+    });
+  };
+
+  /** Stops the worker (after the dispatcher's sends have ended); the next exchange starts another. */
+  stop(): void {
+    const worker = this.#worker;
+    this.#worker = null;
+    worker?.terminate();
+    this.#fail("the send worker was stopped");
+    if (this.#url) URL.revokeObjectURL(this.#url);
+    this.#url = null;
+  }
+
+  #start(): Worker | null {
+    if (this.#worker) return this.#worker;
+    try {
+      this.#url ??= URL.createObjectURL(new Blob([SOURCE], { type: "application/javascript" }));
+      const worker = new Worker(this.#url);
+      // It must not keep the process alive on its own.
+      (worker as { unref?: () => void }).unref?.();
+      worker.onmessage = (event: MessageEvent) => this.#answered(event.data as unknown[]);
+      worker.onerror = (event: ErrorEvent) => this.#broken(worker, event.message);
+      worker.addEventListener("messageerror", () => this.#broken(worker, "a message could not be read"));
+      this.#worker = worker;
+      return worker;
+    } catch (error) {
+      this.#failed = true;
+      this.#logger.log("warn", "webhooks are sent from the dispatcher's thread: no send worker", {
+        error: String(error),
+      });
+      return null;
+    }
+  }
+
+  #post(): void {
+    const jobs = this.#outbox;
+    this.#outbox = [];
+    if (jobs.length === 0) return;
+    if (!this.#worker) {
+      // Stopped or broken meanwhile: these never reached it.
+      for (let i = 0; i < jobs.length; i += 2) {
+        const n = jobs[i] as number;
+        const waiting = this.#waiting.get(n);
+        this.#waiting.delete(n);
+        waiting?.resolve(failed("the send worker is not running"));
+      }
+      return;
+    }
+    this.#worker.postMessage(jobs);
+  }
+
+  #answered(results: unknown[]): void {
+    for (let i = 0; i < results.length; i += 2) {
+      const n = results[i] as number;
+      const waiting = this.#waiting.get(n);
+      this.#waiting.delete(n);
+      waiting?.resolve(results[i + 1] as ExchangeResult);
+    }
+  }
+
+  #broken(worker: Worker, reason: string): void {
+    if (this.#worker !== worker) return;
+    this.#worker = null;
+    this.#failed = true;
+    worker.terminate();
+    this.#logger.log("error", "the send worker failed; webhooks are sent from the dispatcher's thread", {
+      error: reason,
+    });
+    this.#fail(`the send worker failed: ${reason}`);
+  }
+
+  /** Answers every exchange still waiting: as failed attempts, retried later (at least once). */
+  #fail(message: string): void {
+    const waiting = [...this.#waiting.values()];
+    this.#waiting.clear();
+    for (const w of waiting) w.resolve(failed(message));
+  }
+}
+
+function failed(message: string): ExchangeResult {
+  return { statusCode: null, responsePrefix: null, retryAfter: null, failure: { message } };
+}
