@@ -118,7 +118,8 @@ export class SendWorker {
     if (this.#worker) return this.#worker;
     try {
       this.#url ??= URL.createObjectURL(new Blob([SOURCE], { type: "application/javascript" }));
-      const worker = new Worker(this.#url);
+      // smol: a smaller heap; it holds only the requests in flight.
+      const worker = new Worker(this.#url, { smol: true } as WorkerOptions);
       // It must not keep the process alive on its own.
       (worker as { unref?: () => void }).unref?.();
       worker.onmessage = (event: MessageEvent) => this.#answered(event.data as unknown[]);
