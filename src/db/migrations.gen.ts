@@ -173,5 +173,13 @@ export const migrations: EmbeddedMigration[] = [
       "-- Hand-written: each chained commit that inserted events gets the position of its last one; its\n-- events are the event_count rows ending there (a commit inserts its events one after another in\n-- its transaction). Found through events_commit before it goes. Should some commit's events not\n-- be contiguous, it keeps null and `outboxd verify` finds them by commit id (a scan).\nUPDATE `commits` SET \"event_pos\" = (\n    SELECT CASE WHEN max(e.\"pos\") - min(e.\"pos\") + 1 = count(*) THEN max(e.\"pos\") END\n    FROM `events` e WHERE e.\"commit_id\" = `commits`.\"id\")\n  WHERE \"seq\" IS NOT NULL AND \"event_count\" > 0;",
       "DROP INDEX `events_commit`;"
     ]
+  },
+  {
+    "tag": "0014_drop_deliveries_ready",
+    "when": 1796156840085,
+    "hash": "5732a2a867bf3ebf2368614d11b9fe07219f2b2065c509cae4e8b696e25d81ad",
+    "statements": [
+      "DROP INDEX `deliveries_ready`;"
+    ]
   }
 ];

@@ -102,9 +102,10 @@ export const deliveries = sqliteTable(
     createdAt: integer("created_at").notNull(),
   },
   (t) => [
-    index("deliveries_ready").on(t.nextAttemptAt).where(sql`status = 'pending' AND is_head = 1`),
-    // A consumer's poll claims the heads of one (pull) endpoint: without this it would scan the
-    // heads of every endpoint (src/deliveries/lease.ts).
+    // The ready heads, endpoint by endpoint: the dispatcher's scanning claim and a consumer's poll
+    // walk one endpoint's range (src/deliveries/claim.ts, lease.ts), stats count them per
+    // endpoint. (A second index of the same heads by next_attempt_at alone was dropped in issue 12,
+    // session 4: every head entered and left both, and nothing needed it.)
     index("deliveries_endpoint_ready")
       .on(t.endpointId, t.nextAttemptAt)
       .where(sql`status = 'pending' AND is_head = 1`),

@@ -26,8 +26,8 @@ export interface ClaimRequest {
  * What a claim could take now (row alias `d`, binds :now), and the one definition of `due`
  * (DESIGN §3 stats): pending, the head of its (endpoint, aggregate) queue, due, not leased (or
  * its lease ran out), before its deadline, at an endpoint that exists and is enabled. Spelled
- * with `status = 'pending' AND is_head = 1` literally so the planner can use the partial indexes
- * deliveries_ready and deliveries_endpoint_ready.
+ * with `status = 'pending' AND is_head = 1` literally so the planner can use the partial index
+ * deliveries_endpoint_ready.
  */
 export const CLAIMABLE_NOW = claimableNow("d");
 
@@ -47,7 +47,7 @@ const LEASE_SET =
 /** How many deliveries a claim could take now, per endpoint (stats' `due`). */
 export function* claimableByEndpoint(now: number): Op<{ endpointId: string; n: number }[]> {
   return yield* all(
-    `SELECT d.endpoint_id AS endpointId, count(*) AS n FROM deliveries d INDEXED BY deliveries_ready
+    `SELECT d.endpoint_id AS endpointId, count(*) AS n FROM deliveries d INDEXED BY deliveries_endpoint_ready
      WHERE ${CLAIMABLE_NOW} GROUP BY d.endpoint_id`,
     { now },
   );
