@@ -74,6 +74,8 @@ export class Writer {
         const grouped = writeGroup ? batch.filter((item) => item.again) : [];
         const rest = grouped.length > 0 ? batch.filter((item) => !item.again) : batch;
         if (rest.length > 0) {
+          // Never beside a group still running (Driver.nextGroup): they may share a connection.
+          if (this.#groups.size > 0) await Promise.all(this.#groups);
           const done = this.#transaction(rest);
           if (this.#driver.pipelined) {
             // Committed already; only its fsync is awaited (off the event loop). The next batch

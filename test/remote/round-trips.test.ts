@@ -333,6 +333,29 @@ describe("overlapping groups on the remote write path", () => {
     expect(await db.driver.read(verifyLedger())).toMatchObject({ ok: true });
   });
 
+  test("an operation that runs in a transaction of its own waits for the group still running (one connection)", async () => {
+    await db.writer.idle();
+    const waitFor = async (entry: string, mark: number) => {
+      for (let waited = 0; waited < 200 && !network.trace.slice(mark).includes(entry); waited += 5) {
+        await Bun.sleep(5);
+      }
+    };
+    let alone: Promise<unknown> | null = null;
+    network.beforeNext("write-batch", async () => {
+      const mark = network.trace.length;
+      // Its first statement waits for the group's write batch: had its transaction begun, it
+      // would hold the one connection that batch needs.
+      network.beforeNext("tx-statement", () => waitFor("write-batch sent", mark));
+      // Not re-runnable (an operation, not a function): the Writer runs it in a transaction.
+      alone = db.writer.write(commitOp(commit()));
+      await Bun.sleep(20);
+    });
+    const grouped = await db.writer.write(() => commitOp(commit()));
+    expect(grouped.result.records[0]?.version).toBe(1);
+    expect(((await alone) as unknown as CommitOutcome).result.records[0]?.version).toBe(1);
+    expect(await db.driver.read(verifyLedger())).toMatchObject({ ok: true });
+  });
+
   test("an operation of the next group that reads what the group before read waits for it to end: versions and sequences follow", async () => {
     const { earlier, later } = await whileWriting(["q1", "q2"], ["q1", "q3"]);
     const q1 = [earlier[0], later[0]].map((o) => [
