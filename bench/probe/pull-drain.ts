@@ -4,7 +4,7 @@
 // second process's CPU (/proc/PID/stat) during the drain is counted: no preload, no start-up.
 // On a shared machine compare µs per event, A/B interleaved (two checkouts, same minutes).
 //   bun bench/probe/pull-drain.ts [total=20000]
-// PROF_DIR=dir: a `bun --cpu-prof-md` profile of the draining server.
+// PROF_DIR=dir: a CPU profile of the draining server (`bun --cpu-prof --cpu-prof-md`). MAX=n: batch size.
 import { rmSync } from "node:fs";
 import { BUN, cpuMs, REPO, startOutboxd, TOKEN, tempDir } from "../lib.ts";
 
@@ -35,7 +35,7 @@ const server = await startOutboxd(
   {},
   "serve",
   dir,
-  process.env.PROF_DIR ? ["--cpu-prof-md", `--cpu-prof-dir=${process.env.PROF_DIR}`] : [],
+  process.env.PROF_DIR ? ["--cpu-prof", "--cpu-prof-md", `--cpu-prof-dir=${process.env.PROF_DIR}`] : [],
 );
 const cpu0 = cpuMs(server.pid);
 const consumers = Bun.spawn({
@@ -48,7 +48,7 @@ const consumers = Bun.spawn({
     ENDPOINT: endpoint,
     TOTAL: String(total),
     POLLERS: "4",
-    MAX: "100",
+    MAX: process.env.MAX ?? "100",
   },
   stdout: "pipe",
   stderr: "inherit",
