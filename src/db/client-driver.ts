@@ -88,9 +88,10 @@ export async function openClientDriver(target: ClientDriverTarget, options: Driv
             cause: error,
           });
         });
-        const results = await tx.batch(build(answer));
-        await tx.commit();
-        return results;
+        // COMMIT rides with the batch (the same statement tx.commit() would send alone): one
+        // request less, and the lock is released as the batch ends.
+        const results = await tx.batch([...build(answer), { sql: "COMMIT", args: {} }]);
+        return results.slice(0, -1);
       } catch (error) {
         if (!tx.closed) await tx.rollback().catch(() => undefined);
         throw error;

@@ -36,8 +36,8 @@ export interface GroupConnection {
   /** One request: the statements as one transaction ("write") or one snapshot ("read"). */
   batch(statements: InStatement[], mode: "read" | "write"): Promise<ResultSet[]>;
   /**
-   * One write transaction in two requests and a COMMIT: `first` (BEGIN rides with it), then the
-   * statements `build` makes from its answer, as one batch. A failure of `first` has no
+   * One write transaction in two requests: `first` (BEGIN rides with it), then the statements
+   * `build` makes from its answer, as one batch with COMMIT. A failure of `first` has no
    * statementIndex; one of the batch has its index in the built statements. Rolled back on failure.
    */
   lockedBatch(first: InStatement, build: (answer: ResultSet) => InStatement[]): Promise<ResultSet[]>;
@@ -463,8 +463,8 @@ export class RemoteWriter {
     for (let headRetries = 0; results === null; headRetries++) {
       try {
         if (locked && headKey !== undefined) {
-          // BEGIN with the head's read, the batch, COMMIT.
-          requests.count += 3;
+          // BEGIN with the head's read, then the batch with COMMIT.
+          requests.count += 2;
           const sending = this.#locked(headKey, sharedReads, sharedAnswers, (headAnswer, moved) => {
             raced ||= moved;
             sharedAnswers.set(headKey, headAnswer);
@@ -546,8 +546,8 @@ export class RemoteWriter {
 
   /**
    * The write batch with the ledger's head read under the write lock: one write transaction whose
-   * first request reads the head (BEGIN rides with it), whose second carries the batch built on
-   * it, then COMMIT. Another machine cannot chain in between, so the head's guard cannot fail;
+   * first request reads the head (BEGIN rides with it) and whose second carries the batch built
+   * on it, with COMMIT. Another machine cannot chain in between, so the head's guard cannot fail;
    * the price is the lock held across a round trip. Used while machines race for the chain
    * (RACED_TO_LOCK), and for a group whose head's guard failed twice.
    */

@@ -324,6 +324,12 @@ export function startSimServer(path: string, socket: string, synchronous: "FULL"
         };
       }
     }
+    if (!request.end && !connections.write.inTransaction) {
+      // Its statements ended the transaction (a COMMIT sent with a batch): the stream is over.
+      endStream(id, "commit");
+      done.committed = true;
+      return { ok: true, results, inTransaction: false, serverMs: performance.now() - started };
+    }
     if (request.end) {
       try {
         endStream(id, request.end);
