@@ -181,6 +181,47 @@ describe.each(["engine", "client"] as DriverName[])("%s driver", (driver) => {
       expect(keys.map((r) => r.k)).toEqual(["a", "b", "d", "e"]);
     });
 
+    test("group commit of operations that can be made anew: one failing after its writes rolls back only itself, one failing before any write costs nothing", async () => {
+      const db = await open();
+      await createScratch(db);
+      const runs = new Map<string, number>();
+      const op = (k: string, fail: "no" | "after-write" | "before-write") =>
+        function* () {
+          runs.set(k, (runs.get(k) ?? 0) + 1);
+          if (fail === "before-write") {
+            yield* get("SELECT count(*) AS n FROM scratch");
+            throw new Error(`op ${k} refused`);
+          }
+          yield* insert(k);
+          if (fail === "after-write") throw new Error(`op ${k} failed`);
+          return (yield* get<{ n: number }>("SELECT count(*) AS n FROM scratch"))?.n;
+        };
+      const results = await Promise.allSettled([
+        db.writer.write(op("a", "no")),
+        db.writer.write(op("b", "before-write")),
+        db.writer.write(op("c", "no")),
+        db.writer.write(op("d", "after-write")),
+        db.writer.write(op("e", "no")),
+      ]);
+      expect(results.map((r) => r.status)).toEqual([
+        "fulfilled",
+        "rejected",
+        "fulfilled",
+        "rejected",
+        "fulfilled",
+      ]);
+      expect(((results[1] as PromiseRejectedResult).reason as Error).message).toBe("op b refused");
+      expect(((results[3] as PromiseRejectedResult).reason as Error).message).toBe("op d failed");
+      // Each operation sees the batch's earlier writes, never d's.
+      expect(results.map((r) => (r.status === "fulfilled" ? r.value : null))).toEqual([1, null, 2, null, 3]);
+      const keys = observer().prepare("SELECT k FROM scratch ORDER BY k").all() as { k: string }[];
+      expect(keys.map((r) => r.k)).toEqual(["a", "c", "e"]);
+      if (driver === "engine") {
+        // Together in one batch: d's failure undid the batch, which ran again without it; b and d ran once.
+        expect(Object.fromEntries(runs)).toEqual({ a: 2, b: 1, c: 2, d: 1, e: 1 });
+      }
+    });
+
     test("a write's promise settles only after its COMMIT is visible to other connections", async () => {
       const db = await open();
       await createScratch(db);
