@@ -391,10 +391,14 @@ function commitReads(input: CommitInput): Statement[] {
   for (const event of input.events) {
     if (event.id !== undefined) reads.push({ sql: SQL.findEvent, args: { id: event.id }, kind: "get" });
   }
-  for (const aggregate of new Set(input.events.map((event) => event.aggregate))) {
+  const aggregates =
+    input.events.length === 1
+      ? [(input.events[0] as EventWrite).aggregate]
+      : new Set(input.events.map((event) => event.aggregate));
+  for (const aggregate of aggregates) {
     reads.push({ sql: SQL.nextSequence, args: { key: aggregate }, kind: "get" });
   }
-  reads.push(...ledgerReads());
+  for (const read of ledgerReads()) reads.push(read);
   return reads;
 }
 

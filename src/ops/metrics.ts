@@ -15,8 +15,14 @@ const labelTexts = new WeakMap<Labels, string>();
 function labelText(labels: Labels): string {
   const known = labelTexts.get(labels);
   if (known !== undefined) return known;
+  // Most series have no labels (every commit observes one): no entries array for those.
+  let none = true;
+  for (const _ in labels) {
+    none = false;
+    break;
+  }
+  if (none) return "";
   const entries = Object.entries(labels);
-  if (entries.length === 0) return "";
   const quote = (v: string) => v.replaceAll("\\", "\\\\").replaceAll('"', '\\"').replaceAll("\n", "\\n");
   return `{${entries.map(([k, v]) => `${k}="${quote(v)}"`).join(",")}}`;
 }
@@ -63,9 +69,10 @@ class Histogram {
       series = { labels, counts: this.buckets.map(() => 0), sum: 0, count: 0 };
       this.#series.set(key, series);
     }
-    this.buckets.forEach((bound, i) => {
-      if (value <= bound) (series.counts[i] as number)++;
-    });
+    const { buckets } = this;
+    for (let i = 0; i < buckets.length; i++) {
+      if (value <= (buckets[i] as number)) (series.counts[i] as number)++;
+    }
     series.sum += value;
     series.count += 1;
   }
