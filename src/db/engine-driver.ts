@@ -69,26 +69,66 @@ function openConnection(path: string, options: DriverOptions): Connection {
   return db;
 }
 
+interface PreparedStatement {
+  stmt: Prepared;
+  /** The statement's parameter names in SQLite's order, when they can be bound by position. */
+  names: string[] | null;
+}
+
+/**
+ * The names of a statement's `:name` parameters in the order SQLite numbers them (first
+ * appearance), or null when the text has anything that could make that reading wrong: quotes or
+ * comments (a `:` inside them), other parameter forms (`?`, `@`, `$`).
+ */
+export function parameterOrder(sql: string): string[] | null {
+  if (/['"`?@$]|--|\/\*/.test(sql)) return null;
+  const names: string[] = [];
+  for (const match of sql.matchAll(/:([A-Za-z_][A-Za-z0-9_]*)/g)) {
+    const name = match[1] as string;
+    if (!names.includes(name)) names.push(name);
+  }
+  return names;
+}
+
+/**
+ * The arguments as libsql binds them fastest: by position (libsql looks every named parameter up
+ * on the object; an array of 10 values binds in ~75% of the time), the same values either way. A
+ * missing argument keeps the named form, so libsql still refuses it.
+ */
+function bindable(prepared: PreparedStatement, args: Statement["args"]): unknown[] | Statement["args"] {
+  const { names } = prepared;
+  if (names === null) return args;
+  const values = new Array<unknown>(names.length);
+  for (let i = 0; i < names.length; i++) {
+    const value = args[names[i] as string];
+    if (value === undefined) return args;
+    values[i] = value;
+  }
+  return values;
+}
+
 function executor(db: Connection): Execute {
-  const prepared = new Map<string, Prepared>();
+  const cache = new Map<string, PreparedStatement>();
   return (statement: Statement) => {
-    let stmt = prepared.get(statement.sql);
-    if (!stmt) {
-      stmt = db.prepare(statement.sql);
-      prepared.set(statement.sql, stmt);
+    let prepared = cache.get(statement.sql);
+    if (!prepared) {
+      prepared = { stmt: db.prepare(statement.sql), names: parameterOrder(statement.sql) };
+      cache.set(statement.sql, prepared);
     }
+    const { stmt } = prepared;
+    const args = bindable(prepared, statement.args);
     switch (statement.kind) {
       case "all":
-        return stmt.all(statement.args);
+        return stmt.all(args);
       case "get": {
         // libsql's get() (unlike all()) adds a `_metadata` timing key to the row; drop it so both
         // drivers hand operations the same rows (a row spread into a response would leak it).
-        const row = stmt.get(statement.args) as Record<string, unknown> | undefined;
+        const row = stmt.get(args) as Record<string, unknown> | undefined;
         if (row) delete row._metadata;
         return row;
       }
       case "run":
-        return stmt.run(statement.args).changes;
+        return stmt.run(args).changes;
     }
   };
 }

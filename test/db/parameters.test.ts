@@ -1,0 +1,33 @@
+// The engine driver binds `:name` parameters by position when it can read their order from the
+// statement's text safely, and by name otherwise: the same rows either way.
+import { expect, test } from "bun:test";
+import Database from "libsql";
+import { parameterOrder } from "../../src/db/engine-driver.ts";
+
+test("parameters in SQLite's order (first appearance), each once; nothing read where a ':' could be in a literal or comment", () => {
+  expect(parameterOrder("INSERT INTO t (a, b, c) VALUES (:b, :a, :b || :c)")).toEqual(["b", "a", "c"]);
+  expect(parameterOrder("SELECT 1")).toEqual([]);
+  expect(parameterOrder("SELECT * FROM t WHERE a = :a AND b > (SELECT max(b) FROM u WHERE k = :k)")).toEqual([
+    "a",
+    "k",
+  ]);
+  expect(parameterOrder("SELECT ':x' || :y")).toBeNull();
+  expect(parameterOrder("SELECT :y -- :x")).toBeNull();
+  expect(parameterOrder("SELECT :y /* :x */")).toBeNull();
+  expect(parameterOrder("SELECT ?, :y")).toBeNull();
+  expect(parameterOrder("SELECT json_extract(:j, $.a)")).toBeNull();
+});
+
+test("SQLite numbers named parameters by first appearance, as parameterOrder reads them", () => {
+  const db = new Database(":memory:");
+  const sql = "SELECT :b AS b, :a AS a, (SELECT :c) AS c, :b || :a AS ba";
+  const order = parameterOrder(sql) as string[];
+  const args: Record<string, string> = { a: "1", b: "2", c: "3" };
+  const byName = db.prepare(sql).get(args) as Record<string, unknown>;
+  const byPosition = db.prepare(sql).get(order.map((name) => args[name])) as Record<string, unknown>;
+  delete byName._metadata;
+  delete byPosition._metadata;
+  expect(byPosition).toEqual(byName);
+  expect(byName).toEqual({ b: "2", a: "1", c: "3", ba: "21" });
+  db.close();
+});
