@@ -76,12 +76,24 @@ export interface CompletedBatch {
  */
 export function* completeDeliveries(items: CompletionItem[]): Op<CompletedBatch> {
   if (items.length === 0) return { recorded: [], promoted: [] };
+  // Arguments as JSON arrays of rows (`value ->> 0`), not objects: only the columns written, and
+  // SQLite finds an element by position faster than by key (~40% less per row, issue 12 session 4).
   yield* exec(
     `INSERT INTO attempts (delivery_id, started_at, duration_ms, status_code, error, response_prefix)
-     SELECT value ->> '$.deliveryId', value ->> '$.startedAt', value ->> '$.durationMs',
-       value ->> '$.statusCode', value ->> '$.error', value ->> '$.responsePrefix'
+     SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4, value ->> 5
      FROM json_each(:attempts)`,
-    { attempts: JSON.stringify(items.map((item) => item.attempt)) },
+    {
+      attempts: JSON.stringify(
+        items.map(({ attempt: a }) => [
+          a.deliveryId,
+          a.startedAt,
+          a.durationMs,
+          a.statusCode,
+          a.error,
+          a.responsePrefix,
+        ]),
+      ),
+    },
   );
   const recorded = items.map(() => false);
   const delivered: number[] = [];
@@ -100,7 +112,7 @@ export function* completeDeliveries(items: CompletionItem[]): Op<CompletedBatch>
       { ids: JSON.stringify(delivered.map((i) => (items[i] as CompletionItem).attempt.deliveryId)) },
     );
     const owners = new Map(leases.filter((l) => l.status === "pending").map((l) => [l.id, l.owner]));
-    const rows: { id: string; owner: string; at: number; code: number | null }[] = [];
+    const rows: [id: string, owner: string, at: number, code: number | null][] = [];
     const counted: { endpointId: string; at: number; latencyMs: number }[] = [];
     for (const i of delivered) {
       const { attempt, completion } = items[i] as CompletionItem;
@@ -108,20 +120,15 @@ export function* completeDeliveries(items: CompletionItem[]): Op<CompletedBatch>
       // One winner per row, should a batch hold the same delivery twice.
       owners.delete(attempt.deliveryId);
       recorded[i] = true;
-      rows.push({
-        id: attempt.deliveryId,
-        owner: attempt.owner,
-        at: completion.at,
-        code: attempt.statusCode,
-      });
+      rows.push([attempt.deliveryId, attempt.owner, completion.at, attempt.statusCode]);
       counted.push({ endpointId: attempt.endpointId, at: completion.at, latencyMs: completion.latencyMs });
     }
     if (rows.length > 0) {
       yield* exec(
         `UPDATE deliveries SET status = 'delivered', delivered_at = b.at, lease_owner = NULL,
            lease_expires_at = NULL, last_status_code = b.code, last_error = NULL
-         FROM (SELECT value ->> '$.id' AS id, value ->> '$.owner' AS owner, value ->> '$.at' AS at,
-                 value ->> '$.code' AS code FROM json_each(:rows)) AS b
+         FROM (SELECT value ->> 0 AS id, value ->> 1 AS owner, value ->> 2 AS at, value ->> 3 AS code
+               FROM json_each(:rows)) AS b
          WHERE deliveries.id = b.id AND deliveries.lease_owner = b.owner AND deliveries.status = 'pending'`,
         { rows: JSON.stringify(rows) },
       );

@@ -44,13 +44,13 @@ export function* promoteHeads(queues: Iterable<Queue>): Op<PromotedHead[]> {
     `UPDATE deliveries SET is_head = 1
      WHERE id IN (
        SELECT (SELECT p.id FROM deliveries p
-               WHERE p.status = 'pending' AND p.endpoint_id = q.value ->> '$.endpointId'
-                 AND p.aggregate = q.value ->> '$.aggregate'
+               WHERE p.status = 'pending' AND p.endpoint_id = q.value ->> 0
+                 AND p.aggregate = q.value ->> 1
                ORDER BY p.sequence LIMIT 1)
        FROM json_each(:queues) q)
        AND is_head = 0
      RETURNING id, endpoint_id AS endpointId`,
-    { queues: JSON.stringify(list.map((q) => ({ endpointId: q.endpointId, aggregate: q.aggregate }))) },
+    { queues: JSON.stringify(list.map((q) => [q.endpointId, q.aggregate])) },
   );
 }
 
