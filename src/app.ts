@@ -94,7 +94,7 @@ export async function createOutboxd(config: Config, options: OutboxdOptions = {}
   const metrics = new Metrics();
   dispatcher?.on("attempt", (attempt: AttemptEvent) => metrics.recordAttempt(attempt));
   const pull = new PullService({ db, clock, hub: new PullHub(), logger, config });
-  pull.on("attempt", (attempt: PullAttempt) => metrics.recordAttempt({ ...attempt, recorded: true }));
+  pull.on("attempt", (attempt: PullAttempt) => metrics.recordAttempt(attempt));
   const catalog = new EventTypeCatalog({
     db,
     clock,

@@ -73,7 +73,15 @@ export interface StreamSink {
  */
 export type PullAttempt = Pick<
   AttemptEvent,
-  "deliveryId" | "eventId" | "endpointId" | "aggregate" | "sequence" | "attempt" | "outcome" | "latencyMs"
+  | "deliveryId"
+  | "eventId"
+  | "endpointId"
+  | "aggregate"
+  | "sequence"
+  | "attempt"
+  | "outcome"
+  | "latencyMs"
+  | "recorded"
 >;
 
 /**
@@ -192,10 +200,15 @@ export class PullService extends EventEmitter {
       hub.wake([endpointId]);
       for (const a of result.answered) {
         this.emit("attempt", {
-          ...a,
+          deliveryId: a.deliveryId,
+          eventId: a.eventId,
           endpointId,
+          aggregate: a.aggregate,
+          sequence: a.sequence,
+          attempt: a.attempt,
           outcome: a.completion.kind,
           latencyMs: a.completion.kind === "delivered" ? a.completion.latencyMs : null,
+          recorded: true,
         } satisfies PullAttempt);
       }
     }
@@ -287,9 +300,15 @@ export class PullService extends EventEmitter {
           hub.wake(new Set(expired.map((e) => e.endpointId)));
           for (const e of expired) {
             this.emit("attempt", {
-              ...e,
+              deliveryId: e.deliveryId,
+              eventId: e.eventId,
+              endpointId: e.endpointId,
+              aggregate: e.aggregate,
+              sequence: e.sequence,
+              attempt: e.attempt,
               outcome: e.completion.kind,
               latencyMs: null,
+              recorded: true,
             } satisfies PullAttempt);
           }
         }

@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { commitEvents, expectStatus } from "../dispatch/harness.ts";
 import { launchBrowser, type TestBrowser } from "../helpers/browser.ts";
-import { type PullRig, startPullRig } from "./helpers.ts";
+import { createPullEndpoint, type Pulled, type PullRig, startPullRig } from "./helpers.ts";
 
 describe("pull endpoints in stats, metrics and the dashboard", () => {
   let rig: PullRig;
@@ -35,6 +35,30 @@ describe("pull endpoints in stats, metrics and the dashboard", () => {
   test("metrics: outboxd_pull_leased per pull endpoint", async () => {
     const metrics = await rig.server.request("GET", "/metrics");
     expect(metrics.body).toContain(`outboxd_pull_leased{endpoint="${rig.endpointId}"} 1`);
+  });
+
+  test("metrics: an ack and a nack are delivery attempts like a webhook's, the ack with its latency", async () => {
+    const endpointId = await createPullEndpoint(rig.server);
+    await commitEvents(rig.server, [
+      { aggregate: "ops/a", endpoints: [endpointId] },
+      { aggregate: "ops/b", endpoints: [endpointId] },
+    ]);
+    const [first, second] = (await rig.poll({ max: 2 }, endpointId)).data as [Pulled, Pulled];
+    expect(
+      await rig.ack(
+        {
+          acks: [{ deliveryId: first.deliveryId, leaseToken: first.leaseToken }],
+          nacks: [{ deliveryId: second.deliveryId, leaseToken: second.leaseToken, retryAfter: "1h" }],
+        },
+        endpointId,
+      ),
+    ).toEqual({ acked: 1, nacked: 1, stale: [] });
+    const metrics = (await rig.server.request("GET", "/metrics")).body as string;
+    expect(metrics).toContain(
+      `outboxd_delivery_attempts_total{endpoint="${endpointId}",result="delivered"} 1`,
+    );
+    expect(metrics).toContain(`outboxd_delivery_attempts_total{endpoint="${endpointId}",result="retry"} 1`);
+    expect(metrics).toContain(`outboxd_delivery_latency_seconds_count{endpoint="${endpointId}"} 1`);
   });
 
   test("dashboard: the endpoint's row says pull and how many are leased", async () => {

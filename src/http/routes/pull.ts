@@ -137,7 +137,7 @@ export function pullRoutes(app: App, deps: HttpDeps): void {
       // The endpoint (404, 409) is checked inside the ack's write.
       const result = await pull.ack(
         id,
-        (body.acks ?? []).map(({ deliveryId, leaseToken }) => ({ deliveryId, leaseToken })),
+        body.acks ?? [],
         (body.nacks ?? []).map(({ deliveryId, leaseToken, retryAfter }) => ({
           deliveryId,
           leaseToken,
