@@ -52,9 +52,10 @@ const MAX_GROUP_ATTEMPTS = 4;
 /** After this many times the ledger's head alone moved under a write batch, the group runs again from its reads. */
 const MAX_HEAD_RETRIES = 8;
 /**
- * Groups chain under the write lock (#locked) while at least RACED_TO_LOCK of the last RACE_WINDOW
+ * Groups chain under the write lock (#locked) from when RACED_TO_LOCK of the last RACE_WINDOW
  * groups that chained found another machine's entries on the head since their reads (a head's
- * guard failed, or the head read under the lock was not this writer's own).
+ * guard failed, or the head read under the lock was not this writer's own) until none of the
+ * last RACE_WINDOW did.
  */
 const RACE_WINDOW = 16;
 const RACED_TO_LOCK = 4;
@@ -136,6 +137,8 @@ export class RemoteWriter {
   #ownHead: { key: string; link: Link | undefined; at: number } | null = null;
   /** Of the last RACE_WINDOW groups that chained, whether each raced another machine for the head. */
   readonly #races: boolean[] = [];
+  /** Whether groups chain under the write lock now (see RACED_TO_LOCK). */
+  #racing = false;
   /** Round trips by purpose, for tests and benchmarks. */
   readonly stats = {
     groups: 0,
@@ -458,15 +461,19 @@ export class RemoteWriter {
     let statements: InStatement[] = [];
     let results: ResultSet[] | null = null;
     // Another machine chained lately: this group's chain goes under the write lock (#locked).
-    let locked = headKey !== undefined && this.#races.filter(Boolean).length >= RACED_TO_LOCK;
-    let raced = false;
+    // In at RACED_TO_LOCK raced groups of the window, out once the whole window is quiet.
+    const raced = this.#races.filter(Boolean).length;
+    if (raced >= RACED_TO_LOCK) this.#racing = true;
+    else if (raced === 0) this.#racing = false;
+    let locked = headKey !== undefined && this.#racing;
+    let racedNow = false;
     for (let headRetries = 0; results === null; headRetries++) {
       try {
         if (locked && headKey !== undefined) {
           // BEGIN with the head's read, then the batch with COMMIT.
           requests.count += 2;
           const sending = this.#locked(headKey, sharedReads, sharedAnswers, (headAnswer, moved) => {
-            raced ||= moved;
+            racedNow ||= moved;
             sharedAnswers.set(headKey, headAnswer);
             ({ entries, head } = placeChainEntries(batchTasks, sharedAnswers));
             batchTasks = batchTasks.filter((task) => !(task.outcome && !task.outcome.ok));
@@ -495,7 +502,7 @@ export class RemoteWriter {
         // operations again. Any other guard that now fails sends the group round again. From
         // the second time on, and for the groups of the next moments, under the write lock.
         this.stats.guardFailures += 1;
-        raced = true;
+        racedNow = true;
         if (headRetries >= 1) {
           locked = true;
           continue;
@@ -520,7 +527,7 @@ export class RemoteWriter {
       }
     }
     if (headKey !== undefined) {
-      this.#races.push(raced);
+      this.#races.push(racedNow);
       if (this.#races.length > RACE_WINDOW) this.#races.shift();
     }
     this.#written += 1;
