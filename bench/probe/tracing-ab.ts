@@ -7,6 +7,7 @@
 // Variants (VARIANTS=a,b,… picks some): off, on, on-sampled-off (OTEL_TRACES_SAMPLER=always_off),
 // off-again (noise floor), and with OLD=<dir of another checkout> old-on / old-off, the same
 // variants served from that tree (e.g. `git archive <commit> | tar -x -C dir`, node_modules linked).
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { apiClient } from "../../test/helpers/api.ts";
 import { freePort, startChild } from "../../test/helpers/process.ts";
@@ -74,6 +75,13 @@ async function start(name: string) {
   };
 }
 
+/** CPU ms of a process's main thread (its first task): JavaScript, SQLite, HTTP; no GC helpers or JIT. */
+function mainThreadMs(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/task/${pid}/stat`, "utf8");
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+}
+
 const servers = await Promise.all(names.map(start));
 try {
   if (withEndpoint) {
@@ -81,12 +89,14 @@ try {
   }
   const cps: number[][] = names.map(() => []);
   const cpu: number[][] = names.map(() => []);
+  const mainCpu: number[][] = names.map(() => []);
   for (let round = 0; round < rounds; round++) {
     for (let k = 0; k < names.length; k++) {
       const i = (k + round) % names.length;
       const server = servers[i];
       if (!server) continue;
       const before = cpuMs(server.pid);
+      const mainBefore = mainThreadMs(server.pid);
       const result = await load({
         url: `${server.url}/v1/commits`,
         connections: 64,
@@ -100,7 +110,9 @@ try {
       // The deliveries and the last export of this window are its own cost.
       if (withEndpoint) await Bun.sleep(300);
       cps[i]?.push(result.requestsPerSecond);
-      cpu[i]?.push(((cpuMs(server.pid) - before) * 1000) / Math.max(1, result.requestsPerSecond * seconds));
+      const commits = Math.max(1, result.requestsPerSecond * seconds);
+      cpu[i]?.push(((cpuMs(server.pid) - before) * 1000) / commits);
+      mainCpu[i]?.push(((mainThreadMs(server.pid) - mainBefore) * 1000) / commits);
     }
   }
   const offAt = names.indexOf("off");
@@ -114,6 +126,8 @@ try {
         vsOff: offAt >= 0 ? ratio(cps[i] ?? [], cps[offAt] ?? []) : null,
         cpuMicrosPerCommit: Math.round(median(cpu[i] ?? [])),
         cpuVsOff: offAt >= 0 ? ratio(cpu[i] ?? [], cpu[offAt] ?? []) : null,
+        mainThreadMicrosPerCommit: Math.round(median(mainCpu[i] ?? [])),
+        mainThreadVsOff: offAt >= 0 ? ratio(mainCpu[i] ?? [], mainCpu[offAt] ?? []) : null,
         cps: cps[i],
         cpu: (cpu[i] ?? []).map(Math.round),
       },

@@ -77,7 +77,7 @@ if (process.argv[2] === "child") {
     const n = each * 64;
     return { all: (used.user + used.system) / n, main: (thread.user + thread.system) / n };
   };
-  await block(1000);
+  await block(Number(process.env.WARMUP ?? 1000));
   const all: number[] = [];
   const main: number[] = [];
   for (let i = 0; i < Number(blocksArg); i++) {

@@ -385,7 +385,7 @@ function writeAnyValue(w: SpanWriter, value: unknown): void {
   }
 }
 
-const bytes = (text: string) => Buffer.from(text);
+const bytes = (text: string) => new TextEncoder().encode(text);
 const TRACE_ID = bytes('{"traceId":"');
 const SPAN_ID = bytes('","spanId":"');
 const PARENT_SPAN_ID = bytes('","parentSpanId":"');
