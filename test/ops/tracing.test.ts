@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import { ConfigError, loadConfig } from "../../src/config.ts";
 import { NO_TRACING, startTracing, validTraceparent } from "../../src/ops/tracing.ts";
+import { exportSettings, otlpJsonExporter } from "../../src/ops/tracing-export.ts";
 import { samplerFromEnv } from "../../src/ops/tracing-sdk.ts";
 import { expectStatus } from "../helpers/assertions.ts";
 import { type OtlpReceiver, type ReceivedSpan, startOtlpReceiver } from "../helpers/otlp-receiver.ts";
@@ -319,6 +320,90 @@ describe("tracing off and its settings", () => {
     const unknown = sampler({ OTEL_TRACES_SAMPLER: "jaeger_remote" });
     expect([unknown(undefined, traceId), unknown(parent(false), traceId)]).toEqual([true, false]);
     expect(warnings).toHaveLength(1);
+  });
+
+  test("the exporter's variables: headers, timeout, compression, batches; a 503 is retried, gzip is sent", async () => {
+    const warnings: string[] = [];
+    const settings = exportSettings(
+      "http://collector/v1/traces",
+      {
+        OTEL_EXPORTER_OTLP_HEADERS: "authorization=Bearer%20abc, x-team = core",
+        OTEL_EXPORTER_OTLP_TRACES_HEADERS: "x-team=traces",
+        OTEL_EXPORTER_OTLP_TIMEOUT: "2500",
+        OTEL_EXPORTER_OTLP_TRACES_COMPRESSION: "gzip",
+        OTEL_BSP_MAX_QUEUE_SIZE: "100",
+        OTEL_BSP_MAX_EXPORT_BATCH_SIZE: "500",
+        OTEL_BSP_SCHEDULE_DELAY: "soon",
+      },
+      (message) => warnings.push(message),
+    );
+    expect(settings).toMatchObject({
+      headers: { authorization: "Bearer abc", "x-team": "traces" },
+      timeoutMs: 2500,
+      gzip: true,
+      maxQueueSize: 100,
+      maxBatchSize: 100, // never more than the queue holds
+      scheduleDelayMs: 5000,
+      tls: null,
+    });
+    expect(warnings).toHaveLength(1); // the unreadable delay
+
+    const bodies: unknown[] = [];
+    const seen: { status: number; encoding: string | null; authorization: string | null }[] = [];
+    const collector = Bun.serve({
+      hostname: "127.0.0.1",
+      port: 0,
+      async fetch(request) {
+        const status = seen.length === 0 ? 503 : 200;
+        seen.push({
+          status,
+          encoding: request.headers.get("content-encoding"),
+          authorization: request.headers.get("authorization"),
+        });
+        const bytes = new Uint8Array(await request.arrayBuffer());
+        bodies.push(JSON.parse(new TextDecoder().decode(Bun.gunzipSync(bytes))));
+        return status === 503
+          ? new Response("busy", { status, headers: { "retry-after": "0" } })
+          : Response.json({ partialSuccess: {} });
+      },
+    });
+    try {
+      const exporter = otlpJsonExporter(
+        { ...settings, url: `http://127.0.0.1:${collector.port}/v1/traces` },
+        '{"attributes":[]}',
+        '{"name":"test"}',
+        "test",
+        (message) => warnings.push(message),
+      );
+      const w = exporter.span();
+      w?.raw(new TextEncoder().encode('{"traceId":"'));
+      w?.ascii("4bf92f3577b34da6a3ce929d0e0e4736");
+      w?.raw(new TextEncoder().encode('","name":'));
+      w?.text('é " \n');
+      w?.byte(125);
+      w?.end();
+      await exporter.shutdown();
+    } finally {
+      collector.stop(true);
+    }
+    expect(seen).toEqual([
+      { status: 503, encoding: "gzip", authorization: "Bearer abc" },
+      { status: 200, encoding: "gzip", authorization: "Bearer abc" },
+    ]);
+    expect(bodies[1]).toEqual({
+      resourceSpans: [
+        {
+          resource: { attributes: [] },
+          scopeSpans: [
+            {
+              scope: { name: "test" },
+              spans: [{ traceId: "4bf92f3577b34da6a3ce929d0e0e4736", name: 'é " \n' }],
+            },
+          ],
+        },
+      ],
+    });
+    expect(warnings).toHaveLength(1); // a retried 503 that then succeeded is no problem
   });
 
   test("the W3C traceparent rule", () => {
