@@ -7,7 +7,7 @@
 // Variants (VARIANTS=a,b,… picks some): off, on, on-sampled-off (OTEL_TRACES_SAMPLER=always_off),
 // off-again (noise floor), and with OLD=<dir of another checkout> old-on / old-off, the same
 // variants served from that tree (e.g. `git archive <commit> | tar -x -C dir`, node_modules linked).
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { apiClient } from "../../test/helpers/api.ts";
 import { freePort, startChild } from "../../test/helpers/process.ts";
@@ -75,6 +75,22 @@ async function start(name: string) {
   };
 }
 
+/** CPU ms by thread name (/proc/PID/task), summed over threads of the same name. */
+function threadsMs(pid: number): Record<string, number> {
+  const threads: Record<string, number> = {};
+  for (const task of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/task/${task}/stat`, "utf8");
+      const name = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"));
+      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      threads[name] = (threads[name] ?? 0) + (Number(fields[11]) + Number(fields[12])) * 10;
+    } catch {
+      // the thread ended
+    }
+  }
+  return threads;
+}
+
 /** CPU ms of a process's main thread (its first task): JavaScript, SQLite, HTTP; no GC helpers or JIT. */
 function mainThreadMs(pid: number): number {
   const stat = readFileSync(`/proc/${pid}/task/${pid}/stat`, "utf8");
@@ -90,6 +106,9 @@ try {
   const cps: number[][] = names.map(() => []);
   const cpu: number[][] = names.map(() => []);
   const mainCpu: number[][] = names.map(() => []);
+  // CPU µs per commit by thread name, summed over the rounds (THREADS=1 prints it).
+  const byThread: Record<string, number>[] = names.map(() => ({}));
+  const allCommits: number[] = names.map(() => 0);
   for (let round = 0; round < rounds; round++) {
     for (let k = 0; k < names.length; k++) {
       const i = (k + round) % names.length;
@@ -97,6 +116,7 @@ try {
       if (!server) continue;
       const before = cpuMs(server.pid);
       const mainBefore = mainThreadMs(server.pid);
+      const threadsBefore = threadsMs(server.pid);
       const result = await load({
         url: `${server.url}/v1/commits`,
         connections: 64,
@@ -113,6 +133,11 @@ try {
       const commits = Math.max(1, result.requestsPerSecond * seconds);
       cpu[i]?.push(((cpuMs(server.pid) - before) * 1000) / commits);
       mainCpu[i]?.push(((mainThreadMs(server.pid) - mainBefore) * 1000) / commits);
+      const threadsAfter = threadsMs(server.pid);
+      const sums = byThread[i] ?? {};
+      for (const [name, ms] of Object.entries(threadsAfter))
+        sums[name] = (sums[name] ?? 0) + ms - (threadsBefore[name] ?? 0);
+      allCommits[i] = (allCommits[i] ?? 0) + commits;
     }
   }
   const offAt = names.indexOf("off");
@@ -134,6 +159,14 @@ try {
     ]),
   );
   console.log(JSON.stringify({ seconds, rounds, endpoint: withEndpoint, report }, null, 1));
+  if (process.env.THREADS) {
+    names.forEach((name, i) => {
+      const perCommit = Object.entries(byThread[i] ?? {})
+        .map(([thread, ms]) => `${thread} ${((ms * 1000) / Math.max(1, allCommits[i] ?? 0)).toFixed(1)}`)
+        .join(", ");
+      console.error(`${name}: CPU µs per commit by thread: ${perCommit}`);
+    });
+  }
 } finally {
   for (const server of servers) await server.stop();
   await receiver.stop();

@@ -32,6 +32,10 @@ export interface TracingRow {
   commitsPerSecond: Record<Variant, { median: number; runs: number[] }>;
   /** Server CPU time per commit (µs, median over rounds). */
   cpuMicrosPerCommit: Record<Variant, number>;
+  /** The same for the server's main thread alone (JavaScript, SQLite, HTTP; no GC helpers or JIT). */
+  mainThreadMicrosPerCommit: Record<Variant, number>;
+  /** on/off - 1 of the main thread's CPU time per commit (median of the rounds' ratios). */
+  onMainThreadCost: number;
   /** on/off - 1 of the CPU time per commit (median of the rounds' ratios): what tracing adds. */
   onCpuCost: number;
   /** 1 - on/off (median of the rounds' ratios): the share of commit throughput tracing costs. */
@@ -76,11 +80,13 @@ export async function tracingScenario(options: {
         for (const connections of options.connections) {
           const runs: Record<Variant, number[]> = { off: [], on: [], "off (again)": [] };
           const cpu: Record<Variant, number[]> = { off: [], on: [], "off (again)": [] };
+          const main: Record<Variant, number[]> = { off: [], on: [], "off (again)": [] };
           for (let round = 0; round < options.runs; round++) {
             // The order rotates per round, so no variant always runs first (or last) in a round.
             const order = VARIANTS.map((_, i) => VARIANTS[(i + round) % VARIANTS.length] as Variant);
             for (const variant of order) {
               const cpuBefore = cpuSeconds(servers[variant].pid);
+              const mainBefore = cpuSeconds(servers[variant].pid, true);
               const result = await load({
                 url: `${servers[variant].url}/v1/commits`,
                 connections,
@@ -91,6 +97,7 @@ export async function tracingScenario(options: {
               runs[variant].push(result.requestsPerSecond);
               const commits = Math.max(1, result.requestsPerSecond * options.seconds);
               cpu[variant].push(((cpuSeconds(servers[variant].pid) - cpuBefore) * 1e6) / commits);
+              main[variant].push(((cpuSeconds(servers[variant].pid, true) - mainBefore) * 1e6) / commits);
             }
           }
           const m = (variant: Variant) => median(runs[variant]);
@@ -111,6 +118,12 @@ export async function tracingScenario(options: {
               "off (again)": Math.round(median(cpu["off (again)"])),
             },
             onCpuCost: round3(median(cpu.on.map((x, i) => x / Math.max(1, cpu.off[i] ?? 0))) - 1),
+            mainThreadMicrosPerCommit: {
+              off: Math.round(median(main.off)),
+              on: Math.round(median(main.on)),
+              "off (again)": Math.round(median(main["off (again)"])),
+            },
+            onMainThreadCost: round3(median(main.on.map((x, i) => x / Math.max(1, main.off[i] ?? 0))) - 1),
             onCost: round3(1 - paired("on")),
             noise: round3(1 - paired("off (again)")),
             spansExported: spans.spans,
@@ -121,7 +134,9 @@ export async function tracingScenario(options: {
               `(cost ${(row.onCost * 100).toFixed(1)}%), off again ${m("off (again)")}/s ` +
               `(noise ${(row.noise * 100).toFixed(1)}%); CPU/commit off ${row.cpuMicrosPerCommit.off} µs, ` +
               `on ${row.cpuMicrosPerCommit.on} µs (+${(row.onCpuCost * 100).toFixed(1)}%), ` +
-              `off again ${row.cpuMicrosPerCommit["off (again)"]} µs; ${spans.spans} spans exported so far`,
+              `off again ${row.cpuMicrosPerCommit["off (again)"]} µs; main thread off ${row.mainThreadMicrosPerCommit.off} µs, ` +
+              `on ${row.mainThreadMicrosPerCommit.on} µs (+${(row.onMainThreadCost * 100).toFixed(1)}%), off again ` +
+              `${row.mainThreadMicrosPerCommit["off (again)"]} µs; ${spans.spans} spans exported so far`,
           );
         }
       } finally {
@@ -152,9 +167,13 @@ async function offHookCost(): Promise<number> {
   return Math.round(median(samples) * 10) / 10;
 }
 
-/** User + system CPU seconds a process has used so far (/proc/PID/stat, clock ticks of 10 ms). */
-function cpuSeconds(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.split(" ") ?? [];
+/**
+ * User + system CPU seconds a process has used so far (/proc/PID/stat, clock ticks of 10 ms);
+ * with `mainThread`, its main thread's alone (/proc/PID/task/PID/stat).
+ */
+function cpuSeconds(pid: number, mainThread = false): number {
+  const stat = readFileSync(mainThread ? `/proc/${pid}/task/${pid}/stat` : `/proc/${pid}/stat`, "utf8");
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
   return (Number(fields[11]) + Number(fields[12])) / 100;
 }
 
@@ -170,8 +189,8 @@ export function tracingMarkdown(result: TracingResult): string[] {
       "on (OTLP/HTTP to a sink on this machine), and off again (the noise floor). Every commit carries " +
       "a traceparent. Cost and noise are medians of the rounds' paired ratios.",
     "",
-    "| endpoint | connections | off commits/s | on commits/s | cost of on | off again | noise | CPU µs/commit off | on | added by on | off again | spans exported |",
-    "|---|---|---|---|---|---|---|---|---|---|---|---|",
+    "| endpoint | connections | off commits/s | on commits/s | cost of on | off again | noise | CPU µs/commit off | on | added by on | off again | main thread µs/commit off | on | added by on | off again | spans exported |",
+    "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
   ];
   for (const row of result.rows) {
     const c = row.commitsPerSecond;
@@ -179,7 +198,9 @@ export function tracingMarkdown(result: TracingResult): string[] {
       `| ${row.fanout ? "1, delivering" : "none"} | ${row.connections} | ${c.off.median} | ${c.on.median} | ` +
         `${(row.onCost * 100).toFixed(1)}% | ${c["off (again)"].median} | ${(row.noise * 100).toFixed(1)}% | ` +
         `${row.cpuMicrosPerCommit.off} | ${row.cpuMicrosPerCommit.on} | ${(row.onCpuCost * 100).toFixed(1)}% | ` +
-        `${row.cpuMicrosPerCommit["off (again)"]} | ${row.spansExported} |`,
+        `${row.cpuMicrosPerCommit["off (again)"]} | ${row.mainThreadMicrosPerCommit.off} | ` +
+        `${row.mainThreadMicrosPerCommit.on} | ${(row.onMainThreadCost * 100).toFixed(1)}% | ` +
+        `${row.mainThreadMicrosPerCommit["off (again)"]} | ${row.spansExported} |`,
     );
   }
   lines.push(

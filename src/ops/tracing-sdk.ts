@@ -33,6 +33,13 @@ import { exportSettings, otlpJsonExporter, type SpanWriter } from "./tracing-exp
 
 type Warn = (message: string, fields: Record<string, unknown>) => void;
 
+/**
+ * For bench/probe/tracing-cpu.ts only: while `off`, the hooks of a process with tracing on call
+ * straight through as NO_TRACING's do, so one process can alternate blocks of commits with and
+ * without spans (the same heap, JIT state and machine load for both).
+ */
+export const tracingBenchSwitch = { off: false };
+
 export function otelTracing(settings: TracingSettings, warn: Warn): Tracing {
   const resource = detectResources({ detectors: [envDetector] }).merge(
     resourceFromAttributes({ "service.name": settings.serviceName, "service.version": packageJson.version }),
@@ -61,6 +68,7 @@ export function otelTracing(settings: TracingSettings, warn: Warn): Tracing {
 
   /** The server span's traceparent per request, for the commit route (requestTraceparent). */
   const middleware: MiddlewareHandler = async (c, next) => {
+    if (tracingBenchSwitch.off) return next();
     const span = begin(c.req.raw.headers.get("traceparent"));
     (c.req.raw as RequestWithSpan)[SERVER_SPAN] = span.traceparent;
     try {
@@ -187,6 +195,7 @@ export function otelTracing(settings: TracingSettings, warn: Warn): Tracing {
       (request as RequestWithSpan)[SERVER_SPAN] ?? validTraceparent(request.headers.get("traceparent")),
 
     async commit(parent, run, describe) {
+      if (tracingBenchSwitch.off) return run(parent);
       const span = begin(parent);
       try {
         const result = await run(span.traceparent);
@@ -204,6 +213,7 @@ export function otelTracing(settings: TracingSettings, warn: Warn): Tracing {
     },
 
     async deliver(attempt, parent, run) {
+      if (tracingBenchSwitch.off) return run(parent);
       const span = begin(parent);
       try {
         const result = await run(span.traceparent);
