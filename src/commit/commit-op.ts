@@ -222,7 +222,7 @@ export function* commitOp(input: CommitInput): Op<CommitOutcome> {
       dataDigest: digest,
     });
     records.push({ collection: write.collection, id: write.id, version, deleted });
-    ledger.records.push({ collection: write.collection, id: write.id, version, dataDigest: digest });
+    ledger.records.push({ collection: write.collection, id: write.id, version, deleted, dataDigest: digest });
     written.push({ created, createdAt, updatedAt: now });
   }
 

@@ -32,7 +32,7 @@ export interface LedgerCommit {
   proposalId: string | null;
   at: number;
   /** Every record write of the commit, with its data's digest (`dataDigest`; null for a delete). */
-  records: { collection: string; id: string; version: number; dataDigest: string | null }[];
+  records: ChainRecord[];
   /** The events the commit inserted, in request order (an event id reused for the same event is not one). */
   events: ChainEvent[];
 }
@@ -105,13 +105,7 @@ export function* appendCommit(commit: LedgerCommit): Op<void> {
     yield* exec(SQL.insertCommit, { ...row, seq: null, hash: null, recordKeys: null });
     return;
   }
-  const records: ChainRecord[] = commit.records.map((r) => ({
-    collection: r.collection,
-    id: r.id,
-    version: r.version,
-    deleted: r.dataDigest === null,
-    dataDigest: r.dataDigest,
-  }));
+  const { records } = commit;
   const keys = recordKeys(records);
   yield* chain({
     head: chainHeadRead,
@@ -137,6 +131,7 @@ export function* appendCommit(commit: LedgerCommit): Op<void> {
         link: { seq, hash },
         statement: {
           sql: row.eventCount > 0 ? SQL.insertCommitWithEvents : SQL.insertCommit,
+          // A new object each time: the remote write path may build an entry again on another head.
           args: { ...row, seq, hash, recordKeys: keys },
           kind: "run",
         },
