@@ -157,3 +157,43 @@ test("a commit's hash is sha256(previousHash + JCS(content)) computed from what 
   };
   expect(link?.hash).toBe(sha256((link?.previousHash ?? "") + canonicalJson(content)));
 });
+
+test("commits failing after their writes inside a group (an event id taken by another commit): the group runs again without them, seq gap-free, verify passes", async () => {
+  const before = await chain();
+  const taken = "0193a1f2-0000-7000-8000-00000000c0de";
+  const first = await server.request("POST", "/v1/commits", {
+    records: [{ collection: "ids", id: "owner", data: { n: 0 } }],
+    events: [{ id: taken, type: "id.taken", aggregate: "ids/owner", payload: { n: 0 } }],
+  });
+  expect(first.status).toBe(201);
+  const N = 60;
+  const answers = await Promise.all(
+    Array.from({ length: N }, (_, i) =>
+      server.request("POST", "/v1/commits", {
+        // Every fourth writes its record, then finds its event id taken (another payload): 409.
+        records: [{ collection: "ids", id: `r-${i}`, data: { i } }],
+        events: [
+          i % 4 === 3
+            ? { id: taken, type: "id.taken", aggregate: `ids/r-${i}`, payload: { n: i } }
+            : { type: "id.fresh", aggregate: `ids/r-${i}`, payload: { i } },
+        ],
+      }),
+    ),
+  );
+  expect(answers.filter((a) => a.status === 409)).toHaveLength(N / 4);
+  const committed = answers.filter((a) => a.status === 201);
+  expect(committed).toHaveLength(N - N / 4);
+  // The refused commits' records were rolled back with them.
+  for (const [i, answer] of answers.entries()) {
+    const record = await server.request("GET", `/v1/records/ids/r-${i}`);
+    expect(record.status).toBe(answer.status === 201 ? 200 : 404);
+  }
+  const links = await chain();
+  expect(links.length).toBe(before.length + 1 + committed.length);
+  expect(links.map((l) => l.seq)).toEqual(links.map((_, i) => i));
+  for (let i = 1; i < links.length; i++) expect(links[i]?.previousHash).toBe(links[i - 1]?.hash as string);
+  expect(await server.outboxd.db.driver.read(verifyLedger())).toMatchObject({
+    ok: true,
+    commits: links.length,
+  });
+});
