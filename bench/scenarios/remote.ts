@@ -319,6 +319,8 @@ export async function remoteDeliveryScenario(options: {
 export interface RemoteResults {
   commits: RemoteCommitRow[];
   deliveries: RemoteDeliveryRow;
+  /** The same drain through session 3's simulation (the dispatch process runs @libsql/client on the file itself). */
+  deliveriesInProcess?: RemoteDeliveryRow;
 }
 
 /** The whole scenario: one and two `serve` processes at 64 connections, then a backlog. */
@@ -329,14 +331,19 @@ export async function remoteScenarios(quick: boolean): Promise<RemoteResults> {
       await remoteCommitScenario({ seconds, roundTripMs: 2, serves: 1, connections: 64 }),
       await remoteCommitScenario({ seconds, roundTripMs: 2, serves: 2, connections: 64 }),
     ],
-    deliveries: await remoteDeliveryScenario({
+    deliveries: await remoteDeliveryScenario(drain(true)),
+    deliveriesInProcess: await remoteDeliveryScenario(drain(false)),
+  };
+  function drain(server: boolean) {
+    return {
       total: quick ? 5_000 : 20_000,
       aggregates: 1000,
       roundTripMs: 2,
       // Raised as in the other one-endpoint delivery scenarios: a politeness limit, not a throughput setting.
       env: { OUTBOXD_ENDPOINT_CONCURRENCY: "64" },
-    }),
-  };
+      server,
+    };
+  }
 }
 
 /** Its section of the bench report, with issue 15's targets. */
@@ -358,10 +365,19 @@ export function remoteReport(r: RemoteResults): string[] {
   const [one, two] = r.commits;
   lines.push(
     `Deliveries: ${d.deliveriesPerSecond}/s (${d.deliveries} over ${d.aggregates} aggregates, one dispatch process), ${d.orderViolations} order violations, ${d.roundTripsPerSecond} round trips/s, the database busy ${Math.round(d.databaseBusy * 100)}% of the time.`,
+    ...(r.deliveriesInProcess
+      ? [
+          `The same drain through session 3's in-process simulation (the dispatch process runs @libsql/client on the file itself, fsync inside COMMIT): ${r.deliveriesInProcess.deliveriesPerSecond}/s, ${r.deliveriesInProcess.orderViolations} order violations.`,
+        ]
+      : []),
     "",
     `- issue 15 targets: one serve ${one?.commitsPerSecond}/s (≥ 2,000); two serves ${two?.commitsPerSecond}/s (≥ one); ` +
       `${Math.max(one?.roundTripsPerGroup ?? 0, two?.roundTripsPerGroup ?? 0)} round trips per group commit (≤ 4); ` +
-      `deliveries ${d.deliveriesPerSecond}/s with ${d.orderViolations} order violations (≥ 2,000, order kept)`,
+      `deliveries ${d.deliveriesPerSecond}/s with ${d.orderViolations} order violations` +
+      (r.deliveriesInProcess
+        ? ` (in-process simulation: ${r.deliveriesInProcess.deliveriesPerSecond}/s)`
+        : "") +
+      " (≥ 2,000, order kept)",
   );
   return lines;
 }
