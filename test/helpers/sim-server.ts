@@ -10,7 +10,8 @@
 //   - tx: one request of an interactive transaction (a stream): BEGIN rides with its first
 //     statement, and the stream holds the write lock until its commit or rollback.
 // Writers take turns in a queue (as sqld does), not through SQLite's busy handler: a batch or a
-// stream waits its turn without sleeping, and runs as soon as the one before it ends.
+// stream waits its turn without sleeping, and runs as soon as the one before it ends. Reads run
+// on a thread of their own (sim-server-reader.ts), so they never wait behind a write batch.
 //
 // The SQLite work is the same as the @libsql/client driver's on a local file: the same
 // statements, transactions and PRAGMAs on the same file. Durability is the server's, as on a real
@@ -74,7 +75,7 @@ export type WireResponse =
 /** A stream that holds the write lock and hears nothing for this long is rolled back (sqld: baton expiry). */
 const STREAM_IDLE_MS = 10_000;
 
-class Connections {
+export class Connections {
   readonly read: Connection;
   readonly write: Connection;
   readonly #prepared = new Map<
@@ -124,6 +125,37 @@ function open(path: string): Connection {
   db.exec("PRAGMA temp_store = MEMORY");
   db.exec("PRAGMA cache_size = -32768");
   return db;
+}
+
+/**
+ * Read requests on the read connection: one statement, or a batch in one snapshot. Run on the
+ * server's reader thread (sim-server-reader.ts), so that reads never wait behind a write batch
+ * running on the main thread, as on a libSQL server, which reads on other connections meanwhile.
+ */
+export function runReads(connections: Connections, stmts: WireStatement[], snapshot: boolean): WireResponse {
+  const db = connections.read;
+  const started = performance.now();
+  try {
+    if (snapshot) db.exec("BEGIN");
+    const results: WireResult[] = [];
+    for (let i = 0; i < stmts.length; i++) {
+      try {
+        results.push(run(connections, db, stmts[i] as WireStatement));
+      } catch (error) {
+        return {
+          ok: false,
+          error: wireError(error, snapshot ? i : undefined),
+          serverMs: performance.now() - started,
+        };
+      }
+    }
+    if (snapshot) db.exec("COMMIT");
+    return { ok: true, results, serverMs: performance.now() - started };
+  } catch (error) {
+    return { ok: false, error: wireError(error), serverMs: performance.now() - started };
+  } finally {
+    if (db.inTransaction) db.exec("ROLLBACK");
+  }
 }
 
 const EMPTY: WireResult = { columns: [], rows: [], rowsAffected: 0, lastInsertRowid: null };
@@ -211,6 +243,20 @@ class WriteQueue {
 
 export function startSimServer(path: string, socket: string, synchronous: "FULL" | "NORMAL" = "FULL") {
   const connections = new Connections(path);
+  // The reader thread (sim-server-reader.ts): reads beside the writes of this thread.
+  const reader = new Worker(new URL("./sim-server-reader.ts", import.meta.url).href, { argv: [path] });
+  const readsWaiting = new Map<number, (response: WireResponse) => void>();
+  let readId = 0;
+  reader.onmessage = (event: MessageEvent<{ id: number; response: WireResponse }>) => {
+    readsWaiting.get(event.data.id)?.(event.data.response);
+    readsWaiting.delete(event.data.id);
+  };
+  const read = (stmts: WireStatement[], snapshot: boolean) =>
+    new Promise<WireResponse>((resolve) => {
+      const id = readId++;
+      readsWaiting.set(id, resolve);
+      reader.postMessage({ id, stmts, snapshot });
+    });
   connections.write.exec("PRAGMA synchronous = NORMAL");
   const wal = synchronous === "FULL" ? new WalSync(`${path}-wal`) : null;
   /** A COMMIT is answered once it is durable; anything else at once (see the top of this file). */
@@ -236,18 +282,7 @@ export function startSimServer(path: string, socket: string, synchronous: "FULL"
 
   const handle = async (request: WireRequest, done: { committed: boolean }): Promise<WireResponse> => {
     if (request.op === "execute") {
-      if (connections.isRead(request.stmt.sql)) {
-        const started = performance.now();
-        try {
-          return {
-            ok: true,
-            results: [run(connections, connections.read, request.stmt)],
-            serverMs: performance.now() - started,
-          };
-        } catch (error) {
-          return { ok: false, error: wireError(error), serverMs: performance.now() - started };
-        }
-      }
+      if (connections.isRead(request.stmt.sql)) return read([request.stmt], false);
       const who = `execute-${nextId++}`;
       await queue.acquire(who);
       const started = performance.now();
@@ -262,6 +297,7 @@ export function startSimServer(path: string, socket: string, synchronous: "FULL"
         queue.release(who);
       }
     }
+    if (request.op === "batch" && request.mode === "read") return read(request.stmts, true);
     if (request.op === "batch") {
       const write = request.mode !== "read";
       const who = `batch-${nextId++}`;
@@ -412,6 +448,7 @@ export function startSimServer(path: string, socket: string, synchronous: "FULL"
   });
   return {
     stop() {
+      void reader.terminate();
       server.stop(true);
       connections.read.close();
       connections.write.close();
