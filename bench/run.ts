@@ -191,6 +191,7 @@ if (wanted("tracing")) {
       runs: quick ? 3 : 7,
       connections: [64],
       receiverUrl: `${receiver.url}/hook`,
+      cpuPairs: quick ? 10 : 20,
     });
   } finally {
     await receiver.stop();

@@ -115,7 +115,8 @@ try {
   byThread.on = {};
   for (let i = 0; i < pairs; i++) {
     for (const off of i % 2 === 0 ? [true, false] : [false, true]) {
-      tracingBenchSwitch.off = off;
+      // ONLY=on|off: every block the same way (for a CPU profile of one side).
+      tracingBenchSwitch.off = process.env.ONLY ? process.env.ONLY === "off" : off;
       const us = await block(commits);
       if (!off) measuredCommits += Math.ceil(commits / 64) * 64;
       const side = off ? samples.off : samples.on;

@@ -18,7 +18,7 @@
 //   npx bun bench/scenarios/tracing.ts [--quick]     (alone; npm run bench runs it too)
 import { readFileSync } from "node:fs";
 import { NO_TRACING } from "../../src/ops/tracing.ts";
-import { BUN, load, median, startOutboxd, startPeer, TOKEN } from "../lib.ts";
+import { BUN, load, median, REPO, startOutboxd, startPeer, TOKEN } from "../lib.ts";
 import { COMMIT_BODY } from "./commit.ts";
 
 const TRACEPARENT = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
@@ -45,8 +45,22 @@ export interface TracingRow {
   spansExported: number;
 }
 
+/** bench/probe/tracing-cpu.ts's answer: on/off blocks of commits alternated in one process. */
+export interface TracingCpuResult {
+  pairs: number;
+  commits: number;
+  endpoint: boolean;
+  cpuMicrosPerCommit: { off: number; on: number };
+  /** Median of the pairs' on/off ratios - 1, as a signed percentage ("+6.7%"). */
+  added: string;
+  mainThreadMicrosPerCommit: { off: number; on: number };
+  mainThreadAdded: string;
+}
+
 export interface TracingResult {
   rows: TracingRow[];
+  /** The same cost with on and off alternated in one process (no endpoint, one endpoint). */
+  inProcess?: TracingCpuResult[];
   /** Nanoseconds the off hooks add per commit (NO_TRACING.commit around a call vs the call). */
   offHookNsPerCall: number;
 }
@@ -56,6 +70,8 @@ export async function tracingScenario(options: {
   runs: number;
   connections: number[];
   receiverUrl: string;
+  /** Pairs of on/off blocks for the one-process measurement (default 20). */
+  cpuPairs?: number;
 }): Promise<TracingResult> {
   const rows: TracingRow[] = [];
   const sink = await startPeer([BUN, "bench/peers/otlp-sink.ts"], {});
@@ -146,7 +162,28 @@ export async function tracingScenario(options: {
   } finally {
     await sink.stop();
   }
-  return { rows, offHookNsPerCall: await offHookCost() };
+  // Between processes the machine's noise often exceeds the cost; in one process, blocks of
+  // commits with the hooks on and off alternate under the same heap, JIT and load.
+  const inProcess: TracingCpuResult[] = [];
+  for (const endpoint of ["0", "1"]) {
+    const child = Bun.spawn({
+      cmd: [BUN, "bench/probe/tracing-cpu.ts", String(options.cpuPairs ?? 20), "1000", endpoint],
+      cwd: REPO,
+      stdout: "pipe",
+      stderr: "inherit",
+    });
+    const out = await new Response(child.stdout).text();
+    if ((await child.exited) === 0) {
+      const result = JSON.parse(out.trim().split("\n").at(-1) ?? "{}") as TracingCpuResult;
+      console.error(
+        `tracing in one process, ${result.endpoint ? "1 endpoint" : "no endpoint"}: CPU/commit ` +
+          `${result.cpuMicrosPerCommit.off} → ${result.cpuMicrosPerCommit.on} µs (${result.added}), main thread ` +
+          `${result.mainThreadMicrosPerCommit.off} → ${result.mainThreadMicrosPerCommit.on} µs (${result.mainThreadAdded})`,
+      );
+      inProcess.push(result);
+    }
+  }
+  return { rows, inProcess, offHookNsPerCall: await offHookCost() };
 }
 
 /** ns per call that NO_TRACING.commit adds around an async function, against calling it straight. */
@@ -203,6 +240,22 @@ export function tracingMarkdown(result: TracingResult): string[] {
         `${row.mainThreadMicrosPerCommit["off (again)"]} | ${row.spansExported} |`,
     );
   }
+  if ((result.inProcess ?? []).length > 0) {
+    lines.push(
+      "",
+      "In one process, blocks of 1,000 commits with the hooks on and off alternated (bench/probe/tracing-cpu.ts; " +
+        "medians of the pairs' ratios):",
+      "",
+      "| endpoint | pairs | CPU µs/commit off | on | added | main thread µs/commit off | on | added |",
+      "|---|---|---|---|---|---|---|---|",
+    );
+    for (const r of result.inProcess ?? []) {
+      lines.push(
+        `| ${r.endpoint ? "1, delivering" : "none"} | ${r.pairs} | ${r.cpuMicrosPerCommit.off} | ${r.cpuMicrosPerCommit.on} | ` +
+          `${r.added} | ${r.mainThreadMicrosPerCommit.off} | ${r.mainThreadMicrosPerCommit.on} | ${r.mainThreadAdded} |`,
+      );
+    }
+  }
   lines.push(
     "",
     `Off, the hooks add ${result.offHookNsPerCall} ns per commit (NO_TRACING.commit around the call ` +
@@ -221,6 +274,7 @@ if (import.meta.main) {
       runs: quick ? 1 : 7,
       connections: [64],
       receiverUrl: `${receiver.url}/hook`,
+      cpuPairs: quick ? 10 : 20,
     });
     console.log(tracingMarkdown(result).join("\n"));
   } finally {

@@ -434,6 +434,15 @@ export class SpanWriter {
     this.pos = pos;
   }
 
+  /** `length` characters of `text` from `start`, known to be plain ASCII with nothing to escape. */
+  asciiAt(text: string, start: number, length: number): void {
+    this.room(length);
+    const bytes = this.bytes;
+    let pos = this.pos;
+    for (let i = start, end = start + length; i < end; i++) bytes[pos++] = text.charCodeAt(i);
+    this.pos = pos;
+  }
+
   /** A JSON string: quotes around the escaped text. */
   text(text: string): void {
     this.room(2);
@@ -478,12 +487,22 @@ export class SpanWriter {
   nanos(epochMillis: number): void {
     this.room(24);
     const micros = Math.round(epochMillis * 1000);
-    const high = Math.floor(micros / 1e8); // ~1.8e7 for years to come
-    const low = micros - high * 1e8;
+    const high = Math.floor(micros / 1e8); // ~1.8e7 for years to come; changes every 100 s
+    let low = (micros - high * 1e8) | 0; // below 1e8: int32 arithmetic from here
+    if (high !== this.#high) {
+      this.#high = high;
+      this.#highDigits = UTF8.encode(String(high));
+    }
     const bytes = this.bytes;
-    bytes[this.pos++] = QUOTE;
-    let pos = writeDigits(bytes, this.pos, high);
-    for (let i = 7, rest = low; i >= 0; i--, rest = Math.floor(rest / 10)) bytes[pos + i] = 48 + (rest % 10);
+    let pos = this.pos;
+    bytes[pos++] = QUOTE;
+    const digits = this.#highDigits;
+    for (let i = 0; i < digits.length; i++) bytes[pos++] = digits[i] as number;
+    for (let i = pos + 7; i >= pos; i--) {
+      const rest = (low / 10) | 0;
+      bytes[i] = 48 + low - rest * 10;
+      low = rest;
+    }
     pos += 8;
     bytes[pos++] = 48;
     bytes[pos++] = 48;
@@ -491,14 +510,20 @@ export class SpanWriter {
     bytes[pos++] = QUOTE;
     this.pos = pos;
   }
+  #high = -1;
+  #highDigits: Uint8Array = EMPTY;
 }
 
 /** Writes a non-negative integer below 1e9 as digits at `pos`; returns the position after them. */
 function writeDigits(bytes: Uint8Array, pos: number, value: number): number {
+  let rest = value | 0; // below 1e9: int32 arithmetic
   let digits = 1;
-  for (let rest = value; rest >= 10; rest = Math.floor(rest / 10)) digits++;
-  for (let i = digits - 1, rest = value; i >= 0; i--, rest = Math.floor(rest / 10))
-    bytes[pos + i] = 48 + (rest % 10);
+  for (let r = rest; r >= 10; r = (r / 10) | 0) digits++;
+  for (let i = pos + digits - 1; i >= pos; i--) {
+    const next = (rest / 10) | 0;
+    bytes[i] = 48 + rest - next * 10;
+    rest = next;
+  }
   return pos + digits;
 }
 

@@ -57,13 +57,16 @@ export function otelTracing(settings: TracingSettings, warn: Warn): Tracing {
   function begin(parent: string | null | undefined): Begun {
     const valid = validTraceparent(parent);
     if (valid === undefined) {
-      const traceId = randomId(32);
-      return new Begun(traceId, randomId(16), undefined, sampled(undefined, traceId));
+      const traceAt = drawId(32);
+      const traceSource = hexPool;
+      const spanAt = drawId(16);
+      const traceId = traceSource.slice(traceAt, traceAt + 32);
+      return new Begun(traceSource, traceAt, -1, hexPool, spanAt, sampled(undefined, traceId));
     }
-    const traceId = valid.slice(3, 35);
     const last = valid.charCodeAt(54); // the flags' low hex digit holds the sampled bit
     const flags = (last <= 57 ? last - 48 : last - 87) & 1;
-    return new Begun(traceId, randomId(16), valid.slice(36, 52), sampled(flags, traceId));
+    const spanAt = drawId(16);
+    return new Begun(valid, 3, 36, hexPool, spanAt, sampled(flags, valid.slice(3, 35)));
   }
 
   /** The server span's traceparent per request, for the commit route (requestTraceparent). */
@@ -105,7 +108,7 @@ export function otelTracing(settings: TracingSettings, warn: Warn): Tracing {
           // Server spans: 4xx is the caller's doing, only 5xx marks the span as failed (semconv).
           // Flags: W3C sampled, and whether the parent is known to be remote (OTLP span flags).
           w.raw(status >= 500 ? END_ERROR : END_UNSET);
-          w.int(span.parentSpanId === undefined ? 0x101 : 0x301);
+          w.int(span.parentAt < 0 ? 0x101 : 0x301);
           w.byte(CLOSE_BRACE);
           w.end();
         }
@@ -236,18 +239,28 @@ export function otelTracing(settings: TracingSettings, warn: Warn): Tracing {
   };
 }
 
-/** A span begun: its ids, its parent's, whether it is sampled, the traceparent naming it, its start. */
+/**
+ * A span begun: where its ids are (offsets into the strings that hold them: the parent's
+ * traceparent, the pool of random hex), whether it is sampled, the traceparent naming it, its start.
+ * Offsets, not id strings: writing an id is then a scan of a flat string.
+ */
 class Begun {
   readonly traceparent: string;
   startMs: number;
 
   constructor(
-    readonly traceId: string,
-    readonly spanId: string,
-    readonly parentSpanId: string | undefined,
+    /** Holds the trace id at `traceAt`, and the parent's span id at `parentAt` (-1: a root span). */
+    readonly idSource: string,
+    readonly traceAt: number,
+    readonly parentAt: number,
+    /** Holds this span's id at `spanAt`. */
+    readonly spanSource: string,
+    readonly spanAt: number,
     readonly sampled: boolean,
   ) {
-    this.traceparent = `00-${traceId}-${spanId}-${sampled ? "01" : "00"}`;
+    this.traceparent = `00-${idSource.slice(traceAt, traceAt + 32)}-${spanSource.slice(spanAt, spanAt + 16)}-${
+      sampled ? "01" : "00"
+    }`;
     this.startMs = sampled ? now() : 0;
   }
 }
@@ -256,21 +269,24 @@ const SERVER_SPAN = Symbol("outboxd.serverSpan");
 type RequestWithSpan = Request & { [SERVER_SPAN]?: string };
 
 /**
- * Random lower-case hex ids from a pool: 4 KiB of crypto.getRandomValues turned into hex at once,
- * handed out 16 or 32 characters at a time (the SDK draws Math.random per byte, per id).
+ * Random lower-case hex ids from a pool: 4 KiB of crypto.getRandomValues turned into hex at once
+ * (the SDK draws Math.random per byte, per id). drawId gives an id's offset in `hexPool` as it is
+ * right after the call.
  */
 const POOL_BYTES = 4096;
 let hexPool = "";
 let hexAt = 0;
-function randomId(chars: 16 | 32): string {
-  if (hexAt + chars > hexPool.length) {
-    hexPool = Buffer.from(crypto.getRandomValues(new Uint8Array(POOL_BYTES))).toString("hex");
-    hexAt = 0;
+function drawId(chars: 16 | 32): number {
+  for (;;) {
+    if (hexAt + chars > hexPool.length) {
+      hexPool = Buffer.from(crypto.getRandomValues(new Uint8Array(POOL_BYTES))).toString("hex");
+      hexAt = 0;
+    }
+    const at = hexAt;
+    hexAt += chars;
+    // An all-zero id is invalid (W3C): one chance in 2^64 at the least, drawn again.
+    if (!hexPool.startsWith(ZEROS[chars], at)) return at;
   }
-  const id = hexPool.slice(hexAt, hexAt + chars);
-  hexAt += chars;
-  // An all-zero id is invalid (W3C); one chance in 2^64 at the least, drawn again.
-  return id === ZEROS[chars] ? randomId(chars) : id;
 }
 const ZEROS = { 16: "0".repeat(16), 32: "0".repeat(32) };
 
@@ -350,12 +366,12 @@ export function samplerFromEnv(env: Record<string, string | undefined>, warn: Wa
 /** The span's ids, up to its name. */
 function writeIds(w: SpanWriter, span: Begun): void {
   w.raw(TRACE_ID);
-  w.ascii(span.traceId);
+  w.asciiAt(span.idSource, span.traceAt, 32);
   w.raw(SPAN_ID);
-  w.ascii(span.spanId);
-  if (span.parentSpanId !== undefined) {
+  w.asciiAt(span.spanSource, span.spanAt, 16);
+  if (span.parentAt >= 0) {
     w.raw(PARENT_SPAN_ID);
-    w.ascii(span.parentSpanId);
+    w.asciiAt(span.idSource, span.parentAt, 16);
   }
   w.raw(NAME);
 }
