@@ -1,6 +1,6 @@
 // The commit: record writes, their events and the events' deliveries, all in the one write
 // transaction the Writer gives this operation (DESIGN §1.1). Any throw rolls back everything
-// this operation wrote, and only that (its savepoint).
+// this operation wrote, and only that (writer.ts: its savepoint, or its group's run again).
 
 import { all, allBatchShared, exec, get, type Op, prefetch, run, type Statement } from "../db/op.ts";
 import {

@@ -2,7 +2,8 @@
 // transaction, at the group's first chain step, and each operation's entry is built on the one
 // before it in memory. Inside BEGIN IMMEDIATE nobody else can append, so the head read there is
 // the head, also with several processes on one database file. An operation rolled back to its
-// savepoint takes its entry with it: the head goes back to what it was before that operation.
+// savepoint takes its entry with it: the head goes back to what it was before that operation
+// (a group rolled back whole runs again on a new GroupChain).
 import type { ChainStep, Link, Op } from "./op.ts";
 
 export interface ChainMark {

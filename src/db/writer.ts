@@ -1,8 +1,9 @@
 // The single writer. SQLite has one writer at a time anyway; queueing every write here instead
 // of letting handlers open transactions gives group commit: the operations waiting in the
-// queue share one transaction and one fsync, each inside its own savepoint so that one
-// operation's failure rolls back only its own work. A caller's promise settles only after
-// the COMMIT that made its work durable (or failed).
+// queue share one transaction and one fsync, and one operation's failure undoes only its own
+// work (batchOp says how: one savepoint per group when the operations can be made anew, else
+// one each). A caller's promise settles only after the COMMIT that made its work durable (or
+// failed).
 import type { Driver } from "./driver.ts";
 import { GroupChain } from "./group-chain.ts";
 import { type Op, type Outcome, run, type Statement, writesTable } from "./op.ts";

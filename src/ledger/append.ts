@@ -1,5 +1,4 @@
-// The ledger's part of a commit (DESIGN §13), inside the commit's write transaction and
-// savepoint. A record's current version lives in its records row (commit id and data digest
+// The ledger's part of a commit (DESIGN §13), inside the commit's write transaction. A record's current version lives in its records row (commit id and data digest
 // beside the data); before a commit replaces it, `supersede` moves it into record_versions, so
 // creating a record costs the ledger no row and changing one costs one. The commit operation
 // calls `appendCommit` as its last step: the commit row with the next seq and its hash. That row
