@@ -74,6 +74,11 @@ export interface CommitInput {
   conflictStatus: 409 | 412;
   /** The most deliveries this commit may create (OUTBOXD_MAX_DELIVERIES_PER_COMMIT). */
   maxDeliveries: number;
+  /**
+   * false: the reads need not be announced (op.ts `prefetch`), as on a local file, where the
+   * writer ignores the announcement: the list is not even built.
+   */
+  announceReads?: boolean;
   now: number;
 }
 
@@ -176,7 +181,7 @@ export function* idempotentReplay(
 
 export function* commitOp(input: CommitInput): Op<CommitOutcome> {
   const { now } = input;
-  yield* prefetch(commitReads(input));
+  if (input.announceReads !== false) yield* prefetch(commitReads(input));
   if (input.idempotency) {
     const replay = yield* idempotentReplay(input.by.tokenId, input.idempotency, now);
     if (replay) return replay;
