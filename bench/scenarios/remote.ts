@@ -142,7 +142,9 @@ export async function remoteCommitScenario(options: {
   connections: number;
   /** false: each process runs its requests itself through @libsql/client on the file (session 3's simulation). */
   server?: boolean;
-  /** Writes a CPU profile of each `serve` (bun --cpu-prof-md) into this folder. */
+  /** Unmeasured load first (JIT), 3 s unless given. */
+  warmUpSeconds?: number;
+  /** Writes a CPU profile of each `serve` (bun --cpu-prof) into this folder. */
   profileDir?: string;
 }): Promise<RemoteCommitRow> {
   const dir = tempDir("outboxd-bench-remote-");
@@ -173,9 +175,10 @@ export async function remoteCommitScenario(options: {
           }),
         ),
       );
-    // A first second of the same load, not measured: each process compiles its hot code (JIT)
-    // then, which would otherwise weigh on the CPU per commit of a short run.
-    await loadAll(1);
+    // First the same load, not measured: each process compiles its hot code (JIT) then. JSC's
+    // compiler threads still took half of two serves' CPU 5-8 s after their start (one second of
+    // warm-up), which weighs on short runs, twice with two processes.
+    await loadAll(options.warmUpSeconds ?? 3);
     // The counts are written every 250 ms: wait for a fresh file before and after the load.
     await Bun.sleep(600);
     const before = stats.map(readNetwork);
@@ -351,7 +354,7 @@ export function remoteReport(r: RemoteResults): string[] {
   const lines = [
     "## 7. Remote database (libSQL server / Turso), simulated 2 ms round trip",
     "",
-    "A simulation, not a network: every request the @libsql/client driver makes is delayed 2 ms and counted (test/helpers/network.ts), then run by a simulated libSQL server, one process on the database file for every outboxd process (test/helpers/sim-server.ts: writers queued, FULL durability), on this machine's cores too. One second of unmeasured load first (JIT).",
+    "A simulation, not a network: every request the @libsql/client driver makes is delayed 2 ms and counted (test/helpers/network.ts), then run by a simulated libSQL server, one process on the database file for every outboxd process (test/helpers/sim-server.ts: writers queued, FULL durability), on this machine's cores too. Three seconds of unmeasured load first (JIT).",
     "",
     "| serve processes | connections | commits/s | p50 ms | p99 ms | round trips per group commit | commits per group | groups locked % | write batches failed % | serve CPU µs/commit | server CPU µs/commit | errors | outboxd verify |",
     "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
