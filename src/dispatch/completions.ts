@@ -23,10 +23,11 @@ export interface CompletionQueueDeps<T> {
   /** After a batch was written: each item and whether it was recorded. */
   written(items: PendingCompletion<T>[], recorded: boolean[]): void;
   /**
-   * Whether outcomes may wait to be written with more (the dispatcher has sends lined up, so
-   * nothing waits for these rows' successors to be promoted). Absent: never.
+   * Whether outcomes at these endpoints may wait to be written with more: each of them has sends
+   * lined up, so the successors these rows would promote would wait behind those anyway. Absent:
+   * never.
    */
-  hold?(): boolean;
+  hold?(endpointIds: ReadonlySet<string>): boolean;
   logger: Logger;
   clock(): number;
 }
@@ -35,7 +36,7 @@ export interface CompletionQueueDeps<T> {
 const MAX_BATCH = 512;
 const RETRY_PAUSE_MS = 200;
 /**
- * While the dispatcher has sends lined up (`hold`), outcomes wait until this many are queued, or
+ * While the dispatcher has sends lined up at their endpoints (`hold`), outcomes wait until this many are queued, or
  * the first of them has waited HOLD_MS: a batch's statements and its transaction cost about the
  * same for 8 rows as for 64, so larger batches cut the SQL time per delivery (docs/benchmarks.md,
  * issue 12 session 4). Slots are not held: a send's slot is free at the answer.
@@ -65,7 +66,7 @@ export class CompletionQueue<T> {
   /** Writes what is queued now, unless it may wait for more (`hold`): then at the latest in HOLD_MS. */
   nudge(): void {
     if (this.#flushing || this.#queue.length === 0) return;
-    if (this.#queue.length < HOLD_BATCH && this.#deps.hold?.()) {
+    if (this.#holding()) {
       this.#timer ??= setTimeout(() => {
         this.#timer = null;
         this.#flushing ??= this.#flush();
@@ -87,12 +88,21 @@ export class CompletionQueue<T> {
     while (this.#flushing) await this.#flushing;
   }
 
+  /** Whether what is queued may wait for more (see CompletionQueueDeps.hold). */
+  #holding(): boolean {
+    const hold = this.#deps.hold;
+    if (!hold || this.#queue.length >= HOLD_BATCH) return false;
+    const endpoints = new Set<string>();
+    for (const item of this.#queue) endpoints.add(item.record.endpointId);
+    return hold(endpoints);
+  }
+
   async #flush(): Promise<void> {
     let first = true;
     try {
       while (this.#queue.length > 0) {
         // What came in during the last write may wait for more, like any other (nudge).
-        if (!first && this.#queue.length < HOLD_BATCH && this.#deps.hold?.()) break;
+        if (!first && this.#holding()) break;
         first = false;
         const batch = this.#queue.splice(0, MAX_BATCH);
         let recorded: boolean[];

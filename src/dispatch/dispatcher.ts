@@ -94,7 +94,8 @@ interface Claim {
 const PRUNE_EVERY_MS = 3_600_000;
 /**
  * Outcomes are held for a larger batch (completions.ts HOLD_BATCH, HOLD_MS) while at least this
- * many claimed sends wait to start: the endpoint limit's worth, so slots stay busy meanwhile.
+ * many claimed sends wait to start at each of their endpoints: the default endpoint limit's worth,
+ * so its slots stay busy meanwhile.
  */
 const HOLD_READY = 8;
 
@@ -140,8 +141,12 @@ export class Dispatcher extends EventEmitter {
         return recorded;
       },
       written: (items, recorded) => this.#written(items, recorded),
-      // Sends lined up: nothing waits for the successors these outcomes would promote.
-      hold: () => this.#slots.ready >= HOLD_READY,
+      // Sends lined up at each of their endpoints: a successor these outcomes would promote would
+      // wait behind those anyway. An endpoint with none lined up never waits for another's batch.
+      hold: (endpointIds) => {
+        for (const id of endpointIds) if (this.#slots.readyAt(id) < HOLD_READY) return false;
+        return true;
+      },
       logger: deps.logger,
       clock: deps.clock,
     });
@@ -351,8 +356,8 @@ export class Dispatcher extends EventEmitter {
         .finally(() => this.#sends.delete(send));
       this.#sends.add(send);
     }
-    // Few sends lined up now: held outcomes are written, so their successors are promoted.
-    if (this.#slots.ready < HOLD_READY) this.#completions.nudge();
+    // Fewer sends lined up now: held outcomes may have to be written, so their successors are promoted.
+    if (this.#completions.size > 0) this.#completions.nudge();
   }
 
   async #deliver(delivery: ClaimedDelivery, { owner, context, leaseUntil }: Claim): Promise<void> {

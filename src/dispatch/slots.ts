@@ -89,6 +89,11 @@ export class Slots {
     return this.#endpoints.get(endpointId)?.limit ?? this.#limits.endpointConcurrency;
   }
 
+  /** Claimed for this endpoint, not yet started. */
+  readyAt(endpointId: string): number {
+    return this.#endpoints.get(endpointId)?.ready.length ?? 0;
+  }
+
   inFlightAt(endpointId: string): number {
     return this.#endpoints.get(endpointId)?.inFlight ?? 0;
   }

@@ -7,13 +7,13 @@ import type { Logger } from "../../src/ops/log.ts";
 
 const quiet: Logger = { log() {}, enabled: () => false };
 
-function item(n: number): PendingCompletion<number> {
+function item(n: number, endpointId = "e"): PendingCompletion<number> {
   const completion: Completion = { kind: "delivered", at: 0, latencyMs: 1 };
   return {
     record: {
       deliveryId: `d${n}`,
       owner: "o",
-      endpointId: "e",
+      endpointId,
       aggregate: "a",
       startedAt: 0,
       durationMs: 1,
@@ -27,7 +27,7 @@ function item(n: number): PendingCompletion<number> {
   };
 }
 
-function queue(hold: () => boolean) {
+function queue(hold: (endpointIds: ReadonlySet<string>) => boolean) {
   const batches: number[][] = [];
   const written: number[] = [];
   const q = new CompletionQueue<number>({
@@ -74,6 +74,17 @@ describe("completion queue", () => {
     await until("every outcome", () => written.length === HOLD_BATCH + 3);
     expect(batches[0]?.length).toBe(HOLD_BATCH);
     expect(written).toEqual(Array.from({ length: HOLD_BATCH + 3 }, (_, n) => n));
+  });
+
+  test("an outcome at an endpoint with nothing lined up is written at once, with those held for another", async () => {
+    // Only endpoint "busy" has sends lined up.
+    const { q, batches, written } = queue((endpoints) => [...endpoints].every((id) => id === "busy"));
+    q.push(item(1, "busy"));
+    q.push(item(2, "busy"));
+    expect(batches).toEqual([]);
+    q.push(item(3, "idle"));
+    await until("the outcomes", () => written.length === 3);
+    expect(batches).toEqual([[1, 2, 3]]);
   });
 
   test("nudge writes held outcomes once no sends are lined up; idle() writes them too", async () => {
