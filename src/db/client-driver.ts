@@ -46,17 +46,20 @@ export async function openClientDriver(target: ClientDriverTarget, options: Driv
     writer = await open();
   };
 
-  const transaction = async <T>(op: Op<T>): Promise<T> => {
-    // transaction("write") is what issues BEGIN IMMEDIATE (drizzle's session would ignore the mode).
-    let tx: Transaction;
+  // transaction("write") is what issues BEGIN IMMEDIATE (drizzle's session would ignore the mode).
+  const beginWrite = async (): Promise<Transaction> => {
     try {
-      tx = await writer.transaction("write");
+      return await writer.transaction("write");
     } catch (error) {
       // A BEGIN that failed (SQLITE_BUSY) leaves @libsql/client's local connection unable to
       // commit ever after ("SQL statements in progress"): start over on a fresh connection.
       if (local) await reconnect();
       throw error;
     }
+  };
+
+  const transaction = async <T>(op: Op<T>): Promise<T> => {
+    const tx = await beginWrite();
     try {
       const value = await runOp(op, executor(tx));
       await tx.commit();
@@ -73,13 +76,7 @@ export async function openClientDriver(target: ClientDriverTarget, options: Driv
     // (groups overlap, remote-writer.ts).
     batch: (statements, mode) => (mode === "read" ? reader : writer).batch(statements, mode),
     async lockedBatch(first, build) {
-      let tx: Transaction;
-      try {
-        tx = await writer.transaction("write");
-      } catch (error) {
-        if (local) await reconnect();
-        throw error;
-      }
+      const tx = await beginWrite();
       try {
         const answer = await tx.execute(first).catch((error: unknown) => {
           // Not a statement of the batch (see GroupConnection.lockedBatch).
