@@ -152,16 +152,17 @@ function settle(batch: Queued[], outcomes: Outcome[]): void {
 function* batchOp(batch: Queued[]): Op<Outcome[]> {
   if (batch.length > 1 && batch.every((item) => item.again !== undefined)) {
     yield* run("SAVEPOINT batch");
-    const first = yield* runOperations(
+    const { outcomes: first, stopped } = yield* runOperations(
       batch.map((item) => item.op),
       false,
     );
-    if (first.length === batch.length) return first;
+    // Not "every operation has an outcome": the last one may be the one that failed after writing.
+    if (!stopped) return first;
     // The last outcome is the failure of an operation that had written: undo the batch and run
     // it again. Operations that failed are answered as they were (those before it wrote nothing).
     const failed = first.length - 1;
     yield* run("ROLLBACK TO batch");
-    return yield* runOperations(
+    const again = yield* runOperations(
       batch.map((item, i) => {
         const outcome = first[i];
         if (outcome && !outcome.ok) return outcome;
@@ -169,11 +170,13 @@ function* batchOp(batch: Queued[]): Op<Outcome[]> {
       }),
       true,
     );
+    return again.outcomes;
   }
-  return yield* runOperations(
+  const { outcomes } = yield* runOperations(
     batch.map((item) => item.op),
     true,
   );
+  return outcomes;
 }
 
 /** A statement that may change the database (anything but a plain SELECT). */
@@ -187,7 +190,10 @@ function writes(statement: Statement): boolean {
  * it wrote (its outcome last), for the caller to undo the batch. An outcome in place of an
  * operation is one already answered.
  */
-function* runOperations(ops: (Op<unknown> | Outcome)[], savepoints: boolean): Op<Outcome[]> {
+function* runOperations(
+  ops: (Op<unknown> | Outcome)[],
+  savepoints: boolean,
+): Op<{ outcomes: Outcome[]; stopped: boolean }> {
   const outcomes: Outcome[] = [];
   const shared = new SharedReads();
   const chain = new GroupChain();
@@ -241,14 +247,14 @@ function* runOperations(ops: (Op<unknown> | Outcome)[], savepoints: boolean): Op
       outcomes.push({ ok: true, value: step.value });
     } catch (error) {
       outcomes.push({ ok: false, error });
-      if (!savepoints && wrote) return outcomes;
+      if (!savepoints && wrote) return { outcomes, stopped: true };
       if (savepoint) yield* run("ROLLBACK TO op");
       chain.restore(chainMark);
       // A shared answer read after this operation's own (now undone) writes would be wrong.
       if (wrote) shared.clear();
     }
   }
-  return outcomes;
+  return { outcomes, stopped: false };
 }
 
 /** The batchShared answers of one batch, each dropped when a statement writes its table. */

@@ -222,6 +222,26 @@ describe.each(["engine", "client"] as DriverName[])("%s driver", (driver) => {
       }
     });
 
+    test("group commit of operations that can be made anew: the last of the batch failing after its writes leaves nothing behind", async () => {
+      const db = await open();
+      await createScratch(db);
+      const op = (k: string, fail: boolean) =>
+        function* () {
+          yield* insert(k);
+          if (fail) throw new Error(`op ${k} failed`);
+          return k;
+        };
+      // The batch's every operation has an outcome here, the failing one's last: still undone.
+      const results = await Promise.allSettled([
+        db.writer.write(op("a", false)),
+        db.writer.write(op("b", false)),
+        db.writer.write(op("z", true)),
+      ]);
+      expect(results.map((r) => r.status)).toEqual(["fulfilled", "fulfilled", "rejected"]);
+      const keys = observer().prepare("SELECT k FROM scratch ORDER BY k").all() as { k: string }[];
+      expect(keys.map((r) => r.k)).toEqual(["a", "b"]);
+    });
+
     test("a write's promise settles only after its COMMIT is visible to other connections", async () => {
       const db = await open();
       await createScratch(db);
