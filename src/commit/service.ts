@@ -108,8 +108,8 @@ export class CommitService {
       conflictStatus: request.conflictStatus ?? 409,
     });
     if (request.eventIdOwner !== undefined) input.eventIdOwner = request.eventIdOwner;
-    // Only the remote write path reads the announcement (remote-writer.ts).
-    if (db.driver.name === "engine") input.announceReads = false;
+    // Only a driver that writes groups itself reads the announcement (remote-writer.ts).
+    if (!db.driver.writeGroup) input.announceReads = false;
     const deprecatedAt = this.#deps.catalog?.check(request.body.events ?? [], "/events") ?? null;
     const guard = idempotency ? `${request.by.tokenId}\u0000${idempotency.key}` : undefined;
     if (guard !== undefined) {
