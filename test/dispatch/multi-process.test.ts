@@ -167,8 +167,10 @@ describe("three dispatcher processes on one database file", () => {
     expectOrdered(world, AGGREGATES, PER_AGGREGATE);
     // Leases are 60 s: nothing was claimed twice, so nothing may arrive twice.
     expect(world.ledger.duplicates()).toEqual([]);
-    // All three processes took part.
-    expect(holders.size).toBe(3);
+    // Several processes took part (the work was shared, not done by one). Not "all three": the
+    // sampler sees leases every 5 ms, and on a quiet machine two can drain 3,000 deliveries
+    // before a lease of the third is caught (seen in a clean-clone CI run).
+    expect(holders.size).toBeGreaterThanOrEqual(2);
 
     // They shut down cleanly on SIGTERM.
     for (const child of world.children) child.kill("SIGTERM");
