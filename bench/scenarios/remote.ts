@@ -1,9 +1,11 @@
-// Scenario: outboxd on a remote libSQL database (issue 15), through a SIMULATED network. No
-// libSQL server can be installed on the development and CI hosts, so `serve` and `dispatch` run
-// the @libsql/client driver on a local database file with test/helpers/network.ts in between:
-// every Hrana-over-HTTP request it would send waits a fixed round trip (2 ms) first, and is
-// counted. The figures are the remote write path's cost in round trips; a real network adds
-// bandwidth and the server's own work, which this does not model.
+// Scenario: outboxd on a remote libSQL database (issue 15), through a SIMULATED network and
+// server. No libSQL server can be installed on the development and CI hosts, so `serve` and
+// `dispatch` talk Hrana over HTTP with @libsql/client's own HTTP client to a simulated libSQL
+// server (test/helpers/sim-server.ts: one process on the database file for every outboxd process,
+// real SQLite, FULL durability), and test/helpers/network.ts delays every request a fixed round
+// trip (2 ms) first and counts it. A real network adds bandwidth and TLS, which this does not
+// model; the server's CPU is reported apart from outboxd's, since on a real deployment it runs on
+// another machine while here it shares this one's cores.
 //  - commits/s at 64 connections with one `serve` process, and with two sharing the database
 //    (32 connections each), with the round trips each group commit cost;
 //  - deliveries/s of a backlog drained by one `dispatch` process over the same network, with
@@ -97,12 +99,13 @@ function networkEnv(
     OUTBOXD_DRIVER: "client",
     OUTBOXD_SIMULATED_RTT_MS: String(roundTripMs),
     OUTBOXD_SIMULATED_NETWORK_STATS: statsFile,
-    ...(server ? { OUTBOXD_SIMULATED_SERVER: server.socket } : {}),
+    ...(server ? { OUTBOXD_DATABASE_URL: server.url } : {}),
   };
 }
 
 interface SimServer {
-  socket: string;
+  /** Where it answers Hrana over HTTP. */
+  url: string;
   pid: number;
   stop(): Promise<void>;
 }
@@ -112,9 +115,8 @@ interface SimServer {
  * of a run, on the database file of `dir`: as a real server would be, on another machine.
  */
 async function startSimServer(dir: string): Promise<SimServer> {
-  const socket = join(dir, "sim-server.sock");
   const proc = spawn({
-    cmd: [BUN, "test/helpers/sim-server.ts", join(dir, "outboxd.db"), socket],
+    cmd: [BUN, "test/helpers/sim-server.ts", join(dir, "outboxd.db")],
     cwd: REPO,
     stdin: "ignore",
     stdout: "pipe",
@@ -122,11 +124,11 @@ async function startSimServer(dir: string): Promise<SimServer> {
   });
   const reader = proc.stdout.getReader();
   const { value } = await reader.read();
-  if (!new TextDecoder().decode(value).includes("ready"))
-    throw new Error("the simulated server did not start");
+  const url = /^ready (\S+)/.exec(new TextDecoder().decode(value))?.[1];
+  if (!url) throw new Error("the simulated server did not start");
   reader.releaseLock();
   return {
-    socket,
+    url,
     pid: proc.pid,
     async stop() {
       proc.kill("SIGTERM");
@@ -153,7 +155,9 @@ export async function remoteCommitScenario(options: {
   const serves: Running[] = [];
   // One after the other: the first applies the migrations.
   for (const file of stats) {
-    const profile = options.profileDir ? ["--cpu-prof", `--cpu-prof-dir=${options.profileDir}`] : [];
+    const profile = options.profileDir
+      ? ["--cpu-prof", "--cpu-prof-md", `--cpu-prof-dir=${options.profileDir}`]
+      : [];
     serves.push(
       await startOutboxd(networkEnv(options.roundTripMs, file, server), "serve", dir, [
         ...profile,
@@ -354,7 +358,7 @@ export function remoteReport(r: RemoteResults): string[] {
   const lines = [
     "## 7. Remote database (libSQL server / Turso), simulated 2 ms round trip",
     "",
-    "A simulation, not a network: every request the @libsql/client driver makes is delayed 2 ms and counted (test/helpers/network.ts), then run by a simulated libSQL server, one process on the database file for every outboxd process (test/helpers/sim-server.ts: writers queued, FULL durability), on this machine's cores too. Three seconds of unmeasured load first (JIT).",
+    "A simulation, not a network: every request @libsql/client's HTTP client makes is delayed 2 ms and counted (test/helpers/network.ts), then answered in Hrana over HTTP by a simulated libSQL server, one process on the database file for every outboxd process (test/helpers/sim-server.ts: real SQLite, writers queued, FULL durability), on this machine's cores too: its CPU is reported apart (on a real deployment it is another machine's). Three seconds of unmeasured load first (JIT).",
     "",
     "| serve processes | connections | commits/s | p50 ms | p99 ms | round trips per group commit | commits per group | groups locked % | write batches failed % | serve CPU µs/commit | server CPU µs/commit | errors | outboxd verify |",
     "|---|---|---|---|---|---|---|---|---|---|---|---|---|",

@@ -24,15 +24,16 @@ export interface ClientDriverTarget {
 
 export async function openClientDriver(target: ClientDriverTarget, options: DriverOptions): Promise<Driver> {
   const local = target.url.startsWith("file:");
-  // One connection each: a PRAGMA applies to the connection it ran on, and the client's pool
-  // would otherwise open fresh connections without them.
   const open = async () => {
     const created = createClient({
       url: target.url,
       authToken: target.authToken,
-      concurrency: 1,
       intMode: "number",
-      ...(local ? { timeout: options.busyTimeoutMs } : {}),
+      // A local file: one connection each, since a PRAGMA applies to the connection it ran on and
+      // the client's pool would otherwise open fresh connections without them. A server: the
+      // client's default of 20 requests at once (with 1, every read of the process, the
+      // dispatcher's and the pages' included, would wait a round trip behind the one before).
+      ...(local ? { concurrency: 1, timeout: options.busyTimeoutMs } : {}),
     });
     const client = clientSeam.wrap ? clientSeam.wrap(created) : created;
     if (local) for (const pragma of localPragmas(options)) await client.execute(pragma);

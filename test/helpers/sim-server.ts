@@ -1,116 +1,135 @@
 // A SIMULATED libSQL server for benchmarks (tests and benchmarks only): one process that owns a
-// local database file and runs the requests of every outboxd process pointed at it, as a libSQL
-// server (sqld) or Turso would on another machine. No libSQL server can be installed on the
-// development and CI hosts; this stands in for one. network.ts sends it the requests the client
-// driver makes (each after the simulated round trip), as JSON over a Unix socket:
-//   - execute: one statement in autocommit (a read on the read connection; anything else on
-//     the write connection, in turn with the writers below);
-//   - batch: the statements as one transaction, "read" (one snapshot) or "write" (BEGIN
-//     IMMEDIATE … COMMIT, rolled back at the first failing statement, whose index is answered);
-//   - tx: one request of an interactive transaction (a stream): BEGIN rides with its first
-//     statement, and the stream holds the write lock until its commit or rollback.
-// Writers take turns in a queue (as sqld does), not through SQLite's busy handler: a batch or a
-// stream waits its turn without sleeping, and runs as soon as the one before it ends. Reads run
-// on a thread of their own (sim-server-reader.ts), so they never wait behind a write batch.
+// local database file and answers Hrana over HTTP for every outboxd process pointed at it
+// (OUTBOXD_DATABASE_URL=http://127.0.0.1:<port>), as a libSQL server (sqld) or Turso would on
+// another machine. No libSQL server can be installed on the development and CI hosts; this stands
+// in for one, so that outboxd's side is the real one: @libsql/client's own HTTP client, its
+// requests, JSON encoding and result decoding (network.ts only adds the round trip's delay and
+// counts the requests).
 //
-// The SQLite work is the same as the @libsql/client driver's on a local file: the same
-// statements, transactions and PRAGMAs on the same file. Durability is the server's, as on a real
-// one: FULL by default (a client's `PRAGMA synchronous` is answered and ignored), done as the
-// engine driver does it (src/db/wal-sync.ts): the WAL is synced off the event loop after COMMIT
-// and a commit is answered once it is on disk, while reads and the next batches run meanwhile,
-// as on a server whose fsync does not stop its other connections. (So a read may see a commit
-// whose sync is still running: unlike outboxd's own engine driver, this does not hold such
-// reads back; nothing measured here depends on it, and the tests do not use this server.)
-// Statements are prepared once per connection and kept, as a server keeps them; the answers
-// travel as JSON (columns and rows as arrays).
+// What it serves, as sqld does:
+//   - Hrana 2 over HTTP with JSON: `POST /v2/pipeline` with a baton and requests (`execute`,
+//     `batch` with conditions on earlier steps, `store_sql`/`close_sql`, `close`,
+//     `get_autocommit`). `/v3-protobuf` and `/v3` answer 404, so the client uses version 2 (it
+//     would take version 3 with protobuf from a current sqld or Turso: its encoding differs);
+//   - a stream (baton) per client stream; a stream that begins a write transaction holds the
+//     write lock across its requests until the transaction ends or the stream closes; writers
+//     take turns in a queue, without sleeping, as sqld does (no SQLite busy handler involved);
+//   - every statement really runs on SQLite (the same PRAGMAs as outboxd's local files), each
+//     prepared once per connection and kept, as a server keeps them;
+//   - requests that only read (and read-only transactions sent in one request) run on a thread of
+//     their own with its own connection (sim-server-reader.ts), beside the writes;
+//   - durability is the server's: FULL unless told NORMAL (a client's `PRAGMA synchronous` is
+//     answered and ignored), done as the engine driver does it (src/db/wal-sync.ts): the WAL is
+//     synced off the event loop after COMMIT, and the answer to a request that committed leaves
+//     once it is on disk, while other requests run meanwhile.
+// What it does not: the network itself (network.ts delays each request 2 ms in the client; the
+// unawaited `close` of an interactive transaction is not delayed), TLS, authentication, Hrana 3
+// (cursors, protobuf), `sequence` and `describe`. A read may see a commit whose sync is still
+// running (outboxd's own engine driver holds such reads back; nothing measured here depends on it).
+// Integer arguments arrive as floats (@libsql/client sends JS numbers so) and are bound as numbers.
 //
-//   bun test/helpers/sim-server.ts <database file> <socket path> [FULL|NORMAL]
-// prints "ready" on stdout once it accepts requests; SIGTERM ends it.
-import { unlinkSync } from "node:fs";
+//   bun test/helpers/sim-server.ts <database file> [FULL|NORMAL]
+// prints `ready http://127.0.0.1:<port>` on stdout once it accepts requests; SIGTERM ends it.
 import Database from "libsql";
 import { WalSync } from "../../src/db/wal-sync.ts";
 
 type Connection = Database.Database;
 type Prepared = Database.Statement<unknown[]>;
-type Args = Record<string, unknown> | unknown[];
 
-export interface WireStatement {
-  sql: string;
-  args?: Args;
+/** Hrana's values on the wire (JSON). */
+export type HValue =
+  | { type: "null" }
+  | { type: "integer"; value: string }
+  | { type: "float"; value: number }
+  | { type: "text"; value: string }
+  | { type: "blob"; base64: string };
+
+export interface HStmt {
+  sql?: string;
+  sql_id?: number;
+  args?: HValue[];
+  named_args?: { name: string; value: HValue }[];
+  want_rows?: boolean;
 }
 
-/** A result set on the wire: rows as arrays, blobs as `{ $blob: base64 }`. */
-export interface WireResult {
-  columns: string[];
-  rows: unknown[][];
-  rowsAffected: number;
-  lastInsertRowid: number | null;
-}
+export type HCond =
+  | { type: "ok" | "error"; step: number }
+  | { type: "not"; cond: HCond }
+  | { type: "and" | "or"; conds: HCond[] }
+  | { type: "is_autocommit" };
 
-export interface WireError {
+export type HRequest =
+  | { type: "execute"; stmt: HStmt }
+  | { type: "batch"; batch: { steps: { condition?: HCond | null; stmt: HStmt }[] } }
+  | { type: "store_sql"; sql_id: number; sql: string }
+  | { type: "close_sql"; sql_id: number }
+  | { type: "get_autocommit" }
+  | { type: "close" };
+
+export interface HError {
   message: string;
   code: string;
-  extendedCode?: string;
-  rawCode?: number;
-  /** The failing statement of a batch. */
-  index?: number;
 }
 
-export type WireRequest =
-  | { op: "execute"; stmt: WireStatement }
-  | { op: "batch"; mode: "read" | "write" | "deferred"; stmts: WireStatement[] }
-  | {
-      op: "tx";
-      stream: string;
-      /** The statements of this request (one execute, or a batch of them). */
-      stmts?: WireStatement[];
-      batch?: boolean;
-      end?: "commit" | "rollback";
-    };
+export interface HStmtResult {
+  cols: { name: string; decltype: string | null }[];
+  rows: HValue[][];
+  affected_row_count: number;
+  last_insert_rowid: string | null;
+}
 
-export type WireResponse =
-  | { ok: true; results: WireResult[]; inTransaction?: boolean; serverMs: number }
-  | { ok: false; error: WireError; inTransaction?: boolean; serverMs: number };
+export type HResult = { type: "ok"; response: Record<string, unknown> } | { type: "error"; error: HError };
+
+/** A stream's statements with their SQL resolved (sql_id replaced by the stored text). */
+export type Resolved = Exclude<HRequest, { type: "store_sql" | "close_sql" | "close" }>;
 
 /** A stream that holds the write lock and hears nothing for this long is rolled back (sqld: baton expiry). */
 const STREAM_IDLE_MS = 10_000;
 
 export class Connections {
-  readonly read: Connection;
-  readonly write: Connection;
-  readonly #prepared = new Map<
-    Connection,
-    Map<string, { stmt: Prepared; reader: boolean; columns: string[] }>
-  >();
+  /** Statements prepared once and kept, by SQL text. */
+  readonly #prepared = new Map<string, { stmt: Prepared; reader: boolean; cols: HStmtResult["cols"] }>();
+  readonly db: Connection;
+  /** Statements run that may write (not readers): tells a request that wrote from one that did not. */
+  writes = 0;
 
   constructor(path: string) {
-    this.write = open(path);
-    this.read = open(path);
+    this.db = new Database(path, { timeout: 5000 });
+    for (const pragma of [
+      "PRAGMA journal_mode = WAL",
+      "PRAGMA foreign_keys = OFF",
+      "PRAGMA temp_store = MEMORY",
+      "PRAGMA cache_size = -32768",
+      "PRAGMA wal_autocheckpoint = 10000",
+    ])
+      this.db.exec(pragma);
   }
 
-  prepare(db: Connection, sql: string): { stmt: Prepared; reader: boolean; columns: string[] } {
-    let cache = this.#prepared.get(db);
-    if (!cache) {
-      cache = new Map();
-      this.#prepared.set(db, cache);
-    }
-    let entry = cache.get(sql);
+  prepare(sql: string): { stmt: Prepared; reader: boolean; cols: HStmtResult["cols"] } {
+    let entry = this.#prepared.get(sql);
     if (!entry) {
-      const stmt = db.prepare(sql);
+      const stmt = this.db.prepare(sql);
       const reader = stmt.reader;
-      if (reader) stmt.raw(true);
-      entry = { stmt, reader, columns: reader ? stmt.columns().map((c) => c.name) : [] };
+      if (reader) {
+        stmt.raw(true);
+        // Integers as bigint: answered as Hrana integers, reals as floats.
+        stmt.safeIntegers(true);
+      }
+      const cols = reader ? stmt.columns().map((c) => ({ name: c.name, decltype: c.type ?? null })) : [];
+      entry = { stmt, reader, cols };
       // PRAGMAs change settings: prepare them anew each time.
-      if (!/^\s*PRAGMA\b/i.test(sql)) cache.set(sql, entry);
+      if (!/^\s*PRAGMA\b/i.test(sql)) this.#prepared.set(sql, entry);
     }
     return entry;
   }
 
-  /** Whether a statement only reads (it may then run on the read connection, outside the queue). */
-  isRead(sql: string): boolean {
+  /** Whether a statement only reads or only delimits a read transaction (the reader may run it). */
+  readsOnly(sql: string): boolean {
+    if (/^\s*(BEGIN\s+(TRANSACTION\s+)?(READONLY|DEFERRED)|BEGIN|COMMIT|END|ROLLBACK)\s*;?\s*$/i.test(sql))
+      return true;
     if (!/^\s*SELECT\b/i.test(sql)) return false;
     try {
-      return this.prepare(this.read, sql).reader;
+      return this.prepare(sql).reader;
     } catch {
       // (no such table yet, say): the write path runs it and answers the error
       return false;
@@ -118,105 +137,135 @@ export class Connections {
   }
 }
 
-function open(path: string): Connection {
-  const db = new Database(path, { timeout: 5000 });
-  db.exec("PRAGMA journal_mode = WAL");
-  db.exec("PRAGMA foreign_keys = OFF");
-  db.exec("PRAGMA temp_store = MEMORY");
-  db.exec("PRAGMA cache_size = -32768");
-  return db;
-}
-
-/**
- * Read requests on the read connection: one statement, or a batch in one snapshot. Run on the
- * server's reader thread (sim-server-reader.ts), so that reads never wait behind a write batch
- * running on the main thread, as on a libSQL server, which reads on other connections meanwhile.
- */
-export function runReads(connections: Connections, stmts: WireStatement[], snapshot: boolean): WireResponse {
-  const db = connections.read;
-  const started = performance.now();
-  try {
-    if (snapshot) db.exec("BEGIN");
-    const results: WireResult[] = [];
-    for (let i = 0; i < stmts.length; i++) {
+/** Runs one stream request's worth of requests on a connection (the main thread's or the reader's). */
+export function runRequests(connections: Connections, requests: Resolved[]): HResult[] {
+  return requests.map((request) => {
+    if (request.type === "get_autocommit")
+      return {
+        type: "ok",
+        response: { type: "get_autocommit", is_autocommit: !connections.db.inTransaction },
+      };
+    if (request.type === "execute") {
       try {
-        results.push(run(connections, db, stmts[i] as WireStatement));
+        return { type: "ok", response: { type: "execute", result: runStmt(connections, request.stmt) } };
       } catch (error) {
-        return {
-          ok: false,
-          error: wireError(error, snapshot ? i : undefined),
-          serverMs: performance.now() - started,
-        };
+        return { type: "error", error: hranaError(error) };
       }
     }
-    if (snapshot) db.exec("COMMIT");
-    return { ok: true, results, serverMs: performance.now() - started };
-  } catch (error) {
-    return { ok: false, error: wireError(error), serverMs: performance.now() - started };
-  } finally {
-    if (db.inTransaction) db.exec("ROLLBACK");
+    const results: (HStmtResult | null)[] = [];
+    const errors: (HError | null)[] = [];
+    for (const step of request.batch.steps) {
+      if (step.condition && !holds(step.condition, results, errors, connections.db)) {
+        results.push(null);
+        errors.push(null);
+        continue;
+      }
+      try {
+        results.push(runStmt(connections, step.stmt));
+        errors.push(null);
+      } catch (error) {
+        results.push(null);
+        errors.push(hranaError(error));
+      }
+    }
+    return {
+      type: "ok",
+      response: { type: "batch", result: { step_results: results, step_errors: errors } },
+    };
+  });
+}
+
+function holds(cond: HCond, results: unknown[], errors: unknown[], db: Connection): boolean {
+  switch (cond.type) {
+    case "ok":
+      return results[cond.step] != null;
+    case "error":
+      return errors[cond.step] != null;
+    case "not":
+      return !holds(cond.cond, results, errors, db);
+    case "and":
+      return cond.conds.every((c) => holds(c, results, errors, db));
+    case "or":
+      return cond.conds.some((c) => holds(c, results, errors, db));
+    case "is_autocommit":
+      return !db.inTransaction;
   }
 }
 
-const EMPTY: WireResult = { columns: [], rows: [], rowsAffected: 0, lastInsertRowid: null };
+const EMPTY: HStmtResult = { cols: [], rows: [], affected_row_count: 0, last_insert_rowid: null };
 
-function run(connections: Connections, db: Connection, statement: WireStatement): WireResult {
+function runStmt(connections: Connections, statement: HStmt): HStmtResult {
+  const sql = statement.sql as string;
   // The server decides durability (see the top of this file).
-  if (/^\s*PRAGMA\s+synchronous\b/i.test(statement.sql)) return EMPTY;
-  const { stmt, reader, columns } = connections.prepare(db, statement.sql);
-  const args = bindable(statement.args);
+  if (/^\s*PRAGMA\s+synchronous\b/i.test(sql)) return EMPTY;
+  const { stmt, reader, cols } = connections.prepare(sql);
+  const args = bindable(statement);
   if (reader) {
     const rows = (args === undefined ? stmt.all() : stmt.all(args)) as unknown[][];
-    return { columns, rows: rows.map(encodeRow), rowsAffected: 0, lastInsertRowid: null };
+    return {
+      cols,
+      rows: statement.want_rows === false ? [] : rows.map((row) => row.map(encodeValue)),
+      affected_row_count: 0,
+      last_insert_rowid: null,
+    };
   }
+  connections.writes += 1;
   const info = args === undefined ? stmt.run() : stmt.run(args);
-  return { columns: [], rows: [], rowsAffected: info.changes, lastInsertRowid: Number(info.lastInsertRowid) };
-}
-
-function bindable(args: Args | undefined): Args | undefined {
-  if (args === undefined) return undefined;
-  if (Array.isArray(args)) return args.length === 0 ? undefined : args.map(decodeValue);
-  const out: Record<string, unknown> = {};
-  let any = false;
-  for (const name in args) {
-    const bare = name[0] === ":" || name[0] === "@" || name[0] === "$" ? name.slice(1) : name;
-    out[bare] = decodeValue(args[name]);
-    any = true;
-  }
-  return any ? out : undefined;
-}
-
-function decodeValue(value: unknown): unknown {
-  if (value !== null && typeof value === "object" && "$blob" in value) {
-    return Buffer.from((value as { $blob: string }).$blob, "base64");
-  }
-  if (typeof value === "boolean") return value ? 1 : 0;
-  return value;
-}
-
-function encodeRow(row: unknown[]): unknown[] {
-  for (let i = 0; i < row.length; i++) {
-    const value = row[i];
-    if (value instanceof Uint8Array) row[i] = { $blob: Buffer.from(value).toString("base64") };
-    else if (typeof value === "bigint") row[i] = Number(value);
-  }
-  return row;
-}
-
-function wireError(error: unknown, index?: number): WireError {
-  const e = error as { message?: string; code?: unknown; rawCode?: unknown };
-  const extended = typeof e.code === "string" ? e.code : "SQLITE_ERROR";
-  const code = extended.split("_").slice(0, 2).join("_");
   return {
-    message: e.message ?? String(error),
-    code,
-    extendedCode: extended,
-    ...(typeof e.rawCode === "number" ? { rawCode: e.rawCode } : {}),
-    ...(index === undefined ? {} : { index }),
+    cols: [],
+    rows: [],
+    affected_row_count: info.changes,
+    last_insert_rowid: String(info.lastInsertRowid),
   };
 }
 
-/** The write lock's queue: one holder at a time (a batch, an autocommit write or a stream). */
+function bindable(statement: HStmt): unknown[] | Record<string, unknown> | undefined {
+  if (statement.named_args && statement.named_args.length > 0) {
+    const out: Record<string, unknown> = {};
+    for (const { name, value } of statement.named_args) {
+      const bare = name[0] === ":" || name[0] === "@" || name[0] === "$" ? name.slice(1) : name;
+      out[bare] = decodeValue(value);
+    }
+    return out;
+  }
+  if (statement.args && statement.args.length > 0) return statement.args.map(decodeValue);
+  return undefined;
+}
+
+function decodeValue(value: HValue): unknown {
+  switch (value.type) {
+    case "null":
+      return null;
+    case "integer": {
+      const big = BigInt(value.value);
+      return big >= BigInt(Number.MIN_SAFE_INTEGER) && big <= BigInt(Number.MAX_SAFE_INTEGER)
+        ? Number(big)
+        : big;
+    }
+    case "float":
+    case "text":
+      return value.value;
+    case "blob":
+      return Buffer.from(value.base64, "base64");
+  }
+}
+
+function encodeValue(value: unknown): HValue {
+  if (value === null || value === undefined) return { type: "null" };
+  if (typeof value === "bigint") return { type: "integer", value: String(value) };
+  if (typeof value === "number") return { type: "float", value };
+  if (typeof value === "string") return { type: "text", value };
+  return { type: "blob", base64: Buffer.from(value as Uint8Array).toString("base64") };
+}
+
+function hranaError(error: unknown): HError {
+  const e = error as { message?: string; code?: unknown };
+  const extended = typeof e.code === "string" ? e.code : "SQLITE_ERROR";
+  // sqld answers SQLite's primary code (SQLITE_CONSTRAINT for a failed CHECK, say).
+  return { message: e.message ?? String(error), code: extended.split("_").slice(0, 2).join("_") };
+}
+
+/** The write lock's queue: one holder at a time (a stream), in turn. */
 class WriteQueue {
   #holder: string | null = null;
   readonly #waiting: { who: string; go: () => void }[] = [];
@@ -226,6 +275,7 @@ class WriteQueue {
   }
 
   async acquire(who: string): Promise<void> {
+    if (this.#holder === who) return;
     if (this.#holder === null) {
       this.#holder = who;
       return;
@@ -241,229 +291,177 @@ class WriteQueue {
   }
 }
 
-export function startSimServer(path: string, socket: string, synchronous: "FULL" | "NORMAL" = "FULL") {
-  const connections = new Connections(path);
+interface Stream {
+  sqls: Map<number, string>;
+  timer: ReturnType<typeof setTimeout> | null;
+  /** The stream's requests run one after another, in the order they came. */
+  tail: Promise<unknown>;
+  /** Whether its write transaction (or autocommit statement) ran statements that may write. */
+  wrote: boolean;
+}
+
+export function startSimServer(path: string, synchronous: "FULL" | "NORMAL" = "FULL") {
+  const writer = new Connections(path);
+  writer.db.exec("PRAGMA synchronous = NORMAL");
+  const wal = synchronous === "FULL" ? new WalSync(`${path}-wal`) : null;
   // The reader thread (sim-server-reader.ts): reads beside the writes of this thread.
   const reader = new Worker(new URL("./sim-server-reader.ts", import.meta.url).href, { argv: [path] });
-  const readsWaiting = new Map<number, (response: WireResponse) => void>();
+  const readsWaiting = new Map<number, (results: HResult[]) => void>();
   let readId = 0;
-  reader.onmessage = (event: MessageEvent<{ id: number; response: WireResponse }>) => {
-    readsWaiting.get(event.data.id)?.(event.data.response);
+  reader.onmessage = (event: MessageEvent<{ id: number; results: HResult[] }>) => {
+    readsWaiting.get(event.data.id)?.(event.data.results);
     readsWaiting.delete(event.data.id);
   };
-  const read = (stmts: WireStatement[], snapshot: boolean) =>
-    new Promise<WireResponse>((resolve) => {
+  const read = (requests: Resolved[]) =>
+    new Promise<HResult[]>((resolve) => {
       const id = readId++;
       readsWaiting.set(id, resolve);
-      reader.postMessage({ id, stmts, snapshot });
+      reader.postMessage({ id, requests });
     });
-  connections.write.exec("PRAGMA synchronous = NORMAL");
-  const wal = synchronous === "FULL" ? new WalSync(`${path}-wal`) : null;
-  /** A COMMIT is answered once it is durable; anything else at once (see the top of this file). */
-  const durable = (committed: boolean): Promise<void> =>
-    wal && committed ? wal.afterCommit() : Promise.resolve();
   const queue = new WriteQueue();
-  /** Open streams (interactive transactions): whether begun, and their idle timer. */
-  const streams = new Map<string, { timer: ReturnType<typeof setTimeout> | null }>();
-  let nextId = 0;
+  const streams = new Map<string, Stream>();
+  let nextStream = 0;
 
-  const endStream = (id: string, how: "commit" | "rollback") => {
-    const stream = streams.get(id);
+  /** Ends a stream: a transaction it left open is rolled back and the write lock released. */
+  const close = (baton: string) => {
+    const stream = streams.get(baton);
     if (!stream) return;
     if (stream.timer) clearTimeout(stream.timer);
-    streams.delete(id);
-    try {
-      if (connections.write.inTransaction) connections.write.exec(how === "commit" ? "COMMIT" : "ROLLBACK");
-    } finally {
-      if (connections.write.inTransaction) connections.write.exec("ROLLBACK");
-      queue.release(id);
+    streams.delete(baton);
+    if (queue.holder === baton) {
+      if (writer.db.inTransaction) writer.db.exec("ROLLBACK");
+      queue.release(baton);
     }
   };
 
-  const handle = async (request: WireRequest, done: { committed: boolean }): Promise<WireResponse> => {
-    if (request.op === "execute") {
-      if (connections.isRead(request.stmt.sql)) return read([request.stmt], false);
-      const who = `execute-${nextId++}`;
-      await queue.acquire(who);
-      const started = performance.now();
-      try {
-        const results = [run(connections, connections.write, request.stmt)];
-        done.committed = true;
-        return { ok: true, results, serverMs: performance.now() - started };
-      } catch (error) {
-        return { ok: false, error: wireError(error), serverMs: performance.now() - started };
-      } finally {
-        if (connections.write.inTransaction) connections.write.exec("ROLLBACK");
-        queue.release(who);
-      }
-    }
-    if (request.op === "batch" && request.mode === "read") return read(request.stmts, true);
-    if (request.op === "batch") {
-      const write = request.mode !== "read";
-      const who = `batch-${nextId++}`;
-      if (write) await queue.acquire(who);
-      const db = write ? connections.write : connections.read;
-      const started = performance.now();
-      try {
-        db.exec(write ? "BEGIN IMMEDIATE" : "BEGIN");
-        const results: WireResult[] = [];
-        for (let i = 0; i < request.stmts.length; i++) {
-          try {
-            results.push(run(connections, db, request.stmts[i] as WireStatement));
-          } catch (error) {
-            return { ok: false, error: wireError(error, i), serverMs: performance.now() - started };
-          }
+  /** One pipeline request of a stream: its requests in order, on the reader or under the write lock. */
+  const pipeline = async (baton: string, stream: Stream, requests: HRequest[]): Promise<HResult[]> => {
+    const results: HResult[] = new Array(requests.length);
+    const work: { at: number; request: Resolved }[] = [];
+    let closing = false;
+    requests.forEach((request, at) => {
+      if (request.type === "store_sql") {
+        stream.sqls.set(request.sql_id, request.sql);
+        results[at] = { type: "ok", response: { type: "store_sql" } };
+      } else if (request.type === "close_sql") {
+        stream.sqls.delete(request.sql_id);
+        results[at] = { type: "ok", response: { type: "close_sql" } };
+      } else if (request.type === "close") {
+        closing = true;
+        results[at] = { type: "ok", response: { type: "close" } };
+      } else work.push({ at, request: resolve(stream, request) });
+    });
+    if (work.length > 0) {
+      const statements = work.flatMap(({ request }) =>
+        request.type === "execute"
+          ? [request.stmt]
+          : request.type === "batch"
+            ? request.batch.steps.map((s) => s.stmt)
+            : [],
+      );
+      let answered: HResult[];
+      if (queue.holder !== baton && statements.every((s) => writer.readsOnly(s.sql ?? ""))) {
+        answered = await read(work.map((w) => w.request));
+      } else {
+        await queue.acquire(baton);
+        const before = writer.writes;
+        answered = runRequests(
+          writer,
+          work.map((w) => w.request),
+        );
+        if (writer.writes !== before) stream.wrote = true;
+        if (!writer.db.inTransaction) {
+          queue.release(baton);
+          // A commit's answer leaves once it is durable (a rolled back one syncs nothing new).
+          if (stream.wrote && wal) await wal.afterCommit();
+          stream.wrote = false;
         }
-        db.exec("COMMIT");
-        done.committed = write;
-        return { ok: true, results, serverMs: performance.now() - started };
-      } catch (error) {
-        return { ok: false, error: wireError(error), serverMs: performance.now() - started };
-      } finally {
-        if (db.inTransaction) db.exec("ROLLBACK");
-        if (write) queue.release(who);
       }
+      work.forEach(({ at }, i) => {
+        results[at] = answered[i] as HResult;
+      });
     }
-    // An interactive transaction's request.
-    const id = request.stream;
-    let stream = streams.get(id);
-    if (!stream) {
-      if (!request.stmts || request.stmts.length === 0) {
-        // A commit or rollback of a stream that never began (or already ended): nothing to do.
-        return { ok: true, results: [], inTransaction: false, serverMs: 0 };
-      }
-      await queue.acquire(id);
-      stream = { timer: null };
-      streams.set(id, stream);
-      try {
-        connections.write.exec("BEGIN IMMEDIATE");
-      } catch (error) {
-        endStream(id, "rollback");
-        return { ok: false, error: wireError(error), inTransaction: false, serverMs: 0 };
-      }
-    }
-    if (stream.timer) clearTimeout(stream.timer);
-    stream.timer = setTimeout(() => endStream(id, "rollback"), STREAM_IDLE_MS);
-    const started = performance.now();
-    const results: WireResult[] = [];
-    for (let i = 0; i < (request.stmts?.length ?? 0); i++) {
-      try {
-        results.push(run(connections, connections.write, request.stmts?.[i] as WireStatement));
-      } catch (error) {
-        const inTransaction = connections.write.inTransaction;
-        if (!inTransaction) endStream(id, "rollback");
-        return {
-          ok: false,
-          error: wireError(error, request.batch ? i : undefined),
-          inTransaction,
-          serverMs: performance.now() - started,
-        };
-      }
-    }
-    if (!request.end && !connections.write.inTransaction) {
-      // Its statements ended the transaction (a COMMIT sent with a batch): the stream is over.
-      endStream(id, "commit");
-      done.committed = true;
-      return { ok: true, results, inTransaction: false, serverMs: performance.now() - started };
-    }
-    if (request.end) {
-      try {
-        endStream(id, request.end);
-        done.committed = request.end === "commit";
-      } catch (error) {
-        return {
-          ok: false,
-          error: wireError(error),
-          inTransaction: false,
-          serverMs: performance.now() - started,
-        };
-      }
-      return { ok: true, results, inTransaction: false, serverMs: performance.now() - started };
-    }
-    return { ok: true, results, inTransaction: true, serverMs: performance.now() - started };
+    if (closing) close(baton);
+    return results;
   };
 
-  try {
-    unlinkSync(socket);
-  } catch {
-    // none yet
-  }
-  // Requests and answers are lines of JSON, `{ id, request }` and `{ id, response }`, on a Unix
-  // socket (network.ts keeps one connection per process); each request runs as it arrives.
-  const server = Bun.listen<{ buffered: string; queued: Buffer; decoder: TextDecoder }>({
-    unix: socket,
-    socket: {
-      open(client) {
-        client.data = { buffered: "", queued: Buffer.alloc(0), decoder: new TextDecoder() };
-      },
-      data(client, chunk) {
-        const state = client.data;
-        state.buffered += state.decoder.decode(chunk, { stream: true });
-        let end = state.buffered.indexOf("\n");
-        while (end >= 0) {
-          const line = state.buffered.slice(0, end);
-          state.buffered = state.buffered.slice(end + 1);
-          const { id, request } = JSON.parse(line) as { id: number; request: WireRequest };
-          const failed = (error: unknown): WireResponse => ({
-            ok: false,
-            error: wireError(error),
-            serverMs: 0,
-          });
-          const done = { committed: false };
-          void handle(request, done)
-            .then(undefined, failed)
-            .then(async (response) => {
-              // A commit's answer leaves once it is durable.
-              await durable(done.committed);
-              return response;
-            })
-            .then(undefined, (error: unknown): WireResponse => {
-              // The sync failed: the outcome is unknown, as for a lost answer.
-              const e = wireError(error);
-              return { ok: false, error: { ...e, code: `SIMULATED_SYNC_FAILED ${e.code}` }, serverMs: 0 };
-            })
-            .then((response) => {
-              const out = `${JSON.stringify({ id, response })}\n`;
-              if (state.queued.length > 0) {
-                state.queued = Buffer.concat([state.queued, Buffer.from(out)]);
-                const written = client.write(state.queued);
-                state.queued = state.queued.subarray(Math.max(0, written));
-                return;
-              }
-              const written = client.write(out);
-              if (written < out.length || Buffer.byteLength(out) > written) {
-                state.queued = Buffer.from(out).subarray(Math.max(0, written));
-              }
-            });
-          end = state.buffered.indexOf("\n");
-        }
-      },
-      drain(client) {
-        const state = client.data;
-        if (state.queued.length === 0) return;
-        const written = client.write(state.queued);
-        state.queued = state.queued.subarray(Math.max(0, written));
-      },
+  const server = Bun.serve({
+    hostname: "127.0.0.1",
+    port: 0,
+    async fetch(request) {
+      const url = new URL(request.url);
+      if (request.method === "GET") {
+        return url.pathname === "/v2" || url.pathname === "/" || url.pathname === "/health"
+          ? new Response("")
+          : new Response("not found", { status: 404 });
+      }
+      if (request.method !== "POST" || url.pathname !== "/v2/pipeline")
+        return new Response("not found", { status: 404 });
+      const body = (await request.json()) as { baton?: string | null; requests: HRequest[] };
+      let baton = body.baton ?? null;
+      let stream: Stream | undefined;
+      if (baton === null) {
+        baton = `s${nextStream++}`;
+        stream = { sqls: new Map(), timer: null, tail: Promise.resolve(), wrote: false };
+        streams.set(baton, stream);
+      } else {
+        stream = streams.get(baton);
+        if (!stream)
+          return Response.json({ message: "the stream has expired or is unknown" }, { status: 400 });
+      }
+      if (stream.timer) clearTimeout(stream.timer);
+      const id = baton;
+      stream.timer = setTimeout(() => close(id), STREAM_IDLE_MS);
+      const own = stream;
+      const running = own.tail.then(() => pipeline(id, own, body.requests));
+      own.tail = running.catch(() => undefined);
+      let results: HResult[];
+      try {
+        results = await running;
+      } catch (error) {
+        close(id);
+        return Response.json({ message: String((error as Error)?.message ?? error) }, { status: 500 });
+      }
+      return Response.json({ baton: streams.has(id) ? id : null, base_url: null, results });
     },
   });
   return {
+    url: `http://127.0.0.1:${server.port}`,
     stop() {
       void reader.terminate();
       server.stop(true);
-      connections.read.close();
-      connections.write.close();
+      writer.db.close();
     },
   };
 }
 
+/** The request with its SQL text in place of a stored SQL's id (store_sql). */
+function resolve(
+  stream: Stream,
+  request: Exclude<HRequest, { type: "store_sql" | "close_sql" | "close" }>,
+): Resolved {
+  const stmt = (s: HStmt): HStmt => {
+    if (s.sql !== undefined) return s;
+    const sql = s.sql_id === undefined ? undefined : stream.sqls.get(s.sql_id);
+    if (sql === undefined) throw new Error(`SQL text ${s.sql_id} is not stored`);
+    return { ...s, sql };
+  };
+  if (request.type === "execute") return { type: "execute", stmt: stmt(request.stmt) };
+  if (request.type === "batch")
+    return {
+      type: "batch",
+      batch: { steps: request.batch.steps.map((s) => ({ ...s, stmt: stmt(s.stmt) })) },
+    };
+  return request;
+}
+
 if (import.meta.main) {
-  const [path, socket] = process.argv.slice(2);
-  if (!path || !socket)
-    throw new Error("usage: bun test/helpers/sim-server.ts <database file> <socket path>");
-  const server = startSimServer(path, socket);
+  const [path, mode] = process.argv.slice(2);
+  if (!path) throw new Error("usage: bun test/helpers/sim-server.ts <database file> [FULL|NORMAL]");
+  const server = startSimServer(path, mode === "NORMAL" ? "NORMAL" : "FULL");
   process.on("SIGTERM", () => {
     server.stop();
     process.exit(0);
   });
-  console.log("ready");
+  console.log(`ready ${server.url}`);
 }

@@ -1,0 +1,425 @@
+// The remote write path's round trips, counted through the simulated network
+// (test/helpers/network.ts): a group commit, a group of claims and a group of completions each
+// cost the same few requests whatever the group's size (issue 15: at most 4 per group commit).
+// Run twice: on a local file through @libsql/client (round-trips.test.ts), and through
+// @libsql/client's HTTP client against the simulated libSQL server speaking Hrana
+// (round-trips-hrana.test.ts), where the batches' errors are what a real server answers.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { join } from "node:path";
+import { type CommitInput, type CommitOutcome, commitOp } from "../../src/commit/commit-op.ts";
+import { loadConfig } from "../../src/config.ts";
+import { migrate } from "../../src/db/migrate.ts";
+import { all, get } from "../../src/db/op.ts";
+import { type Database, openDatabase } from "../../src/db/open.ts";
+import { claimDeliveries } from "../../src/deliveries/claim.ts";
+import { completeDelivery } from "../../src/deliveries/complete.ts";
+import { createEndpoint } from "../../src/endpoints/endpoints.ts";
+import { verifyLedger } from "../../src/ledger/verify.ts";
+import { installNetwork, type Network } from "../helpers/network.ts";
+import { tempDir } from "../helpers/server.ts";
+import { startSimServer } from "../helpers/sim-server.ts";
+
+const SIZES = [1, 8, 64];
+
+/** `file`: @libsql/client on the database file; `hrana`: its HTTP client and the simulated server. */
+export function roundTripTests(backend: "file" | "hrana"): void {
+  let network: Network;
+  let db: Database;
+  let endpointId: string;
+  let file = "";
+  let server: ReturnType<typeof startSimServer> | null = null;
+
+  beforeAll(async () => {
+    network = installNetwork({ delayMs: 0 });
+    file = join(tempDir("outboxd-rtt-"), "o.db");
+    if (backend === "hrana") server = startSimServer(file);
+    const url = server ? server.url : `file:${file}`;
+    db = await openDatabase(loadConfig({ OUTBOXD_DATABASE_URL: url, OUTBOXD_DRIVER: "client" }));
+    await db.writer.write(migrate());
+    const endpoint = await db.writer.write(
+      createEndpoint(
+        { url: "https://example.com/hook", eventTypes: [], description: null, sealedSecrets: "[]" },
+        Date.now(),
+      ),
+    );
+    endpointId = endpoint.id;
+  });
+
+  afterAll(async () => {
+    await db.close();
+    server?.stop();
+    network.uninstall();
+  });
+
+  let serial = 0;
+  function commit(options: { key?: boolean; events?: number } = {}): CommitInput {
+    serial += 1;
+    const now = Date.now();
+    const id = `r${serial}`;
+    return {
+      by: { tokenId: "tok_test", tokenName: "test" },
+      records: [
+        { collection: "orders", id, expectedVersion: undefined, data: JSON.stringify({ n: serial }) },
+      ],
+      events: Array.from({ length: options.events ?? 1 }, () => ({
+        id: undefined,
+        type: "order.updated",
+        aggregate: `orders/${id}`,
+        payload: "{}",
+        deliverAfter: null,
+        deliverBy: now + 3_600_000,
+        endpoints: undefined,
+      })),
+      idempotency: options.key ? { key: `k${serial}`, requestHash: "h" } : undefined,
+      traceparent: undefined,
+      conflictStatus: 409,
+      maxDeliveries: 10_000,
+      now,
+    };
+  }
+
+  /** Queues all `ops` before the Writer's next turn, so they form one group; returns the requests it cost. */
+  async function group<T>(
+    ops: (() => Generator<unknown, T, unknown>)[],
+  ): Promise<{ requests: number; results: T[] }> {
+    await db.writer.idle();
+    network.reset();
+    const results = await Promise.all(ops.map((op) => db.writer.write(op as never) as Promise<T>));
+    return { requests: network.total(), results };
+  }
+
+  describe("round trips per group on the remote write path", () => {
+    test.each(SIZES)(
+      // The ledger's head (DESIGN §13) is read once per group with the group's other reads, and
+      // each commit's entry is built on the one before it as the write batch is: issue 15's bound.
+      "a group commit of %i commits (idempotency keys, two events each, the ledger's chain): their reads in 1 request, their writes in 1",
+      async (n) => {
+        const { requests, results } = await group(
+          Array.from({ length: n }, () => {
+            const input = commit({ key: true, events: 2 });
+            return () => commitOp(input);
+          }),
+        );
+        expect(results).toHaveLength(n);
+        expect(network.counts["tx-statement"]).toBe(0);
+        expect(requests).toBe(2);
+      },
+    );
+
+    test.each(SIZES)("a group of %i claims: 1 request", async (n) => {
+      // n dispatchers' claims in one group (one process has one at a time; the bound holds anyway).
+      await group(Array.from({ length: 4 }, () => () => commitOp(commit())));
+      const now = Date.now();
+      const { requests } = await group(
+        Array.from(
+          { length: n },
+          (_, i) => () =>
+            claimDeliveries({
+              owner: `o${i}`,
+              now,
+              leaseMs: 60_000,
+              limit: 1,
+              endpointRoom: {},
+              endpointLimit: 8,
+            }),
+        ),
+      );
+      expect(requests).toBe(1);
+    });
+
+    // Completions answer each write's row count with the count last seen for it, checked in the
+    // batch: a first completion (a new minute bucket) learns them on the general path.
+    test.each(SIZES)("a group of %i completions: 1 request once the counts are known", async (n) => {
+      await deliver(2);
+      const { requests, results } = await deliver(n);
+      expect(results.every((recorded) => recorded === true)).toBe(true);
+      expect(requests).toBe(1);
+    });
+  });
+
+  /** The same minute for every completion: a new minute bucket would cost the general path once. */
+  const AT = Date.now();
+
+  async function deliver(n: number) {
+    await group(Array.from({ length: n }, () => () => commitOp(commit())));
+    const claimed = (
+      await group([
+        () =>
+          claimDeliveries({
+            owner: "c",
+            now: Date.now() + 1000,
+            leaseMs: 60_000,
+            limit: n,
+            endpointRoom: {},
+            endpointLimit: 1000,
+          }),
+      ])
+    ).results[0] as { id: string; aggregate: string }[];
+    expect(claimed.length).toBe(n);
+    return group(
+      claimed.map(
+        (d) => () =>
+          completeDelivery(
+            {
+              deliveryId: d.id,
+              owner: "c",
+              endpointId,
+              aggregate: d.aggregate,
+              startedAt: AT,
+              durationMs: 1,
+              statusCode: 200,
+              error: null,
+              responsePrefix: null,
+            },
+            { kind: "delivered", at: AT + 2, latencyMs: 1 },
+          ),
+      ),
+    );
+  }
+
+  describe("guards on the remote write path", () => {
+    /** Another machine's commit to the same record, on a connection of its own. */
+    async function elsewhere(id: string): Promise<void> {
+      const other = await openDatabase(
+        loadConfig({ OUTBOXD_DATABASE_URL: `file:${file}`, OUTBOXD_DRIVER: "engine" }),
+      );
+      await other.writer.write(
+        commitOp({ ...commit(), records: [record(id, undefined)], events: eventsOf(id) }),
+      );
+      await other.close();
+    }
+
+    function record(id: string, expectedVersion: number | undefined) {
+      return { collection: "orders", id, expectedVersion, data: "{}" };
+    }
+
+    function eventsOf(id: string) {
+      return [{ ...(commit().events[0] as CommitInput["events"][number]), aggregate: `orders/${id}` }];
+    }
+
+    test("another machine writing between the reads and the write batch: the group runs again, no conflict reported", async () => {
+      await db.writer.write(() =>
+        commitOp({ ...commit(), records: [record("g1", undefined)], events: eventsOf("g1") }),
+      );
+      network.beforeNext("write-batch", () => elsewhere("g1"));
+      const input = { ...commit(), records: [record("g1", undefined)], events: eventsOf("g1") };
+      const outcome = await db.writer.write(() => commitOp(input));
+      // Version 1 here, 2 there, 3 here after the retry; the sequence follows the other machine's.
+      expect(outcome.result.records[0]?.version).toBe(3);
+      expect(outcome.result.events[0]?.sequence).toBe(3);
+    });
+
+    test("a client's expected version is judged on fresh reads after a failed guard: 409 only when it is really stale", async () => {
+      await db.writer.write(() => commitOp({ ...commit(), records: [record("g2", undefined)], events: [] }));
+      network.beforeNext("write-batch", () => elsewhere("g2"));
+      const stale = { ...commit(), records: [record("g2", 1)], events: [] };
+      await expect(db.writer.write(() => commitOp(stale))).rejects.toMatchObject({ status: 409 });
+      const fresh = { ...commit(), records: [record("g2", 2)], events: [] };
+      expect((await db.writer.write(() => commitOp(fresh))).result.records[0]?.version).toBe(3);
+    });
+
+    test("another machine that chained first (other records): the group runs again on the new head, and the chain verifies", async () => {
+      network.beforeNext("write-batch", () => elsewhere("h-elsewhere"));
+      const ops = Array.from({ length: 8 }, (_, i) => {
+        const input = { ...commit(), records: [record(`h${i}`, undefined)], events: eventsOf(`h${i}`) };
+        return () => commitOp(input);
+      });
+      const { requests, results } = await group(ops);
+      expect(results).toHaveLength(8);
+      // Reads and write batch, refused by the head's guard; then the head alone read again and the
+      // write batch with the entries built on it (the operations are not run again).
+      expect(requests).toBe(4);
+      const seqs = await db.driver.read(
+        all<{ seq: number }>("SELECT seq FROM commits WHERE seq IS NOT NULL ORDER BY seq"),
+      );
+      expect(seqs.map((row) => row.seq)).toEqual(seqs.map((_, i) => i));
+      expect(await db.driver.read(verifyLedger())).toMatchObject({ ok: true });
+    });
+
+    test("a completion the fence refuses answers false and changes nothing but the attempt log", async () => {
+      await group([() => commitOp(commit())]);
+      const [claimed] = (
+        await group([
+          () =>
+            claimDeliveries({
+              owner: "first",
+              now: Date.now() + 1000,
+              leaseMs: 60_000,
+              limit: 1,
+              endpointRoom: {},
+              endpointLimit: 1000,
+            }),
+        ])
+      ).results[0] as { id: string; aggregate: string }[];
+      if (!claimed) throw new Error("nothing claimed");
+      const recorded = await db.writer.write(() =>
+        completeDelivery(
+          {
+            deliveryId: claimed.id,
+            owner: "someone else",
+            endpointId,
+            aggregate: claimed.aggregate,
+            startedAt: AT,
+            durationMs: 1,
+            statusCode: 200,
+            error: null,
+            responsePrefix: null,
+          },
+          { kind: "delivered", at: AT + 2, latencyMs: 1 },
+        ),
+      );
+      expect(recorded).toBe(false);
+      const row = await db.driver.read(
+        get<{ status: string; leaseOwner: string }>(
+          "SELECT status, lease_owner AS leaseOwner FROM deliveries WHERE id = :id",
+          { id: claimed.id },
+        ),
+      );
+      expect(row).toEqual({ status: "pending", leaseOwner: "first" });
+    });
+
+    test("a group commit with 1,100 endpoints (each guarded as read) costs what any group commit costs", async () => {
+      await group(
+        Array.from(
+          { length: 150 },
+          (_, i) => () =>
+            createEndpoint(
+              {
+                url: `https://example.com/many/${i}`,
+                eventTypes: ["none.*"],
+                description: null,
+                sealedSecrets: "[]",
+              },
+              Date.now(),
+            ),
+        ),
+      );
+      const { requests, results } = await group(
+        Array.from({ length: 8 }, () => {
+          const input = commit();
+          return () => commitOp(input);
+        }),
+      );
+      expect(results).toHaveLength(8);
+      expect(requests).toBe(2);
+    });
+  });
+
+  describe("overlapping groups on the remote write path", () => {
+    /** Commits to `ids`, queued while the group before's write batch is on its way (just before it reaches the database). */
+    async function whileWriting(first: string[], then: string[]) {
+      await db.writer.idle();
+      network.reset();
+      const input = (id: string) => ({ ...commit(), records: [record(id)], events: [event(id)] });
+      let later: Promise<CommitOutcome[]> | null = null;
+      let answeredMeanwhile = false;
+      network.beforeNext("write-batch", async () => {
+        later = Promise.all(then.map((id) => db.writer.write(() => commitOp(input(id)))));
+        // The later group's reads, answered while this write batch waits (at most 2 s: without
+        // overlapping groups they would wait for it).
+        const mark = network.trace.length;
+        for (let waited = 0; waited < 2000 && !answeredMeanwhile; waited += 5) {
+          await Bun.sleep(5);
+          answeredMeanwhile = network.trace.slice(mark).includes("read-batch answered");
+        }
+      });
+      const earlier = await Promise.all(first.map((id) => db.writer.write(() => commitOp(input(id)))));
+      return { earlier, later: await (later as unknown as Promise<CommitOutcome[]>), answeredMeanwhile };
+    }
+
+    function record(id: string) {
+      return { collection: "orders", id, expectedVersion: undefined, data: "{}" };
+    }
+
+    function event(id: string) {
+      return { ...(commit().events[0] as CommitInput["events"][number]), aggregate: `orders/${id}` };
+    }
+
+    test("the next group reads while the group before's write batch is on its way; its entries go on that batch's head", async () => {
+      const { earlier, later, answeredMeanwhile } = await whileWriting(["p1", "p2"], ["p3", "p4"]);
+      expect(answeredMeanwhile).toBe(true);
+      expect([...earlier, ...later].map((o) => o.result.records[0]?.version)).toEqual([1, 1, 1, 1]);
+      // Two write batches, neither refused: the later group chained on the head the earlier wrote.
+      expect(network.counts["write-batch"]).toBe(2);
+      expect(network.failed["write-batch"]).toBe(0);
+      expect(await db.driver.read(verifyLedger())).toMatchObject({ ok: true });
+    });
+
+    test("an operation that runs in a transaction of its own waits for the group still running (one connection)", async () => {
+      await db.writer.idle();
+      const waitFor = async (entry: string, mark: number) => {
+        for (let waited = 0; waited < 200 && !network.trace.slice(mark).includes(entry); waited += 5) {
+          await Bun.sleep(5);
+        }
+      };
+      let alone: Promise<unknown> | null = null;
+      network.beforeNext("write-batch", async () => {
+        const mark = network.trace.length;
+        // Its first statement waits for the group's write batch: had its transaction begun, it
+        // would hold the one connection that batch needs.
+        network.beforeNext("tx-statement", () => waitFor("write-batch sent", mark));
+        // Not re-runnable (an operation, not a function): the Writer runs it in a transaction.
+        alone = db.writer.write(commitOp(commit()));
+        await Bun.sleep(20);
+      });
+      const grouped = await db.writer.write(() => commitOp(commit()));
+      expect(grouped.result.records[0]?.version).toBe(1);
+      expect(((await alone) as unknown as CommitOutcome).result.records[0]?.version).toBe(1);
+      expect(await db.driver.read(verifyLedger())).toMatchObject({ ok: true });
+    });
+
+    test("an operation of the next group that reads what the group before read waits for it to end: versions and sequences follow", async () => {
+      const { earlier, later } = await whileWriting(["q1", "q2"], ["q1", "q3"]);
+      const q1 = [earlier[0], later[0]].map((o) => [
+        o?.result.records[0]?.version,
+        o?.result.events[0]?.sequence,
+      ]);
+      expect(q1).toEqual([
+        [1, 1],
+        [2, 2],
+      ]);
+      expect(later[1]?.result.records[0]?.version).toBe(1);
+      expect(network.failed["write-batch"]).toBe(0);
+      expect(await db.driver.read(verifyLedger())).toMatchObject({ ok: true });
+    });
+  });
+
+  describe("machines racing for the ledger's chain", () => {
+    /** A commit on another machine (its own connection), which chains. */
+    async function elsewhere(): Promise<void> {
+      const other = await openDatabase(
+        loadConfig({ OUTBOXD_DATABASE_URL: `file:${file}`, OUTBOXD_DRIVER: "engine" }),
+      );
+      await other.writer.write(commitOp(commit()));
+      await other.close();
+    }
+
+    test("once several groups in a row found another machine's entries, the chain goes under the write lock: 3 requests, no failed guard, and back to 2 once the race is over", async () => {
+      // (A window of quiet groups first: the tests above raced too.)
+      for (let i = 0; i < 16; i++) await group([() => commitOp(commit())]);
+      expect((await group([() => commitOp(commit())])).requests).toBe(2);
+      // Four groups whose head's guard fails once each (another machine chained between).
+      for (let i = 0; i < 4; i++) {
+        network.beforeNext("write-batch", elsewhere);
+        const { requests } = await group([() => commitOp(commit())]);
+        expect(requests).toBe(4);
+      }
+      // The next group: another machine chains between its reads and its write; the head is read
+      // under the write lock, so nothing fails.
+      network.afterNext("read-batch", elsewhere);
+      const { requests } = await group(Array.from({ length: 8 }, () => () => commitOp(commit())));
+      // The reads; BEGIN with the head's read; the batch with COMMIT.
+      expect(requests).toBe(3);
+      expect(network.counts["read-batch"]).toBe(1);
+      expect(network.counts["tx-statement"]).toBe(2);
+      expect(network.counts["tx-end"]).toBe(0);
+      expect(network.failed["tx-statement"]).toBe(0);
+      expect(await db.driver.read(verifyLedger())).toMatchObject({ ok: true });
+      // Nobody else chains any more: after a window of groups that found only their own entries,
+      // groups go back to their 2 requests.
+      for (let i = 0; i < 16; i++) await group([() => commitOp(commit())]);
+      expect((await group([() => commitOp(commit())])).requests).toBe(2);
+      expect(await db.driver.read(verifyLedger())).toMatchObject({ ok: true });
+    });
+  });
+}
