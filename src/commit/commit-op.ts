@@ -237,7 +237,7 @@ export function* commitOp(input: CommitInput): Op<CommitOutcome> {
     input.events.length > 0
       ? yield* allBatchShared<{ id: string; eventTypes: string }>("endpoints", SQL.endpoints)
       : [];
-  const endpoints = endpointRows.map((e) => ({ id: e.id, patterns: JSON.parse(e.eventTypes) as string[] }));
+  const endpoints = parsedEndpoints(endpointRows);
   const targetsOf = (event: EventWrite, i: number): string[] =>
     event.endpoints
       ? event.endpoints.map((endpointId, j) => {
@@ -277,11 +277,7 @@ export function* commitOp(input: CommitInput): Op<CommitOutcome> {
           ...(yield* all<{ id: string; endpointId: string }>(SQL.eventDeliveries, { eventId: event.id })),
           ...(yield* unexpandedDeliveries(event.id)),
         ].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
-        events.push({
-          id: event.id,
-          ...eventSummary(event, existing.sequence, existing.deliverBy),
-          deliveries,
-        });
+        events.push(eventSummary(event.id, event, existing.sequence, existing.deliverBy, deliveries));
         continue;
       }
     }
@@ -342,7 +338,7 @@ export function* commitOp(input: CommitInput): Op<CommitOutcome> {
       }
     }
     deliveryCount += deliveries.length;
-    events.push({ id, ...eventSummary(event, sequence, event.deliverBy), deliveries });
+    events.push(eventSummary(id, event, sequence, event.deliverBy, deliveries));
   }
 
   const result: CommitResult = { commitId, records, events };
@@ -432,8 +428,41 @@ function checkExpectation(
   }
 }
 
-function eventSummary(event: EventWrite, sequence: number, deliverBy: number) {
-  return { type: event.type, aggregate: event.aggregate, sequence, deliverBy: iso(deliverBy) };
+function eventSummary(
+  id: string,
+  event: EventWrite,
+  sequence: number,
+  deliverBy: number,
+  deliveries: { id: string; endpointId: string }[],
+): CommitResult["events"][number] {
+  return {
+    id,
+    type: event.type,
+    aggregate: event.aggregate,
+    sequence,
+    deliverBy: iso(deliverBy),
+    deliveries,
+  };
+}
+
+interface EndpointPatterns {
+  id: string;
+  patterns: string[];
+}
+
+/**
+ * The endpoints' patterns, parsed once per read: the rows of the endpoints read are one array
+ * shared by every commit of a group (writer.ts batchShared), so its commits parse them once.
+ */
+const parsedByRows = new WeakMap<object, EndpointPatterns[]>();
+
+function parsedEndpoints(rows: { id: string; eventTypes: string }[]): EndpointPatterns[] {
+  let parsed = parsedByRows.get(rows);
+  if (!parsed) {
+    parsed = rows.map((e) => ({ id: e.id, patterns: JSON.parse(e.eventTypes) as string[] }));
+    parsedByRows.set(rows, parsed);
+  }
+  return parsed;
 }
 
 interface StoredEvent {

@@ -73,6 +73,11 @@ interface PreparedStatement {
   stmt: Prepared;
   /** The statement's parameter names in SQLite's order, when they can be bound by position. */
   names: string[] | null;
+  /**
+   * The names of its result columns once it has been asked for rows (then it answers arrays:
+   * `rowOf`), null for a statement without a result; undefined until then.
+   */
+  columns?: string[] | null;
 }
 
 /**
@@ -117,18 +122,36 @@ function executor(db: Connection): Execute {
     }
     const { stmt } = prepared;
     const args = bindable(prepared, statement.args);
-    switch (statement.kind) {
-      case "all":
-        return stmt.all(args);
-      case "get": {
-        // libsql's get() (unlike all()) adds a `_metadata` timing key to the row; drop it so both
-        // drivers hand operations the same rows (a row spread into a response would leak it).
-        const row = stmt.get(args) as Record<string, unknown> | undefined;
-        if (row) delete row._metadata;
-        return row;
-      }
-      case "run":
-        return stmt.run(args).changes;
-    }
+    if (statement.kind === "run") return stmt.run(args).changes;
+    const columns = prepared.columns === undefined ? rowsAsArrays(prepared) : prepared.columns;
+    // A statement without result columns still runs (a `get` of a write answers nothing).
+    if (columns === null) return statement.kind === "all" ? stmt.all(args) : void stmt.get(args);
+    if (statement.kind === "all")
+      return (stmt.all(args) as unknown[][]).map((values) => rowOf(columns, values));
+    const values = stmt.get(args) as unknown[] | undefined;
+    return values === undefined ? undefined : rowOf(columns, values);
   };
+}
+
+/**
+ * Switches a statement that returns rows to arrays of values (libsql's raw mode) and keeps its
+ * column names: rows made here from those cost about a microsecond less per read than libsql's
+ * own objects, whose get() also adds a `_metadata` timing key no operation wants.
+ */
+function rowsAsArrays(prepared: PreparedStatement): string[] | null {
+  const { stmt } = prepared;
+  prepared.columns = stmt.reader
+    ? stmt
+        .raw(true)
+        .columns()
+        .map((column) => column.name)
+    : null;
+  return prepared.columns;
+}
+
+/** A row as libsql's object mode makes it: a key per column, in order (a repeated name: the last wins). */
+function rowOf(columns: string[], values: unknown[]): Record<string, unknown> {
+  const row: Record<string, unknown> = {};
+  for (let i = 0; i < columns.length; i++) row[columns[i] as string] = values[i];
+  return row;
 }

@@ -86,23 +86,32 @@ export function* allBatchShared<R = Row>(table: string, sql: string, args: Args 
   return (yield { sql, args, kind: "all", batchShared: { table } }) as R[];
 }
 
-/** writesTable's pattern per table, compiled once (it runs after every statement of a group). */
-const writePatterns = new Map<string, RegExp>();
+/** writesTable's answers per table and statement text (it runs after every statement of a group). */
+const writeAnswers = new Map<string, { pattern: RegExp; answers: Map<string, boolean> }>();
+/** Statement texts are the code's own, a bounded set; this bounds the memo anyway. */
+const MAX_REMEMBERED = 4096;
 
 /**
  * Whether `sql` may write `table` (INSERT INTO, UPDATE, DELETE FROM, REPLACE INTO it, anywhere
  * in the statement, so a CTE before the UPDATE counts too). Errs on the side of yes.
  */
 export function writesTable(sql: string, table: string): boolean {
-  let pattern = writePatterns.get(table);
-  if (!pattern) {
-    pattern = new RegExp(
+  let memo = writeAnswers.get(table);
+  if (!memo) {
+    const pattern = new RegExp(
       `\\b(?:INSERT(?:\\s+OR\\s+\\w+)?\\s+INTO|REPLACE\\s+INTO|UPDATE(?:\\s+OR\\s+\\w+)?|DELETE\\s+FROM)\\s+["\\x60\\[]?${table}\\b`,
       "i",
     );
-    writePatterns.set(table, pattern);
+    memo = { pattern, answers: new Map() };
+    writeAnswers.set(table, memo);
   }
-  return pattern.test(sql);
+  let answer = memo.answers.get(sql);
+  if (answer === undefined) {
+    answer = memo.pattern.test(sql);
+    if (memo.answers.size >= MAX_REMEMBERED) memo.answers.clear();
+    memo.answers.set(sql, answer);
+  }
+  return answer;
 }
 
 export function* get<R = Row>(sql: string, args: Args = {}): Op<R | undefined> {

@@ -9,18 +9,15 @@ import { pointer } from "./validation.ts";
  * numbers or strings that would not come back as sent (src/lib/faithful-json.ts).
  */
 export async function readJson(c: Context, maxBytes: number): Promise<unknown> {
-  const declared = Number(c.req.header("content-length") ?? "0");
-  if (declared > maxBytes) throw problems.tooLarge(maxBytes);
+  const length = c.req.header("content-length");
+  if (length !== undefined && Number(length) > maxBytes) throw problems.tooLarge(maxBytes);
   const body = c.req.raw.body;
   if (!body) throw problems.badJson("the request has no body");
   // With a Content-Length (already checked) the runtime reads exactly that many bytes at once;
   // only a chunked body of unknown length is counted as it streams in.
   let bytes: ArrayBuffer | Uint8Array;
   try {
-    bytes =
-      c.req.header("content-length") !== undefined
-        ? await c.req.raw.arrayBuffer()
-        : await readCapped(body, maxBytes);
+    bytes = length !== undefined ? await c.req.raw.arrayBuffer() : await readCapped(body, maxBytes);
   } catch (error) {
     if (error instanceof Problem) throw error;
     // The client closed the connection mid-body (or sent broken chunked framing): its fault,
@@ -49,14 +46,21 @@ export async function readJson(c: Context, maxBytes: number): Promise<unknown> {
 const DECODER = new TextDecoder("utf-8", { fatal: true });
 
 async function readCapped(body: ReadableStream<Uint8Array>, maxBytes: number): Promise<Uint8Array> {
+  // The reader itself, not `for await`: the async iterator costs about a microsecond more per body.
+  const reader = body.getReader();
   const chunks: Uint8Array[] = [];
   let size = 0;
-  for await (const chunk of body as unknown as AsyncIterable<Uint8Array>) {
-    size += chunk.byteLength;
-    if (size > maxBytes) throw problems.tooLarge(maxBytes);
-    chunks.push(chunk);
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > maxBytes) {
+      void reader.cancel().catch(() => {});
+      throw problems.tooLarge(maxBytes);
+    }
+    chunks.push(value);
   }
-  return Buffer.concat(chunks);
+  return chunks.length === 1 ? (chunks[0] as Uint8Array) : Buffer.concat(chunks);
 }
 
 /** The deepest bracket nesting of a JSON text, skipping strings: a cheap scan before the walk. */

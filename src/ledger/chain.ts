@@ -53,37 +53,18 @@ function byKey(a: ChainRecord, b: ChainRecord): number {
 }
 
 /**
- * iso(ms) remembering its last answer: the commits of a group commit mostly share their
- * millisecond, and their events' default deadline with it.
- */
-class IsoMemo {
-  #ms: number | null = null;
-  #text: string | null = null;
-
-  of(ms: number | null): string | null {
-    if (ms !== this.#ms) {
-      this.#text = iso(ms);
-      this.#ms = ms;
-    }
-    return this.#text;
-  }
-}
-const atIso = new IsoMemo();
-const deliverByIso = new IsoMemo();
-
-/**
  * The content whose JCS is hashed, exactly as DESIGN §13 lists it (nulls explicit). Keys are
  * written in JCS order at every depth and every value is a string, an integer, a boolean or
  * null, so JSON.stringify writes its JCS (test/ledger/chain.test.ts compares with canonicalJson).
  */
 export function chainContent(commit: ChainCommit) {
   return {
-    at: atIso.of(commit.at),
+    at: iso(commit.at),
     commitId: commit.commitId,
     events: commit.events.map((e) => ({
       aggregate: e.aggregate,
       deliverAfter: iso(e.deliverAfter),
-      deliverBy: deliverByIso.of(e.deliverBy),
+      deliverBy: iso(e.deliverBy),
       id: e.id,
       payloadDigest: e.payloadDigest,
       sequence: e.sequence,
