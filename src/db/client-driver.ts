@@ -4,6 +4,7 @@
 // completions) go through the remote write path, a few round trips per group (remote-writer.ts).
 import { type Client, createClient, type InArgs, type Transaction } from "@libsql/client";
 import { type Driver, type DriverOptions, localPragmas } from "./driver.ts";
+import { type HranaBatcher, hranaBatcher } from "./hrana-batch.ts";
 import { type Execute, type Op, runOp, type Statement } from "./op.ts";
 import { answerOf, RemoteWriter } from "./remote-writer.ts";
 
@@ -12,7 +13,8 @@ import { answerOf, RemoteWriter } from "./remote-writer.ts";
  * round trips and simulates a network's delay and failures with it). outboxd never sets it.
  */
 export const clientSeam: {
-  wrap: ((client: Client) => Client) | null;
+  /** Wraps each client opened, and the remote path's batcher (hrana-batch.ts). */
+  wrap: (<C extends object>(client: C) => C) | null;
   /** Told of each remote write path opened (its `stats`: requests per group, for the benchmark). */
   writers: ((writer: RemoteWriter) => void) | null;
 } = { wrap: null, writers: null };
@@ -72,10 +74,14 @@ export async function openClientDriver(target: ClientDriverTarget, options: Driv
       tx.close();
     }
   };
+  // A server: the group path's batches sent by outboxd itself (hrana-batch.ts says why).
+  const lean = local ? null : hranaBatcher(target.url, target.authToken);
+  const batcher: HranaBatcher | null = lean && clientSeam.wrap ? clientSeam.wrap(lean) : lean;
   const remote = new RemoteWriter({
     // Reads on the reader: the writer's connection may be held by a transaction meanwhile
     // (groups overlap, remote-writer.ts).
-    batch: (statements, mode) => (mode === "read" ? reader : writer).batch(statements, mode),
+    batch: (statements, mode) =>
+      batcher ? batcher.batch(statements, mode) : (mode === "read" ? reader : writer).batch(statements, mode),
     async lockedBatch(first, build) {
       const tx = await beginWrite();
       try {

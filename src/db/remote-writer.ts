@@ -26,21 +26,24 @@
 // for the next group, so one never overwrites what the other read. An operation that reads
 // again what it already read after writing (its own write would be invisible), or that keeps
 // failing its guards, runs alone in an interactive transaction, as every operation did before.
-import type { InStatement, ResultSet } from "@libsql/client";
 import { problems } from "../lib/problem.ts";
 import type { GroupedOp } from "./driver.ts";
+import type { BatchAnswer, BatchStatement } from "./hrana-batch.ts";
 import type { ChainStep, Link, Op, Outcome, Row, Statement, Step } from "./op.ts";
 
 /** What the remote path needs from a connection (client-driver.ts). */
 export interface GroupConnection {
   /** One request: the statements as one transaction ("write") or one snapshot ("read"). */
-  batch(statements: InStatement[], mode: "read" | "write"): Promise<ResultSet[]>;
+  batch(statements: BatchStatement[], mode: "read" | "write"): Promise<BatchAnswer[]>;
   /**
    * One write transaction in two requests: `first` (BEGIN rides with it), then the statements
    * `build` makes from its answer, as one batch with COMMIT. A failure of `first` has no
    * statementIndex; one of the batch has its index in the built statements. Rolled back on failure.
    */
-  lockedBatch(first: InStatement, build: (answer: ResultSet) => InStatement[]): Promise<ResultSet[]>;
+  lockedBatch(
+    first: BatchStatement,
+    build: (answer: BatchAnswer) => BatchStatement[],
+  ): Promise<BatchAnswer[]>;
   /** Runs one operation alone in an interactive write transaction (the general, slower path). */
   transaction<T>(op: Op<T>): Promise<T>;
   /** Starts over on a fresh connection (after a lost connection or a failed BEGIN). */
@@ -269,7 +272,7 @@ export class RemoteWriter {
       }
       // One read request for every task that wants to read, except those whose reads overlap
       // another task's in this group: they wait for the next group.
-      const statements: InStatement[] = [];
+      const statements: BatchStatement[] = [];
       const answerAt: { task: Task; want: Want; at: number[] }[] = [];
       const sharedAt = new Map<string, number>();
       for (const { task, want } of wanting) {
@@ -300,7 +303,7 @@ export class RemoteWriter {
       }
       active = active.filter((task) => !moved.has(task));
       if (statements.length === 0) continue;
-      let results: ResultSet[];
+      let results: BatchAnswer[];
       try {
         this.stats.readBatches += 1;
         requests.count += 1;
@@ -317,7 +320,7 @@ export class RemoteWriter {
       for (const { task, want, at } of answerAt) {
         if (want.kind === "prefetch") {
           want.statements.forEach((statement, i) => {
-            const answer = answerOf(statement, results[at[i] as number] as ResultSet);
+            const answer = answerOf(statement, results[at[i] as number] as BatchAnswer);
             const key = statementKey(statement);
             if (statement.batchShared) sharedAnswers.set(key, answer);
             else task.cache.set(key, answer);
@@ -325,7 +328,7 @@ export class RemoteWriter {
           resume(task, undefined);
         } else {
           const { statement } = want;
-          const answer = answerOf(statement, results[at[0] as number] as ResultSet);
+          const answer = answerOf(statement, results[at[0] as number] as BatchAnswer);
           const key = statementKey(statement);
           if (statement.batchShared) {
             sharedAnswers.set(key, answer);
@@ -458,8 +461,8 @@ export class RemoteWriter {
     if (batchTasks.length === 0) return;
     // What each statement of the batch is, to tell a failed guard from a failed write.
     let roles: Role[] = [];
-    let statements: InStatement[] = [];
-    let results: ResultSet[] | null = null;
+    let statements: BatchStatement[] = [];
+    let results: BatchAnswer[] | null = null;
     // Another machine chained lately: this group's chain goes under the write lock (#locked).
     // In at RACED_TO_LOCK raced groups of the window, out once the whole window is quiet.
     const raced = this.#races.filter(Boolean).length;
@@ -512,7 +515,7 @@ export class RemoteWriter {
           this.stats.readBatches += 1;
           requests.count += 1;
           const [fresh] = await this.#connection.batch([{ sql: headRead.sql, args: headRead.args }], "read");
-          sharedAnswers.set(headKey, answerOf(headRead, fresh as ResultSet));
+          sharedAnswers.set(headKey, answerOf(headRead, fresh as BatchAnswer));
         } catch {
           await this.#connection.reconnect().catch(() => undefined);
           const failure = problems.unavailable(
@@ -535,13 +538,13 @@ export class RemoteWriter {
       this.#ownHead = { key: headKey, link: head, at: this.#written };
     roles.forEach((role, i) => {
       if (role.role === "write" && role.write?.guess !== null && role.write?.statement) {
-        this.#counts.set(role.write.statement.sql, (results[i] as ResultSet).rowsAffected);
+        this.#counts.set(role.write.statement.sql, (results[i] as BatchAnswer).rowsAffected);
       }
     });
     for (const task of batchTasks) {
       if (!task.final) continue;
       const at = roles.findIndex((role) => role.task === task && role.role === "final");
-      resume(task, answerOf(task.final, results[at] as ResultSet));
+      resume(task, answerOf(task.final, results[at] as BatchAnswer));
       if (!task.step.done && !task.outcome) {
         task.outcome = {
           ok: false,
@@ -562,8 +565,8 @@ export class RemoteWriter {
     headKey: string,
     sharedReads: Map<string, Statement>,
     sharedAnswers: Map<string, unknown>,
-    build: (head: unknown, moved: boolean) => InStatement[],
-  ): Promise<ResultSet[]> {
+    build: (head: unknown, moved: boolean) => BatchStatement[],
+  ): Promise<BatchAnswer[]> {
     this.stats.locked += 1;
     const headRead = sharedReads.get(headKey) as Statement;
     return this.#connection.lockedBatch({ sql: headRead.sql, args: headRead.args }, (fresh) => {
@@ -582,10 +585,10 @@ export class RemoteWriter {
     sharedReads: Map<string, Statement>,
     sharedAnswers: Map<string, unknown>,
     headKey: string | undefined,
-  ): { statements: InStatement[]; roles: Role[] } {
+  ): { statements: BatchStatement[]; roles: Role[] } {
     const roles: Role[] = [];
-    const statements: InStatement[] = [];
-    const push = (statement: InStatement, role: Role) => {
+    const statements: BatchStatement[] = [];
+    const push = (statement: BatchStatement, role: Role) => {
       statements.push(statement);
       roles.push(role);
     };
@@ -796,7 +799,7 @@ function onlyIfNothingChanged(insert: Statement): Statement {
 }
 
 /** What an operation receives for one statement's result set (see Statement.kind). */
-export function answerOf(statement: Statement, result: ResultSet): unknown {
+export function answerOf(statement: Statement, result: BatchAnswer): unknown {
   switch (statement.kind) {
     case "all":
       return result.rows;
@@ -819,7 +822,7 @@ const ROWS_PER_GUARD = 64;
  * Statements that fail (write_guards' CHECK) unless `statement` still answers `answer`: the
  * same row for `get` (or still none), the same number of rows and each of them for `all`.
  */
-export function readGuards(statement: Statement, answer: unknown): InStatement[] {
+export function readGuards(statement: Statement, answer: unknown): BatchStatement[] {
   const matches = (row: Row, args: Record<string, string | number | null>) => {
     const terms = Object.entries(row).map(([column, value]) => {
       const name = `__g${Object.keys(args).length}`;
@@ -837,7 +840,7 @@ export function readGuards(statement: Statement, answer: unknown): InStatement[]
     return [{ sql, args }];
   }
   const rows = answer as Row[];
-  const guards: InStatement[] = [
+  const guards: BatchStatement[] = [
     {
       sql: `${GUARD} (SELECT count(*) FROM (${statement.sql})) IS NOT :__rows`,
       args: { ...statement.args, __rows: rows.length },

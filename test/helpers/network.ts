@@ -102,7 +102,9 @@ export function installNetwork(options: { delayMs: number }): Network {
       },
     });
 
-  clientSeam.wrap = (client: Client): Client => {
+  // A Client, or the remote path's batcher (src/db/hrana-batch.ts), which has only `batch`.
+  clientSeam.wrap = <C extends object>(wrapped: C): C => {
+    const client = wrapped as unknown as Client;
     return new Proxy(client, {
       get(target, property) {
         if (property === "execute" || property === "executeMultiple") {
@@ -125,7 +127,7 @@ export function installNetwork(options: { delayMs: number }): Network {
         const value = Reflect.get(target, property);
         return typeof value === "function" ? value.bind(target) : value;
       },
-    });
+    }) as unknown as C;
   };
 
   return {
