@@ -83,7 +83,7 @@ export async function openClientDriver(target: ClientDriverTarget, options: Driv
     batch: (statements, mode) =>
       batcher ? batcher.batch(statements, mode) : (mode === "read" ? reader : writer).batch(statements, mode),
     async lockedBatch(first, build) {
-      const tx = await beginWrite();
+      const tx = batcher ? await batcher.transaction("write") : await beginWrite();
       try {
         const answer = await tx.execute(first).catch((error: unknown) => {
           // Not a statement of the batch (see GroupConnection.lockedBatch).
@@ -93,7 +93,8 @@ export async function openClientDriver(target: ClientDriverTarget, options: Driv
           });
         });
         // COMMIT rides with the batch (the same statement tx.commit() would send alone): one
-        // request less, and the lock is released as the batch ends.
+        // request less, and the lock is released as the batch ends (on a server, the stream's
+        // close rides with it too: hrana-batch.ts).
         const results = await tx.batch([...build(answer), { sql: "COMMIT", args: {} }]);
         return results.slice(0, -1);
       } catch (error) {

@@ -61,6 +61,23 @@ interface HError {
 
 export interface HranaBatcher {
   batch(statements: BatchStatement[], mode: "read" | "write"): Promise<BatchAnswer[]>;
+  /** A write transaction over a stream (the remote path's locked batch). */
+  transaction(mode: "write"): Promise<HranaTransaction>;
+}
+
+/**
+ * An interactive write transaction, shaped as @libsql/client's (client-driver.ts uses either):
+ * BEGIN rides with the first statement; a batch that ends with COMMIT also closes the stream, so
+ * no request is left to send after it; a stream closed with its transaction open is rolled back
+ * by the server.
+ */
+export interface HranaTransaction {
+  readonly closed: boolean;
+  execute(statement: BatchStatement): Promise<BatchAnswer>;
+  /** The statements in order, each run only if the one before succeeded. */
+  batch(statements: BatchStatement[]): Promise<BatchAnswer[]>;
+  rollback(): Promise<void>;
+  close(): void;
 }
 
 /**
@@ -78,61 +95,151 @@ export function hranaBatcher(url: string, authToken: string | undefined): HranaB
   const pipeline = `${scheme}//${parsed.host}${parsed.pathname.replace(/\/+$/, "")}/v2/pipeline`;
   const headers: Record<string, string> = { "content-type": "application/json" };
   if (token) headers.authorization = `Bearer ${token}`;
+  /** One pipeline request; the results of its requests, in order. */
+  const post = async (baton: string | null, requests: unknown[]): Promise<PipelineAnswer> => {
+    const response = await fetch(pipeline, {
+      method: "POST",
+      headers,
+      body: JSON.stringify({ baton, requests }),
+    });
+    if (!response.ok) {
+      const text = await response.text().catch(() => "");
+      throw new HranaBatchError(
+        `the database server answered ${response.status}: ${text.slice(0, 200)}`,
+        "SERVER_ERROR",
+      );
+    }
+    return (await response.json()) as PipelineAnswer;
+  };
   return {
     async batch(statements, mode) {
       const steps: unknown[] = [
         { stmt: { sql: mode === "write" ? "BEGIN IMMEDIATE" : "BEGIN TRANSACTION READONLY" } },
       ];
-      for (const statement of statements) {
-        steps.push({ condition: { type: "ok", step: steps.length - 1 }, stmt: wireStatement(statement) });
-      }
+      chainSteps(steps, statements);
       const commit = steps.length;
       steps.push({ condition: { type: "ok", step: commit - 1 }, stmt: { sql: "COMMIT" } });
       steps.push({
         condition: { type: "not", cond: { type: "ok", step: commit } },
         stmt: { sql: "ROLLBACK" },
       });
-      const body = JSON.stringify({
-        baton: null,
-        requests: [{ type: "batch", batch: { steps } }, { type: "close" }],
-      });
-      const response = await fetch(pipeline, { method: "POST", headers, body });
-      if (!response.ok) {
-        const text = await response.text().catch(() => "");
-        throw new HranaBatchError(
-          `the database server answered ${response.status}: ${text.slice(0, 200)}`,
-          "SERVER_ERROR",
-        );
-      }
-      const answer = (await response.json()) as {
-        results: (
-          | {
-              type: "ok";
-              response: { result: { step_results: (StepResult | null)[]; step_errors: (HError | null)[] } };
-            }
-          | { type: "error"; error: HError }
-        )[];
-      };
-      const first = answer.results[0];
-      if (!first) throw new HranaBatchError("the database server answered no result", "HRANA_PROTO_ERROR");
-      if (first.type === "error") throw failure(first.error);
-      const { step_results: results, step_errors: errors } = first.response.result;
+      const answer = await post(null, [{ type: "batch", batch: { steps } }, { type: "close" }]);
+      const { results, errors } = batchResult(answer);
       if (errors[0]) throw failure(errors[0]);
-      const answers: BatchAnswer[] = [];
-      for (let i = 0; i < statements.length; i++) {
-        const error = errors[i + 1];
-        if (error) throw failure(error, i);
-        const result = results[i + 1];
-        if (!result) {
-          throw new HranaBatchError("a statement of the batch was not run", "TRANSACTION_CLOSED", i);
-        }
-        answers.push({ rows: rowsOf(result), rowsAffected: result.affected_row_count });
-      }
+      const answers = statementAnswers(results, errors, 1, statements.length);
       if (errors[commit] || !results[commit])
         throw failure(errors[commit] ?? { message: "COMMIT was not run" });
       return answers;
     },
+    async transaction() {
+      let baton: string | null = null;
+      let closed = false;
+      const send = async (requests: unknown[]): Promise<PipelineAnswer> => {
+        if (closed) throw new HranaBatchError("the transaction is closed", "TRANSACTION_CLOSED");
+        try {
+          const answer = await post(baton, requests);
+          baton = answer.baton ?? null;
+          if (baton === null) closed = true;
+          return answer;
+        } catch (error) {
+          // Its outcome unknown. Close the stream, lest its transaction keep the write lock until
+          // the server expires it (a stream closed in a transaction is rolled back).
+          if (!closed && baton !== null) void post(baton, [{ type: "close" }]).catch(() => undefined);
+          closed = true;
+          throw error;
+        }
+      };
+      return {
+        get closed() {
+          return closed;
+        },
+        async execute(statement) {
+          const first = baton === null;
+          const steps: unknown[] = first ? [{ stmt: { sql: "BEGIN IMMEDIATE" } }] : [];
+          chainSteps(steps, [statement]);
+          const { results, errors } = batchResult(await send([{ type: "batch", batch: { steps } }]));
+          if (first && errors[0]) {
+            // BEGIN failed: nothing to roll back, the stream is of no further use.
+            void send([{ type: "close" }]).catch(() => undefined);
+            closed = true;
+            throw failure(errors[0]);
+          }
+          return statementAnswers(results, errors, first ? 1 : 0, 1)[0] as BatchAnswer;
+        },
+        async batch(statements) {
+          const steps: unknown[] = [];
+          chainSteps(steps, statements);
+          const ends = /^\s*COMMIT\s*$/i.test(statements.at(-1)?.sql ?? "");
+          const answer = await send([
+            { type: "batch", batch: { steps } },
+            ...(ends ? [{ type: "close" }] : []),
+          ]);
+          if (ends) closed = true;
+          const { results, errors } = batchResult(answer);
+          return statementAnswers(results, errors, 0, statements.length);
+        },
+        async rollback() {
+          if (closed) return;
+          await send([{ type: "execute", stmt: { sql: "ROLLBACK" } }, { type: "close" }]);
+          closed = true;
+        },
+        close() {
+          if (closed || baton === null) {
+            closed = true;
+            return;
+          }
+          void send([{ type: "close" }]).catch(() => undefined);
+          closed = true;
+        },
+      };
+    },
   };
+}
+
+interface PipelineAnswer {
+  baton?: string | null;
+  results: (
+    | {
+        type: "ok";
+        response: { result?: { step_results: (StepResult | null)[]; step_errors: (HError | null)[] } };
+      }
+    | { type: "error"; error: HError }
+  )[];
+}
+
+/** Appends the statements as steps, each run only if the step before it succeeded. */
+function chainSteps(steps: unknown[], statements: BatchStatement[]): void {
+  for (const statement of statements) {
+    const stmt = wireStatement(statement);
+    steps.push(steps.length === 0 ? { stmt } : { condition: { type: "ok", step: steps.length - 1 }, stmt });
+  }
+}
+
+function batchResult(answer: PipelineAnswer): { results: (StepResult | null)[]; errors: (HError | null)[] } {
+  const first = answer.results[0];
+  if (!first) throw new HranaBatchError("the database server answered no result", "HRANA_PROTO_ERROR");
+  if (first.type === "error") throw failure(first.error);
+  const result = first.response.result;
+  if (!result) throw new HranaBatchError("the database server answered no batch result", "HRANA_PROTO_ERROR");
+  return { results: result.step_results, errors: result.step_errors };
+}
+
+/** The answers of `count` statements from step `from` on; the first that failed or did not run throws with its index. */
+function statementAnswers(
+  results: (StepResult | null)[],
+  errors: (HError | null)[],
+  from: number,
+  count: number,
+): BatchAnswer[] {
+  const answers: BatchAnswer[] = [];
+  for (let i = 0; i < count; i++) {
+    const error = errors[from + i];
+    if (error) throw failure(error, i);
+    const result = results[from + i];
+    if (!result) throw new HranaBatchError("a statement of the batch was not run", "TRANSACTION_CLOSED", i);
+    answers.push({ rows: rowsOf(result), rowsAffected: result.affected_row_count });
+  }
+  return answers;
 }
 
 function failure(error: HError, statementIndex?: number): HranaBatchError {
