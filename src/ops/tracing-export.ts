@@ -13,10 +13,11 @@
 // shutdown), OTEL_EXPORTER_OTLP_[TRACES_]HEADERS, _TIMEOUT (10000 ms a request, retries
 // included), _COMPRESSION (gzip or none), _CERTIFICATE, _CLIENT_CERTIFICATE, _CLIENT_KEY.
 // A request answered 429, 502, 503 or 504, or failing on the network, is retried with
-// backoff (honouring Retry-After) inside its timeout; one request is in flight at a time.
+// backoff (honouring Retry-After) inside its timeout; one request is in flight at a time, sent
+// from a worker (./tracing-send.ts) so that the thread serving commits only hands it a buffer.
 
 import { readFileSync } from "node:fs";
-import { gzipSync } from "node:zlib";
+import { batchSender } from "./tracing-send.ts";
 
 type Warn = (message: string, fields: Record<string, unknown>) => void;
 type Env = Record<string, string | undefined>;
@@ -107,8 +108,6 @@ const BATCH_BYTES = 512 * 1024;
 const COMMA = 44;
 /** Warnings about drops and failed exports: at most one per this many ms (collector down). */
 const WARN_EVERY_MS = 10_000;
-const RETRYABLE = new Set([429, 502, 503, 504]);
-const MAX_ATTEMPTS = 5;
 
 /** One export request being filled: the request body so far, and how many spans it holds. */
 interface Batch {
@@ -132,13 +131,16 @@ export function otlpJsonExporter(
     `{"resourceSpans":[{"resource":${resourceJson},"scopeSpans":[{"scope":${scopeJson},"spans":[`,
   );
   const suffix = UTF8.encode("]}]}]}");
-  const headers: Record<string, string> = {
-    ...settings.headers,
-    "content-type": "application/json",
-    "user-agent": userAgent,
-  };
-  if (settings.gzip) headers["content-encoding"] = "gzip";
-  const tlsInit = fetchTls(settings.tls);
+  const sender = batchSender(
+    {
+      url: settings.url,
+      headers: { ...settings.headers, "content-type": "application/json", "user-agent": userAgent },
+      timeoutMs: settings.timeoutMs,
+      gzip: settings.gzip,
+      tls: settings.tls,
+    },
+    (reason) => warn("tracing: exports are sent from the main thread", { reason }),
+  );
 
   /** The batch spans are written into now (null: none started). */
   let open: Batch | null = null;
@@ -212,7 +214,7 @@ export function otlpJsonExporter(
   function take(minBytes: number): Batch {
     const size = prefix.length + minBytes + suffix.length;
     const bytes =
-      (size <= BATCH_BYTES ? pool.pop() : undefined) ?? new Uint8Array(Math.max(BATCH_BYTES, size));
+      (size <= BATCH_BYTES ? pool.pop() : undefined) ?? sender.allocate(Math.max(BATCH_BYTES, size));
     bytes.set(prefix, 0);
     return { bytes, used: prefix.length, spans: 0 };
   }
@@ -236,57 +238,18 @@ export function otlpJsonExporter(
     const batch = ready.shift();
     if (batch === undefined) return;
     queued -= batch.spans;
-    sending = send(batch).finally(() => {
+    sending = sender.send(batch.bytes, batch.used).then((outcome) => {
+      if (outcome.failed !== null) {
+        failedSpans += batch.spans;
+        problem(outcome.failed.message, outcome.failed.fields);
+      } else if (outcome.rejected !== null) {
+        problem("the collector rejected spans", outcome.rejected);
+      }
+      // Sent: the next batch is written into the same buffer.
       if (batch.bytes.length === BATCH_BYTES && pool.length < 4) pool.push(batch.bytes);
       sending = null;
       pump();
     });
-  }
-
-  async function send(batch: Batch): Promise<void> {
-    const raw = batch.bytes.subarray(0, batch.used);
-    const body = settings.gzip ? gzipSync(raw) : raw;
-    const deadline = Date.now() + settings.timeoutMs;
-    const failed = (message: string, fields: Record<string, unknown>) => {
-      failedSpans += batch.spans;
-      problem(message, fields);
-    };
-    let delay = 1000;
-    for (let attempt = 1; ; attempt++) {
-      let retryAfterMs: number | null = null;
-      let message: string;
-      let fields: Record<string, unknown>;
-      try {
-        const response = await fetch(settings.url, {
-          method: "POST",
-          headers,
-          body: body as Uint8Array<ArrayBuffer>,
-          signal: AbortSignal.timeout(Math.max(1, deadline - Date.now())),
-          ...tlsInit,
-        });
-        const text = await response.text();
-        if (response.ok) {
-          // A collector may accept a request and still reject some of its spans (partialSuccess).
-          if (text.includes('"rejectedSpans"')) {
-            const rejected = partialRejection(text);
-            if (rejected) problem("the collector rejected spans", rejected);
-          }
-          return;
-        }
-        message = `the collector answered ${response.status}`;
-        fields = { status: response.status, body: text.slice(0, 300) };
-        if (!RETRYABLE.has(response.status)) return failed(message, fields);
-        retryAfterMs = retryAfter(response.headers.get("retry-after"));
-      } catch (error) {
-        message = "export request failed";
-        fields = { error: String(error) };
-        if ((error as { name?: string }).name === "TimeoutError") return failed(message, fields);
-      }
-      const wait = retryAfterMs ?? delay * (0.8 + Math.random() * 0.4);
-      if (attempt >= MAX_ATTEMPTS || Date.now() + wait >= deadline) return failed(message, fields);
-      await new Promise((resolve) => setTimeout(resolve, wait));
-      delay = Math.min(delay * 1.5, 5000);
-    }
   }
 
   return {
@@ -322,42 +285,10 @@ export function otlpJsonExporter(
             new Promise((resolve) => setTimeout(resolve, Math.max(1, deadline - Date.now()))),
           ]);
       }
+      sender.stop();
       reportProblems(true);
     },
   };
-}
-
-/** Retry-After as ms: delta-seconds or an HTTP date; null when absent or unreadable. */
-function retryAfter(value: string | null): number | null {
-  if (!value) return null;
-  const seconds = Number(value);
-  if (Number.isFinite(seconds)) return Math.max(0, seconds * 1000);
-  const date = Date.parse(value);
-  return Number.isNaN(date) ? null : Math.max(0, date - Date.now());
-}
-
-function partialRejection(text: string): Record<string, unknown> | null {
-  try {
-    const partial = (
-      JSON.parse(text) as { partialSuccess?: { rejectedSpans?: unknown; errorMessage?: unknown } }
-    ).partialSuccess;
-    const rejected = Number(partial?.rejectedSpans ?? 0);
-    return rejected > 0 ? { rejectedSpans: rejected, detail: String(partial?.errorMessage ?? "") } : null;
-  } catch {
-    return null;
-  }
-}
-
-/** The fetch options that carry client TLS material: Bun's `tls`, Deno's HTTP client. */
-function fetchTls(tls: ExportSettings["tls"]): Record<string, unknown> {
-  if (tls === null) return {};
-  const deno = (globalThis as { Deno?: { createHttpClient(options: unknown): unknown } }).Deno;
-  if (deno) {
-    return {
-      client: deno.createHttpClient({ caCerts: tls.ca ? [tls.ca] : undefined, cert: tls.cert, key: tls.key }),
-    };
-  }
-  return { tls: { ca: tls.ca, cert: tls.cert, key: tls.key } };
 }
 
 /**

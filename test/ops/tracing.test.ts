@@ -406,6 +406,66 @@ describe("tracing off and its settings", () => {
     expect(warnings).toHaveLength(1); // a retried 503 that then succeeded is no problem
   });
 
+  /** One span exported to a collector on this machine: the span names that arrived, and the warnings. */
+  async function exportOneSpan(): Promise<{ names: unknown[]; warnings: string[] }> {
+    const names: unknown[] = [];
+    const warnings: string[] = [];
+    const collector = Bun.serve({
+      hostname: "127.0.0.1",
+      port: 0,
+      async fetch(request) {
+        const body = (await request.json()) as {
+          resourceSpans: { scopeSpans: { spans: { name: unknown }[] }[] }[];
+        };
+        for (const span of body.resourceSpans[0]?.scopeSpans[0]?.spans ?? []) names.push(span.name);
+        return Response.json({ partialSuccess: {} });
+      },
+    });
+    try {
+      const settings = exportSettings(`http://127.0.0.1:${collector.port}/v1/traces`, {}, () => {});
+      const exporter = otlpJsonExporter(settings, '{"attributes":[]}', '{"name":"test"}', "test", (m) =>
+        warnings.push(m),
+      );
+      const w = exporter.span();
+      w?.raw(new TextEncoder().encode('{"name":'));
+      w?.text("one");
+      w?.byte(125);
+      w?.end();
+      await exporter.shutdown();
+    } finally {
+      collector.stop(true);
+    }
+    return { names, warnings };
+  }
+
+  test("export requests are sent from a worker: the main thread's fetch is never called", async () => {
+    const mainFetch = globalThis.fetch;
+    let calls = 0;
+    globalThis.fetch = Object.assign((...args: Parameters<typeof fetch>) => {
+      calls += 1;
+      return mainFetch(...args);
+    }, mainFetch);
+    try {
+      expect(await exportOneSpan()).toEqual({ names: ["one"], warnings: [] });
+    } finally {
+      globalThis.fetch = mainFetch;
+    }
+    expect(calls).toBe(0);
+  });
+
+  test("where no worker can start, exports are sent from the main thread, and it says so", async () => {
+    const worker = globalThis.Worker;
+    (globalThis as { Worker?: unknown }).Worker = undefined;
+    try {
+      expect(await exportOneSpan()).toEqual({
+        names: ["one"],
+        warnings: ["tracing: exports are sent from the main thread"],
+      });
+    } finally {
+      globalThis.Worker = worker;
+    }
+  });
+
   test("the W3C traceparent rule", () => {
     const ok = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
     expect(validTraceparent(ok)).toBe(ok);
