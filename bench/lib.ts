@@ -118,9 +118,13 @@ export function peakRssMb(pid: number): number {
   }
 }
 
-/** CPU time (user + system) a process has used so far, in ms (/proc/<pid>/stat, 100 ticks/s). */
-export function cpuMs(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.split(" ") ?? [];
+/**
+ * CPU time (user + system) a process has used so far, in ms (/proc/<pid>/stat, 100 ticks/s);
+ * with `mainThread`, its main thread's alone (/proc/<pid>/task/<pid>/stat).
+ */
+export function cpuMs(pid: number, mainThread = false): number {
+  const stat = readFileSync(mainThread ? `/proc/${pid}/task/${pid}/stat` : `/proc/${pid}/stat`, "utf8");
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
   return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
 }
 
@@ -172,6 +176,48 @@ export async function load(options: {
     latencyP99Ms: result.latency?.p99 ?? Number.NaN,
     errors: result.errors ?? 0,
     non2xx: result.non2xx ?? 0,
+  };
+}
+
+/**
+ * A closed-loop load from this process, for as long as it runs: `connections` requests in flight,
+ * each followed by the next as soon as it is answered, counted as they are answered (so a
+ * measurement can read the count at any instant, unlike autocannon's one total at the end).
+ * `[<id>]` in the body becomes a unique id per request, as autocannon's -I does.
+ */
+export function saturate(options: {
+  url: string;
+  connections: number;
+  body: string;
+  headers?: Record<string, string>;
+}): { answered(): number; failed(): number; stop(): Promise<void> } {
+  const headers = { "content-type": "application/json", ...options.headers };
+  const runId = crypto.randomUUID().slice(0, 8);
+  let next = 0;
+  let answered = 0;
+  let failed = 0;
+  let running = true;
+  const loop = async () => {
+    while (running) {
+      const body = options.body.replaceAll("[<id>]", `${runId}-${next++}`);
+      try {
+        const response = await fetch(options.url, { method: "POST", headers, body });
+        await response.arrayBuffer();
+        if (response.ok) answered += 1;
+        else failed += 1;
+      } catch {
+        failed += 1;
+      }
+    }
+  };
+  const loops = Array.from({ length: options.connections }, loop);
+  return {
+    answered: () => answered,
+    failed: () => failed,
+    async stop() {
+      running = false;
+      await Promise.all(loops);
+    },
   };
 }
 

@@ -181,17 +181,16 @@ if (wanted("isolation")) {
   results.isolation = { withHanging, without };
 }
 if (wanted("tracing")) {
-  // OpenTelemetry on vs off, side by side (issue 18): short loads, many rounds, 64 connections.
+  // OpenTelemetry on vs off (issue 18): one server switched in blocks, separate servers, the off hooks.
   const receiver = await startPeer([BUN, "bench/peers/receiver.ts"], {});
   try {
     results.tracing = await tracingScenario({
-      seconds: 3,
-      // One round of one instance against another was within its own noise (off vs off again
-      // differed by up to 30% on a loaded machine): even a quick run takes the median of three.
-      runs: quick ? 3 : 7,
-      connections: [64],
+      // The issue's figure: one server, its spans switched on and off in short blocks.
+      toggledRounds: quick ? 12 : 30,
+      blockMs: 600,
+      // Separate servers, loaded in turn in blocks of the same length.
+      separateRounds: quick ? 12 : 30,
       receiverUrl: `${receiver.url}/hook`,
-      cpuPairs: quick ? 10 : 20,
     });
   } finally {
     await receiver.stop();
