@@ -10,10 +10,11 @@
 // 2. Stream latency: commits at 1,000/s (open loop, bench/load/fixed-rate.ts) addressed to a pull
 //    endpoint read by one SSE consumer (bench/load/pull-stream.ts, acking every 2 ms): commit
 //    response → arrival of the event on the stream. Target p99 ≤ 50 ms.
-// 3. Idle streams: two identical servers, one holding 1,000 idle streams (on a pull endpoint no
-//    commit reaches), loaded in turn with commits (autocannon, 64 connections), round after round
-//    in alternating order: commits/s and server CPU per commit, paired per round. Target: no
-//    measurable difference (within the noise of two identical runs).
+// 3. Idle streams: one server loaded with commits (autocannon, 64 connections) in blocks with
+//    1,000 idle streams open (on a pull endpoint no commit reaches) and blocks without, round
+//    after round in rotating order: commits/s and server CPU per commit (process and main
+//    thread), paired per round. A third kind of block, without streams too, measured the same
+//    way, gives the noise floor. Target: no measurable difference (within that noise).
 //
 //   npx bun bench/scenarios/pull.ts [--quick]       (alone; npm run bench -- --only=pull runs it too)
 import { readFileSync } from "node:fs";
@@ -56,13 +57,17 @@ export interface IdleStreamsRow {
   closedEarly: number;
   commitsPerSecond: Record<"without" | "with" | "without (again)", number[]>;
   cpuMicrosPerCommit: Record<"without" | "with" | "without (again)", number[]>;
+  mainThreadMicrosPerCommit: Record<"without" | "with" | "without (again)", number[]>;
   /** 1 - with/without, median of the rounds' ratios: what the idle streams cost commit throughput. */
   cost: number;
   /** with/without - 1 of CPU per commit, the same way. */
   cpuCost: number;
-  /** The same two figures for two identical servers without streams: the noise floor. */
+  /** The same for the main thread's CPU per commit. */
+  mainThreadCost: number;
+  /** The same three figures for two identical servers without streams: the noise floor. */
   noise: number;
   cpuNoise: number;
+  mainThreadNoise: number;
   loadAverage: number;
 }
 
@@ -81,12 +86,16 @@ function cpuSeconds(pid: number): number {
 const load1 = () => Math.round((loadavg()[0] ?? 0) * 10) / 10;
 const round = (x: number, digits = 1) => Math.round(x * 10 ** digits) / 10 ** digits;
 
-/** A process of ours that speaks JSON lines on stdout: the next line, and a stop that returns the last. */
+/**
+ * A process of ours that speaks JSON lines on stdout: the next line, a stop that returns the last,
+ * and for those that take commands, a line to send on stdin and an end (stdin closed).
+ */
 function jsonLines(cmd: string[], env: Record<string, string>) {
   const proc = Bun.spawn({
     cmd,
     cwd: REPO,
     env: { ...process.env, ...env },
+    stdin: "pipe",
     stdout: "pipe",
     stderr: "inherit",
   });
@@ -113,6 +122,14 @@ function jsonLines(cmd: string[], env: Record<string, string>) {
       const last = await next();
       await proc.exited;
       return last;
+    },
+    send(line: string): void {
+      proc.stdin.write(`${line}\n`);
+      proc.stdin.flush();
+    },
+    async end(): Promise<void> {
+      proc.stdin.end();
+      await proc.exited;
     },
     exited: proc.exited,
   };
@@ -265,73 +282,105 @@ export async function pullStreamLatency(options: { rate: number; seconds: number
 const IDLE_VARIANTS = ["without", "with", "without (again)"] as const;
 type IdleVariant = (typeof IDLE_VARIANTS)[number];
 
+/** User + system CPU seconds of a process's main thread (the one that runs JavaScript). */
+function mainThreadCpuSeconds(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/task/${pid}/stat`, "utf8").split(") ")[1]?.split(" ") ?? [];
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+/**
+ * One server, measured in blocks of commits with and without `streams` idle streams open, the
+ * three kinds of block in rotating order round after round; the "without (again)" blocks go
+ * through the same motions as the others (the holder is asked to close streams it has not got)
+ * and give the noise floor, measured the same way. Each block starts a second after the streams
+ * are open (or closed); a block of at least the keepalive interval (15 s) holds each stream's
+ * first keepalive (they were opened within about a second), as steady state would in that time.
+ */
 export async function idleStreams(options: {
   streams: number;
   seconds: number;
   runs: number;
 }): Promise<IdleStreamsRow> {
-  const servers = {
-    without: await startOutboxd(),
-    with: await startOutboxd(),
-    "without (again)": await startOutboxd(),
-  } satisfies Record<IdleVariant, Running>;
+  const server = await startOutboxd();
   let holder: ReturnType<typeof jsonLines> | undefined;
   try {
-    // The streams wait on an endpoint no commit reaches: idle, as they would be at night.
-    for (const server of Object.values(servers)) await pullEndpoint(server, ["idle.never"]);
-    const idle = await pullEndpoint(servers.with, ["idle.never"]);
+    // The streams wait on an endpoint no commit reaches: idle, as they would be at night. It
+    // exists in every block: only the streams differ.
+    const idle = await pullEndpoint(server, ["idle.never"]);
     holder = jsonLines([BUN, "bench/load/idle-streams.ts"], {
-      URL: servers.with.url,
+      URL: server.url,
       TOKEN,
       ENDPOINT: idle,
-      COUNT: String(options.streams),
       // Bun's fetch holds at most 256 connections at once by default: the rest would queue forever.
       BUN_CONFIG_MAX_HTTP_REQUESTS: String(options.streams + 16),
     });
-    await holder.next(); // {"open": n}
     const rps: Record<IdleVariant, number[]> = { without: [], with: [], "without (again)": [] };
     const cpu: Record<IdleVariant, number[]> = { without: [], with: [], "without (again)": [] };
+    const mainCpu: Record<IdleVariant, number[]> = { without: [], with: [], "without (again)": [] };
+    const commitLoad = () =>
+      load({
+        url: `${server.url}/v1/commits`,
+        connections: 64,
+        seconds: options.seconds,
+        body: COMMIT_BODY,
+        headers: { authorization: `Bearer ${TOKEN}` },
+      });
+    // Unmeasured: the first seconds of a process compile its code (JIT threads, more GC).
+    await commitLoad();
+    let closedEarly = 0;
+    let streamsOpen = false;
     for (let r = 0; r < options.runs; r++) {
       // The order rotates per round, so no variant always runs first (or last) in a round.
       const order = IDLE_VARIANTS.map((_, i) => IDLE_VARIANTS[(i + r) % IDLE_VARIANTS.length] as IdleVariant);
       for (const variant of order) {
-        const server = servers[variant];
+        if (variant === "with") {
+          holder.send(`open ${options.streams}`);
+          await holder.next(); // {"open": n}
+          streamsOpen = true;
+        } else {
+          holder.send("close");
+          closedEarly = ((await holder.next()) as { closedEarly: number }).closedEarly;
+          streamsOpen = false;
+        }
+        await Bun.sleep(1000);
         const before = cpuSeconds(server.pid);
-        const result = await load({
-          url: `${server.url}/v1/commits`,
-          connections: 64,
-          seconds: options.seconds,
-          body: COMMIT_BODY,
-          headers: { authorization: `Bearer ${TOKEN}` },
-        });
+        const mainBefore = mainThreadCpuSeconds(server.pid);
+        const result = await commitLoad();
         rps[variant].push(result.requestsPerSecond);
         const commits = Math.max(1, result.requestsPerSecond * options.seconds);
         cpu[variant].push(Math.round(((cpuSeconds(server.pid) - before) * 1e6) / commits));
+        mainCpu[variant].push(Math.round(((mainThreadCpuSeconds(server.pid) - mainBefore) * 1e6) / commits));
       }
     }
-    const { closedEarly } = (await holder.stop()) as { closedEarly: number };
-    holder = undefined;
+    if (streamsOpen) {
+      holder.send("close");
+      closedEarly = ((await holder.next()) as { closedEarly: number }).closedEarly;
+    }
     const paired = (a: number[], b: number[]) => median(a.map((x, i) => x / Math.max(1, b[i] ?? 0)));
     const row: IdleStreamsRow = {
       streams: options.streams,
       closedEarly,
       commitsPerSecond: rps,
       cpuMicrosPerCommit: cpu,
+      mainThreadMicrosPerCommit: mainCpu,
       cost: round(1 - paired(rps.with, rps.without), 3),
       cpuCost: round(paired(cpu.with, cpu.without) - 1, 3),
+      mainThreadCost: round(paired(mainCpu.with, mainCpu.without) - 1, 3),
       noise: round(1 - paired(rps["without (again)"], rps.without), 3),
       cpuNoise: round(paired(cpu["without (again)"], cpu.without) - 1, 3),
+      mainThreadNoise: round(paired(mainCpu["without (again)"], mainCpu.without) - 1, 3),
       loadAverage: load1(),
     };
     console.error(
       `idle streams (${row.streams}): commits/s without ${median(rps.without)} with ${median(rps.with)} again ${median(rps["without (again)"])} ` +
         `(cost ${row.cost}, noise ${row.noise}); CPU µs/commit without ${median(cpu.without)} with ${median(cpu.with)} ` +
-        `(cost ${row.cpuCost}, noise ${row.cpuNoise}); closed early ${closedEarly}; load ${row.loadAverage}`,
+        `(cost ${row.cpuCost}, noise ${row.cpuNoise}); main thread without ${median(mainCpu.without)} with ${median(mainCpu.with)} ` +
+        `(cost ${row.mainThreadCost}, noise ${row.mainThreadNoise}); closed early ${closedEarly}; load ${row.loadAverage}`,
     );
     return row;
   } finally {
-    await holder?.stop();
-    for (const server of Object.values(servers)) await server.stop();
+    await holder?.end();
+    await server.stop();
   }
 }
 
@@ -343,7 +392,8 @@ export async function pullScenario(quick: boolean): Promise<PullResults> {
   for (let r = 0; r < (quick ? 1 : 3); r++) {
     stream.push(await pullStreamLatency({ rate: 1000, seconds: quick ? 3 : 10 }));
   }
-  const idle = await idleStreams({ streams: 1000, seconds: quick ? 2 : 3, runs: quick ? 3 : 7 });
+  // A block lasts a keepalive interval (15 s) and then some: each stream's keepalive falls in it once.
+  const idle = await idleStreams({ streams: 1000, seconds: 16, runs: quick ? 2 : 4 });
   return { throughput, stream, idle };
 }
 
@@ -369,10 +419,12 @@ export function pullMarkdown(r: PullResults): string[] {
   const i = r.idle;
   lines.push(
     "",
-    `${i.streams} idle streams (${i.closedEarly} closed early): commits/s ${median(i.commitsPerSecond.without)} without, ` +
-      `${median(i.commitsPerSecond.with)} with (paired cost ${i.cost}); CPU µs per commit ${median(i.cpuMicrosPerCommit.without)} ` +
-      `without, ${median(i.cpuMicrosPerCommit.with)} with (paired cost ${i.cpuCost}); two identical servers ` +
-      `without streams differ by ${i.noise} (commits/s) and ${i.cpuNoise} (CPU): the noise floor; load ${i.loadAverage}.`,
+    `${i.streams} idle streams (${i.closedEarly} closed early), one server, blocks with and without them alternated: ` +
+      `commits/s ${median(i.commitsPerSecond.without)} without, ${median(i.commitsPerSecond.with)} with (paired cost ${i.cost}); ` +
+      `CPU µs per commit ${median(i.cpuMicrosPerCommit.without)} without, ${median(i.cpuMicrosPerCommit.with)} with ` +
+      `(paired cost ${i.cpuCost}); main thread ${median(i.mainThreadMicrosPerCommit.without)} without, ` +
+      `${median(i.mainThreadMicrosPerCommit.with)} with (paired cost ${i.mainThreadCost}); two kinds of block without ` +
+      `streams differ by ${i.noise} (commits/s), ${i.cpuNoise} (CPU) and ${i.mainThreadNoise} (main thread): the noise floor; load ${i.loadAverage}.`,
     "",
     `Targets: ≥ 10,000 events/s with order kept (median ${median(r.throughput.map((t) => t.eventsPerSecond))}); ` +
       `stream p99 ≤ 50 ms at 1,000/s (median ${median(r.stream.map((s) => s.p99Ms))} ms).`,

@@ -219,6 +219,12 @@ export class PullService extends EventEmitter {
    * A stream (DESIGN §12): leases up to `max` deliveries, hands each to `sink`, and leases more
    * as acks, nacks or lapsed leases free room, until the signal aborts. While nothing can be
    * sent it sleeps on the hub; `keepaliveMs` after its last write it sends a keepalive.
+   *
+   * It leases only when something may have changed: at the start, after a wake-up of its
+   * endpoint, when a lease of its own lapsed or a retry it knows of fell due. A keepalive alone
+   * costs a socket write and no query, so idle streams cost nothing while commits and time go by
+   * (the sweep wakes endpoints with work a wake-up did not announce: another process's commit).
+   * Where no sweep runs in this process, each keepalive looks as well.
    */
   async stream(endpointId: string, options: StreamOptions, sink: StreamSink): Promise<void> {
     const { hub, clock, db } = this.#deps;
@@ -228,16 +234,22 @@ export class PullService extends EventEmitter {
     const outstanding = new Map<string, number>();
     const leave = hub.enter(endpointId);
     let lastWrite = clock();
+    let look = true;
+    // When the next retry of the endpoint falls due, as last looked up (after an empty lease).
+    let dueAt: number | null = null;
     try {
       while (!signal.aborted) {
         const version = hub.version(endpointId);
         let now = clock();
         for (const [id, until] of outstanding) {
-          if (until <= now) this.#forget(outstanding, id);
+          if (until > now) continue;
+          this.#forget(outstanding, id);
+          look = true;
         }
-        let dueAt: number | null = null;
+        if (dueAt !== null && dueAt <= now) look = true;
         const room = max - outstanding.size;
-        if (room > 0) {
+        if (look && room > 0) {
+          dueAt = null;
           const batch = await this.lease(endpointId, room, leaseMs);
           for (const pulled of batch.data) {
             outstanding.set(pulled.deliveryId, batch.leaseExpiresAt as number);
@@ -248,14 +260,17 @@ export class PullService extends EventEmitter {
           if (batch.data.length > 0) lastWrite = clock();
           else dueAt = await db.driver.read(nextDueAt(endpointId, clock()));
         }
+        look = false;
         now = clock();
         let until = lastWrite + keepaliveMs;
         for (const leaseUntil of outstanding.values()) until = Math.min(until, leaseUntil);
         if (dueAt !== null) until = Math.min(until, dueAt);
         await hub.wait(endpointId, version, until, now, signal);
+        if (hub.version(endpointId) !== version) look = true;
         if (!signal.aborted && clock() - lastWrite >= keepaliveMs) {
           await sink.keepalive();
           lastWrite = clock();
+          if (!this.#cron) look = true;
         }
       }
     } finally {

@@ -265,4 +265,45 @@ describe("the event stream", () => {
       await streaming;
     }
   });
+
+  test("an idle stream's keepalives lease nothing: only a wake-up of its endpoint makes it look again", async () => {
+    const endpointId = await createPullEndpoint(rig.server);
+    const pull = rig.server.outboxd.pull;
+    // Count the leases the stream asks for (the service's own method, as the stream calls it).
+    let leases = 0;
+    const lease = pull.lease.bind(pull);
+    pull.lease = (id, limit, leaseMs, check) => {
+      if (id === endpointId) leases += 1;
+      return lease(id, limit, leaseMs, check);
+    };
+    const closed = new AbortController();
+    const sent: ServicePulled[] = [];
+    let keepalives = 0;
+    const streaming = pull.stream(
+      endpointId,
+      { max: 10, leaseMs: 60_000, keepaliveMs: 20 },
+      {
+        signal: closed.signal,
+        deliver: async (batch) => {
+          sent.push(...batch);
+        },
+        keepalive: async () => {
+          keepalives += 1;
+        },
+      },
+    );
+    try {
+      await waitUntil("five keepalives", async () => keepalives >= 5);
+      // The one lease at the start; none per keepalive (nothing happened to the endpoint).
+      expect(leases).toBe(1);
+      const [event] = await commitEvents(rig.server, [{ aggregate: "idle/1", endpoints: [endpointId] }]);
+      await waitUntil("the delivery", async () => sent.length === 1);
+      expect(sent[0]?.deliveryId).toBe(event?.deliveries[0]?.id as string);
+      expect(leases).toBe(2);
+    } finally {
+      closed.abort();
+      await streaming;
+      pull.lease = lease;
+    }
+  });
 });
