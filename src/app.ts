@@ -126,6 +126,8 @@ export async function createOutboxd(config: Config, options: OutboxdOptions = {}
     onDeliveries: wakeFor,
     onDeferredFanOut: () => fanOuts.kick(),
     afterCommit: (ms) => metrics.recordCommit(ms),
+    // New heads are leased to this process's dispatcher by their own INSERT (deliveries/enqueue.ts).
+    leases: dispatcher?.leases,
   });
   const proposals = new ProposalService({
     db,

@@ -7,6 +7,7 @@ import {
   deferFanOut,
   enqueueDelivery,
   FAN_OUT_PENDING,
+  type HeadLeases,
   INLINE_DELIVERIES,
   newDeliveryId,
   unexpandedDeliveries,
@@ -79,6 +80,8 @@ export interface CommitInput {
    * writer ignores the announcement: the list is not even built.
    */
   announceReads?: boolean;
+  /** This process's dispatcher: inline deliveries that are heads are leased to it by their INSERT (enqueue.ts). */
+  leases?: HeadLeases | undefined;
   now: number;
 }
 
@@ -327,6 +330,8 @@ export function* commitOp(input: CommitInput): Op<CommitOutcome> {
       availableAt: Math.max(now, event.deliverAfter ?? now),
       deliverBy: event.deliverBy,
       now,
+      payload: event.payload,
+      traceparent: input.traceparent ?? null,
     };
     const deliveries = targets.map((endpointId) => ({ id: newDeliveryId(now), endpointId }));
     if (deliveries.length > 0 && deferredAggregates.has(event.aggregate)) {
@@ -334,7 +339,7 @@ export function* commitOp(input: CommitInput): Op<CommitOutcome> {
       deferredDeliveries += deliveries.length;
     } else {
       for (const { id: deliveryId, endpointId } of deliveries) {
-        yield* enqueueDelivery({ ...delivery, endpointId }, deliveryId);
+        yield* enqueueDelivery({ ...delivery, endpointId }, deliveryId, input.leases);
       }
     }
     deliveryCount += deliveries.length;

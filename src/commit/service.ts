@@ -3,6 +3,7 @@
 
 import type { Op } from "../db/op.ts";
 import type { Database } from "../db/open.ts";
+import type { HeadLeases } from "../deliveries/enqueue.ts";
 import type { EventTypeCatalog } from "../event-types/catalog.ts";
 import { failpoint } from "../failpoints.ts";
 import { canonicalJson, sha256Hex } from "../lib/canonical-json.ts";
@@ -60,6 +61,8 @@ export interface CommitServiceDeps {
   catalog?: EventTypeCatalog;
   /** Each commit runs in an `outboxd.commit` span whose context its events store. */
   tracing?: Tracing;
+  /** This process's dispatcher, which new heads are leased to by their INSERT (deliveries/enqueue.ts). */
+  leases?: HeadLeases | undefined;
 }
 
 /** A commit's answer, plus what the response's headers need. */
@@ -108,6 +111,7 @@ export class CommitService {
       conflictStatus: request.conflictStatus ?? 409,
     });
     if (request.eventIdOwner !== undefined) input.eventIdOwner = request.eventIdOwner;
+    input.leases = this.#deps.leases;
     // Only a driver that writes groups itself reads the announcement (remote-writer.ts).
     if (!db.driver.writeGroup) input.announceReads = false;
     const deprecatedAt = this.#deps.catalog?.check(request.body.events ?? [], "/events") ?? null;

@@ -1,7 +1,7 @@
 // Transition: pending → in flight (a pending row with a live lease; docs/delivery-lifecycle.md).
 // "In flight" is not a status, so a crash can never strand a row: its lease simply runs out and
 // the row is claimable again. Invariant used here: only queue heads are claimed (heads.ts).
-import { all, type Op } from "../db/op.ts";
+import { all, exec, type Op } from "../db/op.ts";
 import { TO_WEBHOOK_ENDPOINT } from "./endpoint-kind.ts";
 import type { Delivery } from "./read.ts";
 
@@ -131,5 +131,20 @@ export function* claimDeliveriesById(request: ClaimByIdRequest): Op<ClaimedDeliv
      WHERE d.id IN (SELECT value FROM json_each(:ids)) AND ${CLAIMABLE_NOW_TO_WEBHOOK}
      ${RETURNING_CLAIMED}`,
     { owner: request.owner, now: request.now, leaseMs: request.leaseMs, ids: JSON.stringify(request.ids) },
+  );
+}
+
+/**
+ * Gives leases back unattempted: rows leased to a dispatcher that never got to send them (a lease
+ * taken by a commit's INSERT that the commit never handed over: enqueue.ts). Fenced like a
+ * completion: a row changes only while it is pending and still holds this lease.
+ */
+export function* releaseLeases(leases: { id: string; owner: string }[]): Op<void> {
+  if (leases.length === 0) return;
+  yield* exec(
+    `UPDATE deliveries SET lease_owner = NULL, lease_expires_at = NULL, attempt_count = attempt_count - 1
+     FROM (SELECT value ->> 0 AS id, value ->> 1 AS owner FROM json_each(:leases)) AS r
+     WHERE deliveries.id = r.id AND deliveries.lease_owner = r.owner AND deliveries.status = 'pending'`,
+    { leases: JSON.stringify(leases.map((l) => [l.id, l.owner])) },
   );
 }

@@ -20,7 +20,15 @@
 //     event's; the head rule above then holds as if they had been inserted inline;
 //   - a delivery whose endpoint was deleted before its row expanded is dead with
 //     `endpoint_deleted`, as the delete would have made it (dead-letter.ts).
-import { all, exec, get, type Op, run } from "../db/op.ts";
+//
+// Own leases (issue 12): a commit in a process with a dispatcher asks it for a lease per inline
+// delivery (HeadLeases). When the new row is its queue's head, due now, and its endpoint is still
+// the enabled webhook endpoint the dispatcher knows (same updated_at), the INSERT itself leases it
+// (pending → in flight, as a claim would: claim.ts), and the dispatcher is handed the row and its
+// event once the commit is durable. So most deliveries are never claimed by a transaction of their
+// own, and their events are never read back. A lease the commit rolls back never existed; one the
+// dispatcher never takes over is given back (dispatcher.ts PROMISE_MS) or runs out like any other.
+import { all, allHinted, exec, get, type Op, run } from "../db/op.ts";
 import { newId } from "../lib/ids.ts";
 import { deadLetterEndpoint } from "./dead-letter.ts";
 import { IS_FIRST_IN_QUEUE } from "./heads.ts";
@@ -40,6 +48,43 @@ export interface NewDelivery {
   availableAt: number;
   deliverBy: number;
   now: number;
+  /** The event's payload and trace context: what a lease taken by the INSERT hands the dispatcher. */
+  payload?: string;
+  traceparent?: string | null;
+}
+
+/** A lease the dispatcher offers for a new delivery to one endpoint (HeadLeases.offer). */
+export interface HeadLease {
+  /** The lease token (the fence of complete.ts). */
+  owner: string;
+  leaseMs: number;
+  /** The endpoint's updated_at as the dispatcher knows it: any change since, and no lease is taken. */
+  endpointVersion: number;
+}
+
+/** A new delivery leased by its own INSERT: what its send needs, without reading anything back. */
+export interface LeasedHead {
+  id: string;
+  eventId: string;
+  endpointId: string;
+  aggregate: string;
+  sequence: number;
+  type: string;
+  payload: string;
+  traceparent: string | null;
+  availableAt: number;
+  deliverBy: number;
+  /** When the lease began (the commit's time); it holds until this plus leaseMs. */
+  leasedAt: number;
+  owner: string;
+}
+
+/** The dispatcher of this process, as the commit sees it (see the header: own leases). */
+export interface HeadLeases {
+  /** A lease for a new delivery to this endpoint, due now; null when the dispatcher has no room or does not know the endpoint. */
+  offer(endpointId: string): HeadLease | null;
+  /** The INSERT took the lease (it stands once the commit is durable). */
+  leased(head: LeasedHead): void;
 }
 
 const INSERT = `INSERT INTO deliveries (id, event_id, endpoint_id, aggregate, sequence, event_type, status,
@@ -47,14 +92,63 @@ const INSERT = `INSERT INTO deliveries (id, event_id, endpoint_id, aggregate, se
   VALUES (:id, :eventId, :endpointId, :aggregate, :sequence, :type, 'pending',
     ${IS_FIRST_IN_QUEUE}, :availableAt, :availableAt, :deliverBy, :now)`;
 
+/**
+ * INSERT that also leases the row when it is its queue's head and the endpoint is unchanged
+ * (the conditions a claim checks besides those the caller checked: due, before the deadline).
+ */
+const INSERT_LEASED = `INSERT INTO deliveries (id, event_id, endpoint_id, aggregate, sequence, event_type, status,
+    is_head, attempt_count, lease_owner, lease_expires_at, available_at, next_attempt_at, deliver_by, created_at)
+  SELECT :id, :eventId, :endpointId, :aggregate, :sequence, :type, 'pending',
+    h.head, h.leased, CASE WHEN h.leased THEN :owner END, CASE WHEN h.leased THEN :now + :leaseMs END,
+    :availableAt, :availableAt, :deliverBy, :now
+  FROM (SELECT q.head, q.head AND EXISTS (SELECT 1 FROM endpoints e WHERE e.id = :endpointId
+          AND e.updated_at = :endpointVersion AND e.disabled = 0 AND e.kind = 'webhook') AS leased
+        FROM (SELECT ${IS_FIRST_IN_QUEUE} AS head) q) h
+  RETURNING attempt_count AS leased`;
+
 /** A new delivery's id (time-ordered, from the commit's time). */
 export function newDeliveryId(now: number): string {
   return newId("dlv", now);
 }
 
-/** Inserts a pending delivery; returns its id. */
-export function* enqueueDelivery(delivery: NewDelivery, id = newDeliveryId(delivery.now)): Op<string> {
-  yield* run(INSERT, { id, ...delivery });
+/**
+ * Inserts a pending delivery; returns its id. With `leases`, a delivery due now is leased to the
+ * dispatcher by this INSERT when it becomes its queue's head (see the header: own leases).
+ */
+export function* enqueueDelivery(
+  delivery: NewDelivery,
+  id = newDeliveryId(delivery.now),
+  leases?: HeadLeases,
+): Op<string> {
+  const lease =
+    leases &&
+    delivery.payload !== undefined &&
+    delivery.availableAt <= delivery.now &&
+    delivery.deliverBy > delivery.now
+      ? leases.offer(delivery.endpointId)
+      : null;
+  if (!lease) {
+    yield* run(INSERT, { id, ...delivery });
+    return id;
+  }
+  // A hint (op.ts allHinted): the remote write path would answer no row, but it is never offered a lease.
+  const [row] = yield* allHinted<{ leased: number }>(INSERT_LEASED, { id, ...delivery, ...lease });
+  if (row?.leased === 1) {
+    leases?.leased({
+      id,
+      eventId: delivery.eventId,
+      endpointId: delivery.endpointId,
+      aggregate: delivery.aggregate,
+      sequence: delivery.sequence,
+      type: delivery.type,
+      payload: delivery.payload as string,
+      traceparent: delivery.traceparent ?? null,
+      availableAt: delivery.availableAt,
+      deliverBy: delivery.deliverBy,
+      leasedAt: delivery.now,
+      owner: lease.owner,
+    });
+  }
   return id;
 }
 

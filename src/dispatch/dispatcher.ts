@@ -6,14 +6,27 @@
 // batches behind it (completions.ts), claims run a window ahead and slots are shared fairly
 // and adaptively (slots.ts), so the cost of a delivery is its HTTP exchange plus a share of
 // batched bookkeeping, and one endpoint's trouble does not hold up another.
+//
+// Most deliveries need no claim of their own (issue 12, session 5): a delivery this process
+// commits as the head of its queue is leased to this dispatcher by the commit's INSERT, with its
+// event handed over in memory (`leases`, deliveries/enqueue.ts); a head that a batch of outcomes
+// promotes is claimed in that batch's own transaction, its event read there too. Claims of their
+// own remain for hints that found no room then, sweeps, other processes' work and start-up.
 import { EventEmitter } from "node:events";
 import { Cron } from "croner";
 import type { Config } from "../config.ts";
 import type { Op } from "../db/op.ts";
 import type { Database } from "../db/open.ts";
-import { type ClaimedDelivery, claimDeliveries, claimDeliveriesById } from "../deliveries/claim.ts";
+import {
+  type ClaimedDelivery,
+  claimDeliveries,
+  claimDeliveriesById,
+  releaseLeases,
+} from "../deliveries/claim.ts";
 import { type CompletedBatch, type Completion, completeDeliveries } from "../deliveries/complete.ts";
+import type { HeadLease, HeadLeases, LeasedHead } from "../deliveries/enqueue.ts";
 import { expireAllDeadlines } from "../deliveries/expire.ts";
+import type { PromotedHead } from "../deliveries/heads.ts";
 import { pruneAll } from "../deliveries/retention.ts";
 import type { SecretBox } from "../endpoints/secrets.ts";
 import { activeSecrets } from "../endpoints/secrets.ts";
@@ -26,7 +39,8 @@ import { AttemptLog } from "./attempt-log.ts";
 import { CompletionQueue, type PendingCompletion } from "./completions.ts";
 import { decide } from "./decide.ts";
 import { type HintedDelivery, Hints } from "./hints.ts";
-import { type EventToSend, loadSendContext, type SendContext } from "./send-context.ts";
+import { KnownEndpoints } from "./known-endpoints.ts";
+import { type EndpointToSend, type EventToSend, loadSendContext, type SendContext } from "./send-context.ts";
 import { SendWorker, sendWorkerSupported } from "./send-worker.ts";
 import { type SendOutcome, sendWebhook, type WebhookMessage } from "./sender.ts";
 import { type ClaimRoom, isTrouble, Slots } from "./slots.ts";
@@ -87,8 +101,17 @@ const BOOKKEEPING = { durable: false };
 interface Claim {
   /** The claim's lease token: only its holder may complete the row. */
   owner: string;
-  context: SendContext;
+  /** Undefined when it no longer exists (the endpoint was deleted meanwhile). */
+  event: EventToSend | undefined;
+  endpoint: EndpointToSend | undefined;
   leaseUntil: number;
+}
+
+/** Claimed in a batch of outcomes' transaction: the heads it promoted (see completeAndClaim). */
+interface ClaimedWithBatch extends CompletedBatch {
+  claimed: { owner: string; claimedAt: number; rows: ClaimedDelivery[]; context: SendContext } | null;
+  /** Promoted heads not claimed there: hints. */
+  unclaimed: PromotedHead[];
 }
 
 const PRUNE_EVERY_MS = 3_600_000;
@@ -98,6 +121,11 @@ const PRUNE_EVERY_MS = 3_600_000;
  * so its slots stay busy meanwhile.
  */
 const HOLD_READY = 8;
+/**
+ * A lease a commit's INSERT took for this dispatcher is given back if the commit has not handed it
+ * over after this long (it failed, or named no deliveries): the row is then claimed as usual.
+ */
+const PROMISE_MS = 2_000;
 
 export class Dispatcher extends EventEmitter {
   readonly #deps: DispatcherDeps;
@@ -117,6 +145,23 @@ export class Dispatcher extends EventEmitter {
   readonly #claimedWith = new Map<string, Claim>();
   /** Deliveries this process knows may be claimable: claimed by id, without a scan (hints.ts). */
   readonly #hints = new Hints();
+  readonly #endpoints = new KnownEndpoints();
+  /** Leased to this dispatcher by a commit's INSERT, waiting for that commit to be durable. */
+  readonly #promised = new Map<string, LeasedHead>();
+  /**
+   * On a local file: statements' RETURNING rows are answered, so commits may lease heads to this
+   * dispatcher and outcome batches may claim the heads they promote. The remote write path answers
+   * them only after the batch has run: there, claims of their own.
+   */
+  readonly #local: boolean;
+  /** For the commits of this process: new heads leased by their INSERT (deliveries/enqueue.ts). */
+  readonly leases: HeadLeases = {
+    offer: (endpointId) => this.#offerLease(endpointId),
+    leased: (head) => {
+      this.#promised.set(head.id, head);
+      this.#slots.promise(head.endpointId);
+    },
+  };
   #heartbeatAt: number | null = null;
   #retryTimer: ReturnType<typeof setTimeout> | null = null;
   #retryAt = Number.POSITIVE_INFINITY;
@@ -127,6 +172,7 @@ export class Dispatcher extends EventEmitter {
   constructor(deps: DispatcherDeps) {
     super();
     this.#deps = deps;
+    this.#local = deps.db.driver.writeGroup === undefined;
     // Absent from a config built before the setting existed: the worker, as by default.
     this.#sendWorker =
       deps.config.sendThread !== "main" && sendWorkerSupported() ? new SendWorker(deps.logger) : null;
@@ -135,9 +181,17 @@ export class Dispatcher extends EventEmitter {
     this.#completions = new CompletionQueue<AttemptEvent>({
       // Functions, not operations: the remote write path may run them again (remote-writer.ts).
       write: async (items) => {
-        const { recorded, promoted } = await deps.db.writer.write(() => completeAll(items), BOOKKEEPING);
+        const { recorded, claimed, unclaimed } = await deps.db.writer.write(
+          () => this.#completeAndClaim(items),
+          BOOKKEEPING,
+        );
+        if (claimed) {
+          failpoint("dispatch.after_claim");
+          this.leasedBy.outcomes += claimed.rows.length;
+          this.#hold(claimed.rows, claimed.claimedAt, () => claimed.owner, claimed.context);
+        }
         // The next events of the queues these completions emptied: claimable now, by id.
-        this.#hints.offer(promoted);
+        this.#hints.offer(unclaimed);
         return recorded;
       },
       written: (items, recorded) => this.#written(items, recorded),
@@ -151,6 +205,12 @@ export class Dispatcher extends EventEmitter {
       clock: deps.clock,
     });
   }
+
+  /**
+   * How the deliveries this dispatcher sent were leased to it: by the commit's own INSERT, in a
+   * batch of outcomes' transaction (promoted heads), or by a claim of their own (hints, scans).
+   */
+  readonly leasedBy = { commit: 0, outcomes: 0, claim: 0 };
 
   /** Sends under way (the receiver has not answered yet). */
   get inFlight(): number {
@@ -186,6 +246,9 @@ export class Dispatcher extends EventEmitter {
         // is written before the database may close.
         while (this.#sends.size > 0) await Promise.allSettled([...this.#sends]);
         await this.#completions.idle();
+        // Leases commits took for this dispatcher that it will no longer send: given back now
+        // rather than left to run out.
+        await this.#giveUpPromises(Number.POSITIVE_INFINITY);
       })(),
       new Promise((resolve) => {
         timer = setTimeout(resolve, graceMs);
@@ -221,7 +284,105 @@ export class Dispatcher extends EventEmitter {
    * promotes them.
    */
   offer(deliveries: Iterable<HintedDelivery>): void {
-    if (this.#running) this.#hints.offer(deliveries);
+    if (!this.#running) return;
+    const leased: LeasedHead[] = [];
+    const hinted: HintedDelivery[] = [];
+    for (const delivery of deliveries) {
+      const head = this.#promised.get(delivery.id);
+      if (head) {
+        // Leased by the commit's INSERT, which is durable now: sent without a claim.
+        this.#promised.delete(delivery.id);
+        this.#slots.settle(head.endpointId);
+        leased.push(head);
+      } else if (!this.#endpoints.isPull(delivery.endpointId)) hinted.push(delivery);
+    }
+    this.#hints.offer(hinted);
+    if (leased.length === 0) return;
+    failpoint("dispatch.after_claim");
+    this.leasedBy.commit += leased.length;
+    this.#adopt(leased);
+  }
+
+  /** A lease for a commit's new head, when this dispatcher has room and knows the endpoint as it is. */
+  #offerLease(endpointId: string): HeadLease | null {
+    if (!this.#running || !this.#local) return null;
+    const endpoint = this.#endpoints.webhook(endpointId);
+    if (!endpoint || this.#slots.roomAt(endpointId) <= 0) return null;
+    return {
+      owner: this.#nextOwner(),
+      leaseMs: this.#deps.config.leaseMs,
+      endpointVersion: endpoint.updatedAt,
+    };
+  }
+
+  /** A fresh lease token per claim: even this process's own stale claim cannot complete a row. */
+  #nextOwner(): string {
+    this.#claims += 1;
+    return `${this.#owner}:${this.#claims}`;
+  }
+
+  /** Heads leased by this process's commits, now durable: they wait in the slots like claimed ones. */
+  #adopt(heads: LeasedHead[]): void {
+    const byLeasedAt = new Map<number, LeasedHead[]>();
+    for (const head of heads) {
+      const same = byLeasedAt.get(head.leasedAt);
+      if (same) same.push(head);
+      else byLeasedAt.set(head.leasedAt, [head]);
+    }
+    for (const [leasedAt, group] of byLeasedAt) {
+      const owners = new Map(group.map((h) => [h.id, h.owner]));
+      const context: SendContext = {
+        events: new Map(
+          group.map((h) => [
+            h.eventId,
+            {
+              id: h.eventId,
+              type: h.type,
+              aggregate: h.aggregate,
+              sequence: h.sequence,
+              payload: h.payload,
+              occurredAt: h.leasedAt,
+              traceparent: h.traceparent,
+            },
+          ]),
+        ),
+        endpoints: new Map(),
+      };
+      for (const h of group) {
+        const endpoint = this.#endpoints.webhook(h.endpointId);
+        if (endpoint) context.endpoints.set(h.endpointId, endpoint);
+      }
+      const rows: ClaimedDelivery[] = group.map((h) => ({
+        id: h.id,
+        eventId: h.eventId,
+        endpointId: h.endpointId,
+        aggregate: h.aggregate,
+        sequence: h.sequence,
+        attemptCount: 1,
+        availableAt: h.availableAt,
+        deliverBy: h.deliverBy,
+      }));
+      this.#hold(rows, leasedAt, (d) => owners.get(d.id) as string, context);
+    }
+  }
+
+  /**
+   * Leases a commit's INSERT took that no commit handed over in PROMISE_MS (it failed, or did not
+   * name its deliveries): given back, so the rows are claimed as usual.
+   */
+  async #giveUpPromises(now: number): Promise<void> {
+    if (this.#promised.size === 0) return;
+    await this.#deps.db.writer.write(() => this.#releaseStale(now), BOOKKEEPING);
+  }
+
+  /** Chosen when the writer runs it (a generator): every commit queued before it has run by then. */
+  *#releaseStale(now: number): Op<void> {
+    const stale = [...this.#promised.values()].filter((head) => head.leasedAt < now - PROMISE_MS);
+    for (const head of stale) {
+      this.#promised.delete(head.id);
+      this.#slots.settle(head.endpointId);
+    }
+    yield* releaseLeases(stale);
   }
 
   /**
@@ -253,6 +414,7 @@ export class Dispatcher extends EventEmitter {
     const now = this.#deps.clock();
     this.#heartbeatAt = now;
     try {
+      await this.#giveUpPromises(now);
       // Until none is left: a backlog past its deadline (after an outage, say) is dead-lettered
       // in this sweep, not a chunk per sweep while it blocks its aggregates.
       const expired = await expireAllDeadlines(this.#deps.db.writer, now, BOOKKEEPING);
@@ -285,10 +447,14 @@ export class Dispatcher extends EventEmitter {
         this.#again = false;
         if (!this.#running) break;
         const room = this.#slots.claimRoom();
-        const { ids, scan } = this.#hints.take(room, this.#deps.clock());
+        const { ids, endpointIds, scan } = this.#hints.take(room, this.#deps.clock());
         if (ids.length === 0 && !scan) break;
         const { owner, claimed, scanned, claimedAt } = await this.#claim(ids, scan);
-        if (claimed.length > 0) await this.#addClaimed(claimed, owner, claimedAt);
+        // Endpoints hinted but never read: their kind is learned with the claimed ones' (pull
+        // endpoints' deliveries are not hinted again).
+        const unknown = endpointIds.filter((id) => !this.#endpoints.knows(id));
+        if (claimed.length > 0 || unknown.length > 0)
+          await this.#addClaimed(claimed, owner, claimedAt, unknown);
         if (scan) this.#hints.scanned(scan, scanned, this.#deps.clock());
         // Again while hints were left over for lack of room, a scan filled its room (more may
         // wait), or someone woke us meanwhile.
@@ -308,10 +474,8 @@ export class Dispatcher extends EventEmitter {
     scan: ClaimRoom | null,
   ): Promise<{ owner: string; claimed: ClaimedDelivery[]; scanned: ClaimedDelivery[]; claimedAt: number }> {
     const { config, db, clock } = this.#deps;
-    // A fresh lease token per claim: even this process's own stale claim cannot complete a row.
-    this.#claims += 1;
     const claimedAt = clock();
-    const owner = `${this.#owner}:${this.#claims}`;
+    const owner = this.#nextOwner();
     const lease = { owner, now: claimedAt, leaseMs: config.leaseMs };
     // Two operations queued together: the writer runs them in one group (one transaction), and
     // each ends with its one returning write, which the remote write path needs (remote-writer.ts).
@@ -321,24 +485,74 @@ export class Dispatcher extends EventEmitter {
     ]);
     const claimed = byId.length === 0 ? scanned : [...byId, ...scanned];
     if (claimed.length > 0) failpoint("dispatch.after_claim");
+    this.leasedBy.claim += claimed.length;
     return { owner, claimed, scanned, claimedAt };
   }
 
   /** Claimed deliveries wait in the slots until they may start; their events are loaded now. */
-  async #addClaimed(claimed: ClaimedDelivery[], owner: string, claimedAt: number): Promise<void> {
-    const context = await this.#deps.db.driver.read(
-      loadSendContext(
-        [...new Set(claimed.map((d) => d.eventId))],
-        [...new Set(claimed.map((d) => d.endpointId))],
-      ),
-    );
+  async #addClaimed(
+    claimed: ClaimedDelivery[],
+    owner: string,
+    claimedAt: number,
+    alsoEndpoints: string[] = [],
+  ): Promise<void> {
+    const context = await this.#deps.db.driver.read(sendContextOf(claimed, alsoEndpoints));
+    this.#hold(claimed, claimedAt, () => owner, context);
+  }
+
+  /** Leased deliveries (claimed at `claimedAt`) wait in the slots until they may start. */
+  #hold(
+    claimed: ClaimedDelivery[],
+    claimedAt: number,
+    ownerOf: (delivery: ClaimedDelivery) => string,
+    context: SendContext,
+  ): void {
+    this.#endpoints.learn(context.endpoints.values());
+    if (claimed.length === 0) return;
     const { leaseMs, sendTimeoutMs } = this.#deps.config;
     const leaseUntil = claimedAt + leaseMs;
-    for (const delivery of claimed) this.#claimedWith.set(delivery.id, { owner, context, leaseUntil });
+    for (const delivery of claimed) {
+      this.#claimedWith.set(delivery.id, {
+        owner: ownerOf(delivery),
+        event: context.events.get(delivery.eventId),
+        endpoint: context.endpoints.get(delivery.endpointId),
+        leaseUntil,
+      });
+    }
     // A send must be able to end (time out) well inside the lease that began at the claim: one
     // that has not started by halfway through the spare time is left to be claimed again.
     this.#slots.add(claimed, claimedAt + (leaseMs - sendTimeoutMs) / 2);
     this.#startReady();
+  }
+
+  /**
+   * A batch of outcomes as one writer operation, and on a local file, in the same transaction, a
+   * claim of the heads it promoted that fit the room now, with their events: no claim of their own.
+   */
+  *#completeAndClaim(items: PendingCompletion<AttemptEvent>[]): Op<ClaimedWithBatch> {
+    const batch = yield* completeAll(items);
+    if (!this.#local || !this.#running || batch.promoted.length === 0) {
+      return { ...batch, claimed: null, unclaimed: batch.promoted };
+    }
+    const now = this.#deps.clock();
+    const fit = new Hints();
+    fit.offer(batch.promoted);
+    // Each promoted head takes the place of the delivery whose outcome promoted it: the room is
+    // what the endpoint has now plus what this batch completed there.
+    const room = this.#slots.claimRoom();
+    for (const item of items) {
+      const id = item.record.endpointId;
+      room.endpointRoom[id] = (room.endpointRoom[id] ?? room.endpointLimit) + 1;
+      room.limit += 1;
+    }
+    const { ids } = fit.take(room, now);
+    const taken = new Set(ids);
+    const unclaimed = batch.promoted.filter((head) => !taken.has(head.id));
+    if (ids.length === 0) return { ...batch, claimed: null, unclaimed };
+    const owner = this.#nextOwner();
+    const rows = yield* claimDeliveriesById({ owner, now, leaseMs: this.#deps.config.leaseMs, ids });
+    const context = yield* sendContextOf(rows);
+    return { ...batch, claimed: { owner, claimedAt: now, rows, context }, unclaimed };
   }
 
   /** Starts every claimed delivery the slots allow now. */
@@ -360,7 +574,8 @@ export class Dispatcher extends EventEmitter {
     if (this.#completions.size > 0) this.#completions.nudge();
   }
 
-  async #deliver(delivery: ClaimedDelivery, { owner, context, leaseUntil }: Claim): Promise<void> {
+  async #deliver(delivery: ClaimedDelivery, claim: Claim): Promise<void> {
+    const { owner, leaseUntil } = claim;
     const { clock } = this.#deps;
     const startedAt = clock();
     let trouble = false;
@@ -368,8 +583,8 @@ export class Dispatcher extends EventEmitter {
     try {
       outcome = await (this.#deps.tracing ?? NO_TRACING).deliver(
         { ...delivery, attempt: delivery.attemptCount },
-        context.events.get(delivery.eventId)?.traceparent ?? null,
-        (traceparent) => this.#send(delivery, context, startedAt, traceparent),
+        claim.event?.traceparent ?? null,
+        (traceparent) => this.#send(delivery, claim, startedAt, traceparent),
       );
       trouble = isTrouble(outcome.statusCode);
     } finally {
@@ -429,7 +644,7 @@ export class Dispatcher extends EventEmitter {
   /** One send; whatever stops it before the request is made is an outcome too, never a throw. */
   async #send(
     delivery: ClaimedDelivery,
-    context: SendContext,
+    { event, endpoint }: Claim,
     startedAt: number,
     traceparent: string | null,
   ): Promise<SendOutcome> {
@@ -441,8 +656,6 @@ export class Dispatcher extends EventEmitter {
       retryAfter: null,
       durationMs: 0,
     });
-    const event = context.events.get(delivery.eventId);
-    const endpoint = context.endpoints.get(delivery.endpointId);
     // The endpoint was deleted between claim and send; its deliveries are being dead-lettered.
     if (!event || !endpoint) return failed("endpoint or event no longer exists");
     let secrets: string[];
@@ -506,6 +719,14 @@ export class Dispatcher extends EventEmitter {
 /** A batch of outcomes as one writer operation: per item whether its fence let it through, and the heads it promoted. */
 function completeAll(items: PendingCompletion<AttemptEvent>[]): Op<CompletedBatch> {
   return completeDeliveries(items.map((item) => ({ attempt: item.record, completion: item.completion })));
+}
+
+/** What the sends of these claimed deliveries need (and the kind of `alsoEndpoints`). */
+function sendContextOf(claimed: ClaimedDelivery[], alsoEndpoints: string[] = []): Op<SendContext> {
+  return loadSendContext(
+    [...new Set(claimed.map((d) => d.eventId))],
+    [...new Set([...claimed.map((d) => d.endpointId), ...alsoEndpoints])],
+  );
 }
 
 function toMessage(event: EventToSend, delivery: ClaimedDelivery): WebhookMessage {

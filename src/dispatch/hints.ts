@@ -28,6 +28,8 @@ export interface HintedDelivery {
 
 export interface TakenHints {
   ids: string[];
+  /** The endpoints of those ids. */
+  endpointIds: string[];
   /** What is left for a scan after the hints taken, or null when no scan is due now. */
   scan: ClaimRoom | null;
 }
@@ -87,13 +89,14 @@ export class Hints {
       if (hinted.size === 0) this.#byEndpoint.delete(endpointId);
       if (ids.length >= room.limit) break;
     }
-    if (now < this.#scanAt || ids.length >= room.limit) return { ids, scan: null };
+    const endpointIds = [...taken.keys()];
+    if (now < this.#scanAt || ids.length >= room.limit) return { ids, endpointIds, scan: null };
     // The scan gets what the hints left of each endpoint's room.
     const endpointRoom: Record<string, number> = { ...room.endpointRoom };
     for (const [endpointId, n] of taken) {
       endpointRoom[endpointId] = Math.max(0, (room.endpointRoom[endpointId] ?? room.endpointLimit) - n);
     }
-    return { ids, scan: { ...room, endpointRoom, limit: room.limit - ids.length } };
+    return { ids, endpointIds, scan: { ...room, endpointRoom, limit: room.limit - ids.length } };
   }
 
   /**

@@ -17,6 +17,10 @@ export interface EndpointToSend {
   id: string;
   url: string;
   secrets: string;
+  kind: "webhook" | "pull";
+  disabled: number;
+  /** Changes with every change of the endpoint (url, secrets, disabled): its version. */
+  updatedAt: number;
 }
 
 export interface SendContext {
@@ -32,7 +36,7 @@ export function* loadSendContext(eventIds: string[], endpointIds: string[]): Op<
     { ids: JSON.stringify(eventIds) },
   );
   const endpoints = yield* all<EndpointToSend>(
-    "SELECT id, url, secrets FROM endpoints WHERE id IN (SELECT value FROM json_each(:ids))",
+    "SELECT id, url, secrets, kind, disabled, updated_at AS updatedAt FROM endpoints WHERE id IN (SELECT value FROM json_each(:ids))",
     { ids: JSON.stringify(endpointIds) },
   );
   return {

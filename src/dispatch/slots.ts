@@ -71,6 +71,8 @@ export class Slots {
   #order: string[] = [];
   /** Per endpoint, a moving average of its sends' durations (kept while the endpoint is idle). */
   readonly #paceMs = new Map<string, number>();
+  readonly #promised = new Map<string, number>();
+  #promisedTotal = 0;
 
   constructor(limits: SlotLimits) {
     this.#limits = limits;
@@ -135,25 +137,58 @@ export class Slots {
   }
 
   /**
+   * Leases promised to commits under way (own leases: deliveries/enqueue.ts): counted as held at
+   * their endpoint until the commit hands them over (`add`, after `settle`) or they are given up.
+   */
+  promise(endpointId: string, n = 1): void {
+    this.#promised.set(endpointId, (this.#promised.get(endpointId) ?? 0) + n);
+    this.#promisedTotal += n;
+  }
+
+  /** Promised leases that were handed over or given up. */
+  settle(endpointId: string, n = 1): void {
+    const left = (this.#promised.get(endpointId) ?? 0) - n;
+    if (left > 0) this.#promised.set(endpointId, left);
+    else this.#promised.delete(endpointId);
+    this.#promisedTotal -= n;
+  }
+
+  /** How many more one endpoint may hold now (claimed ahead, in flight or promised). */
+  roomAt(endpointId: string): number {
+    const globalRoom = this.#globalRoom();
+    const state = this.#endpoints.get(endpointId);
+    const promised = this.#promised.get(endpointId) ?? 0;
+    if (!state) return (globalRoom > 0 ? (1 + FIRST_AHEAD) * this.#limits.endpointConcurrency : 1) - promised;
+    return this.#roomOf(endpointId, state, globalRoom) - promised;
+  }
+
+  #globalRoom(): number {
+    return (1 + CLAIM_AHEAD) * this.#limits.concurrency - this.#inFlight - this.#ready - this.#promisedTotal;
+  }
+
+  #roomOf(id: string, state: EndpointState, globalRoom: number): number {
+    const held = state.inFlight + state.ready.length;
+    // Pool full: endpoints that live on their reserved send (at most one in flight) still
+    // get their sends claimed ahead, so each one starts the moment the previous one answers
+    // instead of after a claim of its own; the others wait for room.
+    return globalRoom > 0
+      ? Math.max(0, state.limit + this.#ahead(id, state) - held)
+      : state.inFlight <= 1
+        ? Math.max(0, this.#ahead(id, state) - state.ready.length)
+        : 0;
+  }
+
+  /**
    * What the next claim may take. There is always something: endpoints this process holds
    * nothing for may have due work it cannot see without claiming (at least their reserved send).
    */
   claimRoom(): ClaimRoom {
-    const { concurrency, endpointConcurrency } = this.#limits;
-    const globalRoom = (1 + CLAIM_AHEAD) * concurrency - this.#inFlight - this.#ready;
+    const { endpointConcurrency } = this.#limits;
+    const globalRoom = this.#globalRoom();
     const endpointRoom: Record<string, number> = {};
     let wanted = 0;
     for (const [id, state] of this.#endpoints) {
-      const held = state.inFlight + state.ready.length;
-      // Pool full: endpoints that live on their reserved send (at most one in flight) still
-      // get their sends claimed ahead, so each one starts the moment the previous one answers
-      // instead of after a claim of its own; the others wait for room.
-      const room =
-        globalRoom > 0
-          ? Math.max(0, state.limit + this.#ahead(id, state) - held)
-          : state.inFlight <= 1
-            ? Math.max(0, this.#ahead(id, state) - state.ready.length)
-            : 0;
+      const room = Math.max(0, this.#roomOf(id, state, globalRoom) - (this.#promised.get(id) ?? 0));
       endpointRoom[id] = room;
       wanted += room;
     }

@@ -170,14 +170,19 @@ describe("webhook wire format", () => {
     new Webhook(newSecret).verify(during.body, headerObject(during.headers));
     new Webhook(rig.secret).verify(during.body, headerObject(during.headers));
 
-    // Move the grace into the past instead of waiting 90 s.
+    // Move the grace into the past instead of waiting 90 s (updated_at too, as every change of an
+    // endpoint does: the dispatcher uses the endpoint it knows while its version is unchanged).
     const expired: StoredSecret[] = secrets.map((s) =>
       s.expiresAt === null ? s : { ...s, expiresAt: Date.now() - 1 },
     );
-    await exec(rig.server, "UPDATE endpoints SET secrets = :secrets WHERE id = :id", {
-      id: rig.endpointId,
-      secrets: box.seal(expired),
-    });
+    await exec(
+      rig.server,
+      "UPDATE endpoints SET secrets = :secrets, updated_at = updated_at + 1 WHERE id = :id",
+      {
+        id: rig.endpointId,
+        secrets: box.seal(expired),
+      },
+    );
     const shownAfter = expectStatus(
       await rig.server.request("GET", `/v1/endpoints/${rig.endpointId}/secret`),
       200,
