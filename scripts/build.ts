@@ -72,7 +72,10 @@ export async function build(outfile: string): Promise<{ outfile: string; bytes: 
   const started = performance.now();
   const rewrites: string[] = [];
   const result = await Bun.build({
-    entrypoints: [join(root, "src/main.ts")],
+    // The send worker's entry point too: the executable starts it as a Worker (send-worker.ts),
+    // by the name it has beside main.ts inside the executable (hence [name], without its directory).
+    entrypoints: [join(root, "src/main.ts"), join(root, "src/dispatch/send-worker-main.ts")],
+    naming: { entry: "[name].[ext]" },
     target: "bun",
     // Names are kept so stack traces read as code; the source map travels inside the executable.
     minify: { whitespace: true, syntax: true, identifiers: false },

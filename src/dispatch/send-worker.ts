@@ -5,64 +5,18 @@
 // batches and their results come back in batches, so a delivery costs the dispatcher's thread
 // a share of one message instead of a `fetch`.
 //
-// The worker is made from the source below (a Blob URL): it needs nothing but `fetch`, so it
-// has no module to resolve, whatever runs it (source, the compiled executable). It never opens
-// the database. Should it fail, the exchanges it held are answered as failed attempts (retried
-// with backoff: at least once allows a redelivery) and later ones run in this thread.
+// The worker runs send-worker-main.ts, which makes each exchange with sender.ts makeExchange: the
+// same code as this thread's. It never opens the database. Should it fail, the exchanges it held
+// are answered as failed attempts (retried with backoff: at least once allows a redelivery) and
+// later ones run in this thread.
 import type { Logger } from "../ops/log.ts";
-import { type Exchange, type ExchangeResult, makeExchange, RESPONSE_PREFIX_BYTES } from "./sender.ts";
+import { type Exchange, type ExchangeResult, makeExchange } from "./sender.ts";
 
-/** The worker's source: the same exchange as sender.ts makeExchange (kept in step by tests). */
-const SOURCE = `
-const PREFIX = ${RESPONSE_PREFIX_BYTES};
-const later = typeof setImmediate === "function" ? setImmediate : (f) => setTimeout(f, 0);
-let results = [];
-function answer(n, result) {
-  results.push(n, result);
-  if (results.length === 2) later(() => { const r = results; results = []; postMessage(r); });
-}
-async function readPrefix(response) {
-  if (!response.body) return null;
-  const reader = response.body.getReader();
-  const chunks = [];
-  let size = 0;
-  try {
-    while (size < PREFIX) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      chunks.push(value);
-      size += value.byteLength;
-    }
-  } catch {
-    // A body cut short still leaves its prefix.
-  } finally {
-    reader.cancel().catch(() => {});
-  }
-  const bytes = Buffer.concat(chunks).subarray(0, PREFIX);
-  return bytes.length === 0 ? null : new TextDecoder().decode(bytes);
-}
-async function exchange(n, x) {
-  try {
-    const response = await fetch(x.url, {
-      method: "POST",
-      headers: x.headers,
-      body: x.body,
-      redirect: "manual",
-      signal: AbortSignal.timeout(x.timeoutMs),
-      ...(x.pinned ? { proxy: false, ...(x.serverName ? { tls: { serverName: x.serverName } } : {}) } : {}),
-    });
-    const responsePrefix = await readPrefix(response);
-    answer(n, { statusCode: response.status, responsePrefix, retryAfter: response.headers.get("retry-after"), failure: null });
-  } catch (error) {
-    answer(n, { statusCode: null, responsePrefix: null, retryAfter: null,
-      failure: { name: error?.name, code: error?.code, message: error?.message ?? String(error) } });
-  }
-}
-onmessage = (event) => {
-  const jobs = event.data;
-  for (let i = 0; i < jobs.length; i += 2) void exchange(jobs[i], jobs[i + 1]);
-};
-`;
+/**
+ * The worker's entry point, resolved as the compiled executable resolves it too (scripts/build.ts
+ * names it as a second entry point of the build).
+ */
+const ENTRY = new URL("./send-worker-main.ts", import.meta.url);
 
 interface Waiting {
   resolve: (result: ExchangeResult) => void;
@@ -76,7 +30,6 @@ export function sendWorkerSupported(): boolean {
 export class SendWorker {
   readonly #logger: Logger;
   #worker: Worker | null = null;
-  #url: string | null = null;
   #failed = false;
   #next = 0;
   readonly #waiting = new Map<number, Waiting>();
@@ -110,16 +63,13 @@ export class SendWorker {
     this.#worker = null;
     worker?.terminate();
     this.#fail("the send worker was stopped");
-    if (this.#url) URL.revokeObjectURL(this.#url);
-    this.#url = null;
   }
 
   #start(): Worker | null {
     if (this.#worker) return this.#worker;
     try {
-      this.#url ??= URL.createObjectURL(new Blob([SOURCE], { type: "application/javascript" }));
       // smol: a smaller heap; it holds only the requests in flight.
-      const worker = new Worker(this.#url, { smol: true } as WorkerOptions);
+      const worker = new Worker(ENTRY, { smol: true } as WorkerOptions);
       // It must not keep the process alive on its own.
       (worker as { unref?: () => void }).unref?.();
       worker.onmessage = (event: MessageEvent) => this.#answered(event.data as unknown[]);

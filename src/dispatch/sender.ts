@@ -173,7 +173,7 @@ export async function sendWebhook(
   });
 }
 
-/** The exchange in this thread (send-worker.ts makes the same one on a worker). */
+/** One exchange, in whichever thread calls it: this one, or the send worker's (send-worker-main.ts). */
 export async function makeExchange(exchange: Exchange): Promise<ExchangeResult> {
   try {
     const response = await fetch(exchange.url, {

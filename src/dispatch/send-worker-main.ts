@@ -1,0 +1,31 @@
+// The send worker's entry point (send-worker.ts starts it on a Bun Worker; scripts/build.ts
+// builds it into the executable beside src/main.ts). It makes the exchanges it is posted with
+// sender.ts makeExchange, the one copy of the exchange rule, and posts their results back in
+// batches: [n, result, n, result, …], at most one message per turn of its event loop.
+import { type Exchange, type ExchangeResult, makeExchange } from "./sender.ts";
+
+/** The worker's side of its port (a Worker's global scope). */
+const port = globalThis as unknown as {
+  onmessage: ((event: MessageEvent<unknown[]>) => void) | null;
+  postMessage(message: unknown[]): void;
+};
+
+let results: unknown[] = [];
+
+function answer(n: number, result: ExchangeResult): void {
+  results.push(n, result);
+  if (results.length > 2) return;
+  setImmediate(() => {
+    const batch = results;
+    results = [];
+    port.postMessage(batch);
+  });
+}
+
+port.onmessage = (event) => {
+  const jobs = event.data;
+  for (let i = 0; i < jobs.length; i += 2) {
+    const n = jobs[i] as number;
+    void makeExchange(jobs[i + 1] as Exchange).then((result) => answer(n, result));
+  }
+};
