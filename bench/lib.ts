@@ -1,7 +1,7 @@
 // Shared pieces of the benchmark scenarios: processes, load generation from a separate
 // process (autocannon), peak RSS, and statistics. Everything listens on 127.0.0.1 and every
 // load is bounded in time.
-import { readFileSync, rmSync } from "node:fs";
+import { readdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { apiClient, type Request } from "../test/helpers/api.ts";
 import { type Child, freePort, REPO, startChild } from "../test/helpers/process.ts";
@@ -126,6 +126,18 @@ export function cpuMs(pid: number, mainThread = false): number {
   const stat = readFileSync(mainThread ? `/proc/${pid}/task/${pid}/stat` : `/proc/${pid}/stat`, "utf8");
   const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
   return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
+}
+
+/** CPU ms of each thread of a process so far, by thread name (`main`: the process's own thread). */
+export function threadCpuMs(pid: number): Record<string, number> {
+  const threads: Record<string, number> = {};
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, "utf8");
+    const name = tid === String(pid) ? "main" : stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"));
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    threads[name] = (threads[name] ?? 0) + ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
+  }
+  return threads;
 }
 
 export function rssMb(pid: number): number {

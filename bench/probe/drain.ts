@@ -4,9 +4,8 @@
 // the CPU per delivery of each of its threads (`main` is the dispatcher's own; the send worker,
 // Bun's HTTP client, JIT and GC threads are apart): the figure issue 12's A/Bs compare.
 //   bun bench/probe/drain.ts [total=10000] [KEY=VALUE env for the dispatcher …]
-import { readdirSync, readFileSync } from "node:fs";
 import { newSecret } from "../../test/helpers/snippet-receiver.ts";
-import { BUN, cpuMs, startOutboxd, startPeer, tempDir, waitUntil } from "../lib.ts";
+import { BUN, cpuMs, startOutboxd, startPeer, tempDir, threadCpuMs, waitUntil } from "../lib.ts";
 import { prefill } from "../scenarios/delivery.ts";
 
 const total = Number(process.argv[2] ?? 10000);
@@ -26,13 +25,8 @@ await waitUntil("the backlog to drain", async () => (await count()) >= total, 60
 const seconds = (performance.now() - started) / 1000;
 const cpu = cpuMs(dispatcher.pid);
 const threads: Record<string, number> = {};
-for (const tid of readdirSync(`/proc/${dispatcher.pid}/task`)) {
-  const stat = readFileSync(`/proc/${dispatcher.pid}/task/${tid}/stat`, "utf8");
-  const name =
-    tid === String(dispatcher.pid) ? "main" : stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"));
-  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-  const ms = ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
-  threads[name] = Math.round(((threads[name] ?? 0) + (ms / total) * 1000) * 10) / 10;
+for (const [name, ms] of Object.entries(threadCpuMs(dispatcher.pid))) {
+  threads[name] = Math.round((ms / total) * 10000) / 10;
 }
 console.log(
   JSON.stringify({
