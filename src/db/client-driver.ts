@@ -106,6 +106,7 @@ export async function openClientDriver(target: ClientDriverTarget, options: Driv
     },
     transaction,
     reconnect,
+    pipelines: batcher !== null,
   });
   clientSeam.writers?.(remote);
 

@@ -48,6 +48,12 @@ export interface GroupConnection {
   transaction<T>(op: Op<T>): Promise<T>;
   /** Starts over on a fresh connection (after a lost connection or a failed BEGIN). */
   reconnect(): Promise<void>;
+  /**
+   * Whether a write batch may be sent while the one before it is on its way (a server, whose
+   * requests do not share a connection): see `nextGroup`. Not on a local file, where a
+   * transaction of its own takes the one write connection the next batch would need.
+   */
+  readonly pipelines: boolean;
 }
 
 /** After this many guard failures in a row, an operation runs alone on the general path. */
@@ -124,6 +130,8 @@ interface InFlight {
   keys: Set<string>;
   /** Settles when the group has ended (its outcomes known). */
   done: Promise<void>;
+  /** Settles once its first write batch is on its way (or the group ended without one). */
+  sent: Promise<void>;
 }
 
 export class RemoteWriter {
@@ -134,10 +142,16 @@ export class RemoteWriter {
   #previous: InFlight | null = null;
   /** Settles once the latest group has sent its writes or ended: the next may start (nextGroup). */
   #sent: Promise<void> = Promise.resolve();
-  /** Write batches committed by this writer so far: tells a read from before or after them. */
-  #written = 0;
-  /** The ledger's head after this writer's last committed write batch that chained, and when. */
+  /** Write batches sent by this writer so far, and answered so far (tells a read from before or after them). */
+  #sends = 0;
+  #answered = 0;
+  /**
+   * The ledger's head once this writer's last write batch that chained has committed (it may
+   * still be on its way), and which send that was; null after a write batch failed.
+   */
   #ownHead: { key: string; link: Link | undefined; at: number } | null = null;
+  /** Write batches of this writer that failed so far. */
+  #failedSends = 0;
   /** Of the last RACE_WINDOW groups that chained, whether each raced another machine for the head. */
   readonly #races: boolean[] = [];
   /** Whether groups chain under the write lock now (see RACED_TO_LOCK). */
@@ -160,11 +174,15 @@ export class RemoteWriter {
   }
 
   /**
-   * Resolves once the group started last has sent its writes (or ended): the next group may then
-   * read while those writes are on their way. Groups overlap that way two at a time: the later
-   * one's operations that read what the earlier one's read wait for it to end, its write batch
-   * goes only after the earlier group has ended, and its ledger entries are placed on the head
-   * the earlier group wrote (guarded as any head is: another machine may have chained between).
+   * Resolves once the group started last has sent its writes (or ended) and the group before it
+   * has ended: the next group may then read while those writes are on their way. Groups overlap
+   * that way two at a time: the later one's operations that read what the earlier one's read
+   * wait for it to end, and its ledger entries are placed on the head the earlier group's batch
+   * makes (guarded as any head is: another machine may have chained between, or that batch
+   * failed). Its write batch goes once the earlier one is on its way (`pipelines`: the server
+   * runs them in the order they come, and a batch that comes first anyway fails its head's guard
+   * and is built again), else once the earlier group has ended. The database then runs the two
+   * batches back to back instead of a round trip apart.
    */
   nextGroup(): Promise<void> {
     return this.#sent;
@@ -174,9 +192,13 @@ export class RemoteWriter {
     const previous = this.#previous;
     let ended!: () => void;
     let sent!: () => void;
-    const current: InFlight = { keys: new Set(), done: new Promise((resolve) => (ended = resolve)) };
+    const current: InFlight = {
+      keys: new Set(),
+      done: new Promise((resolve) => (ended = resolve)),
+      sent: new Promise((resolve) => (sent = resolve)),
+    };
     this.#previous = current;
-    this.#sent = new Promise((resolve) => (sent = resolve));
+    this.#sent = previous ? Promise.all([current.sent, previous.done]).then(() => undefined) : current.sent;
     const outcomes: Outcome[] = new Array(ops.length);
     try {
       let queue = ops.map((item, index) => newTask(index, item.again, item.op, 0));
@@ -294,7 +316,7 @@ export class RemoteWriter {
             if (known !== undefined) return known;
             sharedAt.set(key, statements.length);
             sharedReads.set(key, statement);
-            sharedReadAt.set(key, this.#written);
+            sharedReadAt.set(key, this.#answered);
           }
           statements.push({ sql: statement.sql, args: statement.args });
           return statements.length - 1;
@@ -342,7 +364,7 @@ export class RemoteWriter {
       }
     }
     // The group before writes first: this one's guards and ledger entries go on top of it.
-    if (flight.before) await flight.before.done;
+    if (flight.before) await (this.#connection.pipelines ? flight.before.sent : flight.before.done);
     await this.#commit(active, next, alone, sharedReads, sharedAnswers, sharedReadAt, flight.sent, requests);
   }
 
@@ -450,9 +472,10 @@ export class RemoteWriter {
       .flatMap((task) => task.writes)
       .map((write) => (write.chain ? statementKey(write.chain.head) : null))
       .find((key) => key !== null);
-    // A head read before this writer's own last write batch came back is that batch's head now
-    // (unless another machine chained since: the head's guard tells).
+    // A head read before this writer's own last write batch was answered is that batch's head now
+    // (unless another machine chained since, or that batch failed: the head's guard tells).
     const own = this.#ownHead;
+    const failuresBefore = this.#failedSends;
     if (headKey !== undefined && own?.key === headKey && (sharedReadAt.get(headKey) ?? own.at) < own.at) {
       sharedAnswers.set(headKey, own.link);
     }
@@ -470,30 +493,45 @@ export class RemoteWriter {
     else if (raced === 0) this.#racing = false;
     let locked = headKey !== undefined && this.#racing;
     let racedNow = false;
+    /** This batch's head is the one the next group builds on, from when it is sent. */
+    const sending = () => {
+      this.#sends += 1;
+      if (headKey !== undefined && entries.size > 0)
+        this.#ownHead = { key: headKey, link: head, at: this.#sends };
+    };
     for (let headRetries = 0; results === null; headRetries++) {
       try {
         if (locked && headKey !== undefined) {
           // BEGIN with the head's read, then the batch with COMMIT.
           requests.count += 2;
-          const sending = this.#locked(headKey, sharedReads, sharedAnswers, (headAnswer, moved) => {
+          const request = this.#locked(headKey, sharedReads, sharedAnswers, (headAnswer, moved) => {
             racedNow ||= moved;
             sharedAnswers.set(headKey, headAnswer);
             ({ entries, head } = placeChainEntries(batchTasks, sharedAnswers));
             batchTasks = batchTasks.filter((task) => !(task.outcome && !task.outcome.ok));
             ({ statements, roles } = this.#batch(batchTasks, entries, sharedReads, sharedAnswers, headKey));
+            sending();
             return statements;
           });
           sent();
-          results = await sending;
+          results = await request;
+          this.#answered += 1;
         } else {
           ({ statements, roles } = this.#batch(batchTasks, entries, sharedReads, sharedAnswers, headKey));
           this.stats.writeBatches += 1;
           requests.count += 1;
-          const sending = this.#connection.batch(statements, "write");
+          const request = this.#connection.batch(statements, "write");
+          sending();
           sent();
-          results = await sending;
+          results = await request;
+          this.#answered += 1;
         }
       } catch (error) {
+        this.#answered += 1;
+        // Whether the batch this one was built on failed (then it is no race with another machine).
+        const afterFailure = this.#failedSends > failuresBefore;
+        this.#failedSends += 1;
+        this.#ownHead = null;
         const index = batchStatementIndex(error);
         const failed = index === null ? undefined : roles[index];
         if (!failed?.head || headRetries >= MAX_HEAD_RETRIES || headKey === undefined) {
@@ -505,7 +543,7 @@ export class RemoteWriter {
         // operations again. Any other guard that now fails sends the group round again. From
         // the second time on, and for the groups of the next moments, under the write lock.
         this.stats.guardFailures += 1;
-        racedNow = true;
+        racedNow ||= !afterFailure;
         if (headRetries >= 1) {
           locked = true;
           continue;
@@ -533,9 +571,6 @@ export class RemoteWriter {
       this.#races.push(racedNow);
       if (this.#races.length > RACE_WINDOW) this.#races.shift();
     }
-    this.#written += 1;
-    if (headKey !== undefined && entries.size > 0)
-      this.#ownHead = { key: headKey, link: head, at: this.#written };
     roles.forEach((role, i) => {
       if (role.role === "write" && role.write?.guess !== null && role.write?.statement) {
         this.#counts.set(role.write.statement.sql, (results[i] as BatchAnswer).rowsAffected);

@@ -314,6 +314,15 @@ export function roundTripTests(backend: "file" | "hrana"): void {
       let later: Promise<CommitOutcome[]> | null = null;
       let answeredMeanwhile = false;
       network.beforeNext("write-batch", async () => {
+        const sentAt = network.trace.length;
+        // The later write batch (sent as soon as it is built on a server: pipelined) reaches the
+        // database after this one, as it would over a network that does not hold this one back.
+        network.beforeNext("write-batch", async () => {
+          for (let waited = 0; waited < 2000; waited += 5) {
+            if (network.trace.slice(sentAt).includes("write-batch answered")) return;
+            await Bun.sleep(5);
+          }
+        });
         later = Promise.all(then.map((id) => db.writer.write(() => commitOp(input(id)))));
         // The later group's reads, answered while this write batch waits (at most 2 s: without
         // overlapping groups they would wait for it).
@@ -382,6 +391,34 @@ export function roundTripTests(backend: "file" | "hrana"): void {
       expect(network.failed["write-batch"]).toBe(0);
       expect(await db.driver.read(verifyLedger())).toMatchObject({ ok: true });
     });
+    test.if(backend === "hrana")(
+      "a server: the next group's write batch goes before the one before is answered; one that overtakes it fails its head's guard and is built again",
+      async () => {
+        await db.writer.idle();
+        network.reset();
+        const input = (id: string) => ({ ...commit(), records: [record(id)], events: [event(id)] });
+        let later: Promise<CommitOutcome[]> | null = null;
+        network.beforeNext("write-batch", async () => {
+          const mark = network.trace.length;
+          later = Promise.all(["o3", "o4"].map((id) => db.writer.write(() => commitOp(input(id)))));
+          // Held until the later group's batch is on its way: that one reaches the database first.
+          for (let waited = 0; waited < 2000; waited += 5) {
+            if (network.trace.slice(mark).includes("write-batch sent")) return;
+            await Bun.sleep(5);
+          }
+        });
+        const earlier = await Promise.all(
+          ["o1", "o2"].map((id) => db.writer.write(() => commitOp(input(id)))),
+        );
+        const outcomes = [...earlier, ...(await (later as unknown as Promise<CommitOutcome[]>))];
+        expect(outcomes.map((o) => o.result.records[0]?.version)).toEqual([1, 1, 1, 1]);
+        // The later batch, sent before the earlier was answered, refused (the head it was built on
+        // was not there yet), then built again on the head read anew: one failure, nothing lost.
+        expect(network.failed["write-batch"]).toBe(1);
+        expect(network.counts["write-batch"]).toBe(3);
+        expect(await db.driver.read(verifyLedger())).toMatchObject({ ok: true });
+      },
+    );
   });
 
   describe("machines racing for the ledger's chain", () => {
