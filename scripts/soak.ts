@@ -9,7 +9,8 @@
 //    version is the number of commits that wrote it (no lost update).
 // `--servers 2 --driver client` runs several `serve` processes on the one database through the
 // @libsql/client driver's remote write path, as several machines on a libSQL server would
-// (`--network-delay 2` adds a simulated round trip, test/helpers/network.ts).
+// (`--network-delay 2` adds a simulated round trip, test/helpers/network.ts; `--sim-server`
+// puts the simulated libSQL server, Hrana over HTTP, in front of the database file).
 // Exit code 0 when the ledger holds, 1 otherwise. Everything runs on 127.0.0.1, bounded in time.
 import { rmSync } from "node:fs";
 import { join } from "node:path";
@@ -17,6 +18,7 @@ import { parseArgs } from "node:util";
 import { apiClient, type Request } from "../test/helpers/api.ts";
 import { type Child, freePort, startChild } from "../test/helpers/process.ts";
 import { tempDir } from "../test/helpers/server.ts";
+import { startSimServer } from "../test/helpers/sim-server.ts";
 import { startSnippetReceiver } from "../test/helpers/snippet-receiver.ts";
 
 const { values } = parseArgs({
@@ -29,6 +31,7 @@ const { values } = parseArgs({
     servers: { type: "string", default: "1" },
     driver: { type: "string", default: "engine" },
     "network-delay": { type: "string" },
+    "sim-server": { type: "boolean", default: false },
     seed: { type: "string", default: String(Date.now()) },
   },
 });
@@ -62,6 +65,13 @@ const env: Record<string, string> = {
   OUTBOXD_LEASE: "3s",
   OUTBOXD_SEND_TIMEOUT: "1s",
 };
+// The database behind the simulated libSQL server (test/helpers/sim-server.ts, Hrana over HTTP),
+// as several machines on a libSQL server or Turso use it; the server itself is never killed.
+const simServer = values["sim-server"] ? startSimServer(join(dir, "outboxd.db")) : null;
+if (simServer) {
+  env.OUTBOXD_DRIVER = "client";
+  env.OUTBOXD_DATABASE_URL = simServer.url;
+}
 const apis: Request[] = ports.map((port) => apiClient(`http://127.0.0.1:${port}`, TOKEN));
 const api = apis[0] as Request;
 // Through the simulated network (a test preload), or directly.
@@ -300,6 +310,7 @@ try {
   for (const child of [...servers, ...dispatchers]) child.kill("SIGKILL");
   await Promise.all([...servers, ...dispatchers].map((child) => child.exited));
   await receiver.stop();
+  simServer?.stop();
   rmSync(dir, { recursive: true, force: true });
 }
 process.exit(code);
