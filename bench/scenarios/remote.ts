@@ -14,7 +14,18 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { spawn } from "bun";
 import { newSecret } from "../../test/helpers/snippet-receiver.ts";
-import { BUN, cpuMs, load, REPO, type Running, startOutboxd, TOKEN, tempDir, waitUntil } from "../lib.ts";
+import {
+  BUN,
+  cpuMs,
+  load,
+  REPO,
+  type Running,
+  startOutboxd,
+  TOKEN,
+  tempDir,
+  threadCpuMs,
+  waitUntil,
+} from "../lib.ts";
 import { COMMIT_BODY } from "./commit.ts";
 import { prefill } from "./delivery.ts";
 
@@ -47,8 +58,16 @@ export interface RemoteCommitRow {
   failedWritesPercent: number;
   /** CPU of the `serve` processes per commit (µs), the simulated server's work excluded. */
   serveCpuUsPerCommit: number;
+  /** The same, each `serve` process apart (µs per commit of the whole load). */
+  serveCpuUsPerCommitEach: number[];
+  /** Of the serves' CPU, their main threads' (µs per commit): the rest is JIT, GC and I/O threads. */
+  serveMainThreadUsPerCommit: number;
+  /** The serves' other threads by name, µs per commit (the larger ones). */
+  serveThreadsUsPerCommit: Record<string, number>;
   /** CPU of the simulated server per commit (µs): every request's execution on the database. */
   serverCpuUsPerCommit: number;
+  /** The whole machine's idle share during the load (all processes, other users' included), %. */
+  machineIdlePercent: number;
   /** What `outboxd verify` said of the ledger's chain after the load (first line). */
   ledger: string;
 }
@@ -187,9 +206,19 @@ export async function remoteCommitScenario(options: {
     await Bun.sleep(600);
     const before = stats.map(readNetwork);
     const cpuBefore = serves.map((serve) => cpuMs(serve.pid));
+    const threadsBefore = serves.map((serve) => threadCpuMs(serve.pid));
     const serverCpuBefore = server ? cpuMs(server.pid) : 0;
+    const idleBefore = machineIdle();
     const results = await loadAll(options.seconds);
-    const cpu = serves.reduce((n, serve, i) => n + cpuMs(serve.pid) - (cpuBefore[i] ?? 0), 0);
+    const idleAfter = machineIdle();
+    const cpuEach = serves.map((serve, i) => cpuMs(serve.pid) - (cpuBefore[i] ?? 0));
+    const cpu = cpuEach.reduce((a, b) => a + b, 0);
+    const threads: Record<string, number> = {};
+    serves.forEach((serve, i) => {
+      const before = threadsBefore[i] ?? {};
+      for (const [name, ms] of Object.entries(threadCpuMs(serve.pid)))
+        threads[name] = (threads[name] ?? 0) + ms - (before[name] ?? 0);
+    });
     const serverCpu = server ? cpuMs(server.pid) - serverCpuBefore : 0;
     await Bun.sleep(600);
     const used = stats.map((file, i) => delta(readNetwork(file), before[i] ?? readNetwork("")));
@@ -237,20 +266,45 @@ export async function remoteCommitScenario(options: {
         (sumOf("failed", "write-batch") / Math.max(1, sum("write-batch"))) * 100,
       ),
       serveCpuUsPerCommit: Math.round((serveMs * 1000) / commits),
+      serveCpuUsPerCommitEach: cpuEach.map((ms) => Math.round((ms * 1000) / commits)),
+      serveMainThreadUsPerCommit: Math.round(((threads.main ?? 0) * 1000) / commits),
+      serveThreadsUsPerCommit: Object.fromEntries(
+        Object.entries(threads)
+          .filter(([name, ms]) => name !== "main" && (ms * 1000) / commits >= 10)
+          .map(([name, ms]) => [name, Math.round((ms * 1000) / commits)]),
+      ),
       serverCpuUsPerCommit: Math.round((serverMs * 1000) / commits),
+      machineIdlePercent: Math.round(
+        ((idleAfter.idle - idleBefore.idle) / Math.max(1, idleAfter.total - idleBefore.total)) * 100,
+      ),
     };
     console.error(
       `remote commit ${options.serves} serve(s) c=${row.connections} rtt=${options.roundTripMs}ms: ` +
         `${row.commitsPerSecond}/s, ${row.roundTripsPerGroup} round trips per group of ${row.commitsPerGroup}, ` +
         `${row.statementsPerCommit} statements per commit, ${row.databaseMsPerGroup} ms database time per group, ` +
         `${row.failedWritesPercent}% write batches failed, ${row.lockedPercent}% groups locked, ` +
-        `CPU per commit ${row.serveCpuUsPerCommit} µs serve + ${row.serverCpuUsPerCommit} µs server; verify: ${row.ledger}`,
+        `CPU per commit ${row.serveCpuUsPerCommit} µs serve (${row.serveCpuUsPerCommitEach.join(" + ")}; main threads ${row.serveMainThreadUsPerCommit}; ` +
+        `${Object.entries(row.serveThreadsUsPerCommit)
+          .map(([name, us]) => `${name} ${us}`)
+          .join(
+            ", ",
+          )}) + ${row.serverCpuUsPerCommit} µs server, machine idle ${row.machineIdlePercent}%; verify: ${row.ledger}`,
     );
     return row;
   } finally {
     for (const serve of serves) await serve.stop();
     await server?.stop();
   }
+}
+
+/** Idle and total jiffies of the whole machine so far (/proc/stat; idle counts iowait too). */
+function machineIdle(): { idle: number; total: number } {
+  const fields = (readFileSync("/proc/stat", "utf8").split("\n")[0] ?? "")
+    .trim()
+    .split(/\s+/)
+    .slice(1)
+    .map(Number);
+  return { idle: (fields[3] ?? 0) + (fields[4] ?? 0), total: fields.reduce((a, b) => a + b, 0) };
 }
 
 /** A receiver in this process that answers 200 and checks each aggregate's sequences arrive 1, 2, 3… */
@@ -360,11 +414,11 @@ export function remoteReport(r: RemoteResults): string[] {
     "",
     "A simulation, not a network: every request @libsql/client's HTTP client makes is delayed 2 ms and counted (test/helpers/network.ts), then answered in Hrana over HTTP by a simulated libSQL server, one process on the database file for every outboxd process (test/helpers/sim-server.ts: real SQLite, writers queued, FULL durability), on this machine's cores too: its CPU is reported apart (on a real deployment it is another machine's). Three seconds of unmeasured load first (JIT).",
     "",
-    "| serve processes | connections | commits/s | p50 ms | p99 ms | round trips per group commit | commits per group | groups locked % | write batches failed % | serve CPU µs/commit | server CPU µs/commit | errors | outboxd verify |",
-    "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+    "| serve processes | connections | commits/s | p50 ms | p99 ms | round trips per group commit | commits per group | groups locked % | write batches failed % | serve CPU µs/commit (each) | of it main threads | server CPU µs/commit | machine idle % | errors | outboxd verify |",
+    "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ...r.commits.map(
       (row) =>
-        `| ${row.serves} | ${row.connections} | ${row.commitsPerSecond} | ${row.p50Ms} | ${row.p99Ms} | ${row.roundTripsPerGroup} | ${row.commitsPerGroup} | ${row.lockedPercent} | ${row.failedWritesPercent} | ${row.serveCpuUsPerCommit} | ${row.serverCpuUsPerCommit} | ${row.errors} | ${row.ledger} |`,
+        `| ${row.serves} | ${row.connections} | ${row.commitsPerSecond} | ${row.p50Ms} | ${row.p99Ms} | ${row.roundTripsPerGroup} | ${row.commitsPerGroup} | ${row.lockedPercent} | ${row.failedWritesPercent} | ${row.serveCpuUsPerCommit} (${row.serveCpuUsPerCommitEach.join(" + ")}) | ${row.serveMainThreadUsPerCommit} | ${row.serverCpuUsPerCommit} | ${row.machineIdlePercent} | ${row.errors} | ${row.ledger} |`,
     ),
     "",
   ];
