@@ -116,15 +116,20 @@ export function hranaBatcher(url: string, authToken: string | undefined): HranaB
       const steps: unknown[] = [
         { stmt: { sql: mode === "write" ? "BEGIN IMMEDIATE" : "BEGIN TRANSACTION READONLY" } },
       ];
-      chainSteps(steps, statements);
+      const texts = new SqlTexts(statements, 1);
+      chainSteps(steps, statements, texts);
       const commit = steps.length;
       steps.push({ condition: { type: "ok", step: commit - 1 }, stmt: { sql: "COMMIT" } });
       steps.push({
         condition: { type: "not", cond: { type: "ok", step: commit } },
         stmt: { sql: "ROLLBACK" },
       });
-      const answer = await post(null, [{ type: "batch", batch: { steps } }, { type: "close" }]);
-      const { results, errors } = batchResult(answer);
+      const answer = await post(null, [
+        ...texts.stored,
+        { type: "batch", batch: { steps } },
+        { type: "close" },
+      ]);
+      const { results, errors } = batchResult(answer, texts.stored.length);
       if (errors[0]) throw failure(errors[0]);
       const answers = statementAnswers(results, errors, 1, statements.length);
       if (errors[commit] || !results[commit])
@@ -134,6 +139,8 @@ export function hranaBatcher(url: string, authToken: string | undefined): HranaB
     async transaction() {
       let baton: string | null = null;
       let closed = false;
+      /** The next id for a stored SQL text: ids stay taken for the stream's life. */
+      let nextSqlId = 1;
       const send = async (requests: unknown[]): Promise<PipelineAnswer> => {
         if (closed) throw new HranaBatchError("the transaction is closed", "TRANSACTION_CLOSED");
         try {
@@ -156,8 +163,8 @@ export function hranaBatcher(url: string, authToken: string | undefined): HranaB
         async execute(statement) {
           const first = baton === null;
           const steps: unknown[] = first ? [{ stmt: { sql: "BEGIN IMMEDIATE" } }] : [];
-          chainSteps(steps, [statement]);
-          const { results, errors } = batchResult(await send([{ type: "batch", batch: { steps } }]));
+          chainSteps(steps, [statement], null);
+          const { results, errors } = batchResult(await send([{ type: "batch", batch: { steps } }]), 0);
           if (first && errors[0]) {
             // BEGIN failed: nothing to roll back, the stream is of no further use.
             void send([{ type: "close" }]).catch(() => undefined);
@@ -168,14 +175,17 @@ export function hranaBatcher(url: string, authToken: string | undefined): HranaB
         },
         async batch(statements) {
           const steps: unknown[] = [];
-          chainSteps(steps, statements);
+          const texts = new SqlTexts(statements, nextSqlId);
+          nextSqlId += texts.stored.length;
+          chainSteps(steps, statements, texts);
           const ends = /^\s*COMMIT\s*$/i.test(statements.at(-1)?.sql ?? "");
           const answer = await send([
+            ...texts.stored,
             { type: "batch", batch: { steps } },
             ...(ends ? [{ type: "close" }] : []),
           ]);
           if (ends) closed = true;
-          const { results, errors } = batchResult(answer);
+          const { results, errors } = batchResult(answer, texts.stored.length);
           return statementAnswers(results, errors, 0, statements.length);
         },
         async rollback() {
@@ -207,16 +217,50 @@ interface PipelineAnswer {
   )[];
 }
 
+/** Stored SQL texts a request may hold (sqld caps them per stream). */
+const MAX_STORED_SQL = 100;
+
+/**
+ * The SQL texts a batch uses more than once, stored once ahead of it (Hrana's `store_sql`, as
+ * @libsql/client's SQL cache does) and named by id in its steps: a group's batch repeats the
+ * same few statements for every commit in it.
+ */
+class SqlTexts {
+  readonly stored: { type: "store_sql"; sql_id: number; sql: string }[] = [];
+  readonly #ids = new Map<string, number>();
+
+  constructor(statements: BatchStatement[], firstId: number) {
+    const seen = new Set<string>();
+    for (const { sql } of statements) {
+      if (!seen.has(sql)) seen.add(sql);
+      else if (!this.#ids.has(sql) && this.stored.length < MAX_STORED_SQL) {
+        const id = firstId + this.stored.length;
+        this.#ids.set(sql, id);
+        this.stored.push({ type: "store_sql", sql_id: id, sql });
+      }
+    }
+  }
+
+  id(sql: string): number | undefined {
+    return this.#ids.get(sql);
+  }
+}
+
 /** Appends the statements as steps, each run only if the step before it succeeded. */
-function chainSteps(steps: unknown[], statements: BatchStatement[]): void {
+function chainSteps(steps: unknown[], statements: BatchStatement[], texts: SqlTexts | null): void {
   for (const statement of statements) {
-    const stmt = wireStatement(statement);
+    const stmt = wireStatement(statement, texts?.id(statement.sql));
     steps.push(steps.length === 0 ? { stmt } : { condition: { type: "ok", step: steps.length - 1 }, stmt });
   }
 }
 
-function batchResult(answer: PipelineAnswer): { results: (StepResult | null)[]; errors: (HError | null)[] } {
-  const first = answer.results[0];
+/** The batch's result: the `at`-th result of the pipeline request (after the stored SQL texts'). */
+function batchResult(
+  answer: PipelineAnswer,
+  at: number,
+): { results: (StepResult | null)[]; errors: (HError | null)[] } {
+  for (const stored of answer.results.slice(0, at)) if (stored.type === "error") throw failure(stored.error);
+  const first = answer.results[at];
   if (!first) throw new HranaBatchError("the database server answered no result", "HRANA_PROTO_ERROR");
   if (first.type === "error") throw failure(first.error);
   const result = first.response.result;
@@ -246,12 +290,13 @@ function failure(error: HError, statementIndex?: number): HranaBatchError {
   return new HranaBatchError(error.message, error.code ?? "UNKNOWN", statementIndex);
 }
 
-function wireStatement(statement: BatchStatement): unknown {
+function wireStatement(statement: BatchStatement, sqlId: number | undefined): unknown {
   const named: { name: string; value: HValue }[] = [];
   for (const name in statement.args) {
     named.push({ name, value: wireValue(statement.args[name] as string | number | null) });
   }
-  return named.length > 0 ? { sql: statement.sql, named_args: named } : { sql: statement.sql };
+  const text = sqlId === undefined ? { sql: statement.sql } : { sql_id: sqlId };
+  return named.length > 0 ? { ...text, named_args: named } : text;
 }
 
 function wireValue(value: string | number | null): HValue {
