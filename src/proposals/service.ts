@@ -22,6 +22,7 @@ import {
   expireProposals,
   findByIdempotencyKey,
   getProposal,
+  hasExpiredProposals,
   insertProposal,
   listProposals,
   type ProposalRow,
@@ -210,12 +211,18 @@ export class ProposalService {
     return proposalView(row);
   }
 
-  /** Expires pending proposals past expiresAt; prunes old unapproved ones about once a minute. */
+  /**
+   * Expires pending proposals past expiresAt; prunes old unapproved ones about once a minute.
+   * It looks before it writes: a durable write every second, even one that changes nothing,
+   * costs an fsync that every bookkeeping write queued behind it waits for.
+   */
   async sweep(): Promise<void> {
     const { db, clock, retentionMs } = this.#deps;
     const now = clock();
-    const expired = await db.writer.write(expireProposals(now));
-    if (expired > 0) this.#deps.onDecision?.("expired", expired);
+    if (await db.driver.read(hasExpiredProposals(now))) {
+      const expired = await db.writer.write(expireProposals(now));
+      if (expired > 0) this.#deps.onDecision?.("expired", expired);
+    }
     if (now - this.#prunedAt >= PRUNE_EVERY_MS) {
       this.#prunedAt = now;
       await db.writer.write(pruneProposals(now - retentionMs));

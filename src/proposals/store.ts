@@ -137,6 +137,15 @@ export function* decide(
   return changed > 0;
 }
 
+/** Whether any pending proposal is past expiresAt: a read, so an idle sweep writes nothing. */
+export function* hasExpiredProposals(now: number): Op<boolean> {
+  const row = yield* get<{ found: number }>(
+    "SELECT 1 AS found FROM proposals WHERE status = 'pending' AND expires_at <= :now LIMIT 1",
+    { now },
+  );
+  return row !== undefined;
+}
+
 /** Pending proposals past expiresAt become expired (at most `limit` per call); returns how many. */
 export function* expireProposals(now: number, limit = 1000): Op<number> {
   return yield* run(
