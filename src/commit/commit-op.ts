@@ -204,7 +204,8 @@ export function* commitOp(input: CommitInput): Op<CommitOutcome> {
     records: [],
     events: [],
   };
-  for (const [i, write] of input.records.entries()) {
+  for (let i = 0; i < input.records.length; i++) {
+    const write = input.records[i] as RecordWrite;
     const current = yield* get<{ version: number; deleted: number; createdAt: number }>(SQL.getRecord, {
       collection: write.collection,
       id: write.id,
@@ -263,7 +264,8 @@ export function* commitOp(input: CommitInput): Op<CommitOutcome> {
   // follows it without reading again (the remote write path cannot see its own pending writes).
   const lastSequence = new Map<string, number>();
   let deliveryCount = 0;
-  for (const [i, event] of input.events.entries()) {
+  for (let i = 0; i < input.events.length; i++) {
+    const event = input.events[i] as EventWrite;
     if (event.id !== undefined) {
       const existing = yield* get<StoredEvent>(SQL.findEvent, { id: event.id });
       if (existing) {

@@ -147,7 +147,10 @@ export class CommitService {
       const named = outcome.deferredDeliveries === 0 ? deliveries : undefined;
       this.#deps.onDeliveries?.(outcome.deliveries - outcome.deferredDeliveries, endpointIds, named);
     }
-    return { ...outcome, deprecatedAt };
+    // The operation's own answer, completed (not copied): it is nobody else's.
+    const answer = outcome as CommitAnswer;
+    answer.deprecatedAt = deprecatedAt;
+    return answer;
   }
 }
 

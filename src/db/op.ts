@@ -188,22 +188,21 @@ export async function runOp<T>(op: Op<T>, execute: Execute): Promise<T> {
 export function runOpSync<T>(op: Op<T>, execute: Execute): T {
   let step = op.next();
   while (!step.done) {
-    let outcome: Outcome;
+    const statement = step.value;
+    // No outcome object per statement (runOp's): this loop runs every statement of a group commit.
+    let value: unknown;
     try {
-      const statement = step.value;
-      outcome = {
-        ok: true,
-        value:
-          statement.kind === "prefetch"
-            ? undefined
-            : statement.kind === "chain"
-              ? runOpSync(chainAlone(statement), execute)
-              : execute(statement),
-      };
+      value =
+        statement.kind === "prefetch"
+          ? undefined
+          : statement.kind === "chain"
+            ? runOpSync(chainAlone(statement), execute)
+            : execute(statement);
     } catch (error) {
-      outcome = { ok: false, error };
+      step = op.throw(error);
+      continue;
     }
-    step = resume(op, outcome);
+    step = op.next(value);
   }
   return step.value;
 }

@@ -90,8 +90,9 @@ export function recordKeys(records: { collection: string; id: string; version: n
   return JSON.stringify(records.map((r) => [r.collection, r.id, r.version]));
 }
 
-export function* appendCommit(commit: LedgerCommit): Op<void> {
-  const row = {
+/** The commit row's values (a new object each time: the remote write path may build an entry again on another head). */
+function commitRow(commit: LedgerCommit, seq: number | null, hash: string | null, recordKeys: string | null) {
+  return {
     id: commit.commitId,
     tokenId: commit.tokenId,
     at: commit.at,
@@ -99,9 +100,15 @@ export function* appendCommit(commit: LedgerCommit): Op<void> {
     proposalId: commit.proposalId,
     recordCount: commit.records.length,
     eventCount: commit.events.length,
+    seq,
+    hash,
+    recordKeys,
   };
+}
+
+export function* appendCommit(commit: LedgerCommit): Op<void> {
   if (ledgerBenchSwitch.off) {
-    yield* exec(SQL.insertCommit, { ...row, seq: null, hash: null, recordKeys: null });
+    yield* exec(SQL.insertCommit, commitRow(commit, null, null, null));
     return;
   }
   const { records } = commit;
@@ -129,9 +136,8 @@ export function* appendCommit(commit: LedgerCommit): Op<void> {
       return {
         link: { seq, hash },
         statement: {
-          sql: row.eventCount > 0 ? SQL.insertCommitWithEvents : SQL.insertCommit,
-          // A new object each time: the remote write path may build an entry again on another head.
-          args: { ...row, seq, hash, recordKeys: keys },
+          sql: commit.events.length > 0 ? SQL.insertCommitWithEvents : SQL.insertCommit,
+          args: commitRow(commit, seq, hash, keys),
           kind: "run",
         },
       };
