@@ -4,6 +4,7 @@
 // not: with synchronous FULL the WAL is synced off the event loop (wal-sync.ts), and a
 // transaction's promise resolves once its COMMIT is durable while the next one may already run.
 import Database from "libsql";
+import { BACKSTOP_FRAMES, CHECKPOINT_FRAMES, Checkpointer } from "./checkpointer.ts";
 import { type Driver, type DriverOptions, localPragmas, type TransactionOptions } from "./driver.ts";
 import { type Execute, type Op, runOpSync, type Statement } from "./op.ts";
 import { WalSync } from "./wal-sync.ts";
@@ -11,7 +12,13 @@ import { WalSync } from "./wal-sync.ts";
 type Connection = Database.Database;
 type Prepared = Database.Statement<unknown[]>;
 
-export function openEngineDriver(path: string, options: DriverOptions): Driver {
+/** The engine driver, and how its checkpoints go (for tests). */
+export interface EngineDriver extends Driver {
+  /** The checkpoints a worker ran off the event loop, and whether it is running them now. */
+  backgroundCheckpoints(): { working: boolean; checkpoints: number };
+}
+
+export function openEngineDriver(path: string, options: DriverOptions): EngineDriver {
   const writer = openConnection(path, options);
   const reader = openConnection(path, options);
   const executeOnWriter = executor(writer);
@@ -19,9 +26,23 @@ export function openEngineDriver(path: string, options: DriverOptions): Driver {
   // FULL: the WAL is synced here, after COMMIT, instead of inside it (wal-sync.ts).
   const wal = options.synchronous === "FULL" ? new WalSync(`${path}-wal`) : null;
   if (wal) writer.exec("PRAGMA synchronous = NORMAL");
+  let closed = false;
+  // The WAL's checkpoints on a worker thread, the writer's own only as a backstop (checkpointer.ts).
+  const checkpointer = new Checkpointer(
+    { path, busyTimeoutMs: options.busyTimeoutMs, synchronous: options.synchronous },
+    {
+      ready: () => {
+        if (!closed) writer.exec(`PRAGMA wal_autocheckpoint = ${BACKSTOP_FRAMES}`);
+      },
+      gone: () => {
+        if (!closed) writer.exec(`PRAGMA wal_autocheckpoint = ${CHECKPOINT_FRAMES}`);
+      },
+    },
+  );
 
   return {
     name: "engine",
+    backgroundCheckpoints: () => ({ working: checkpointer.working, checkpoints: checkpointer.checkpoints }),
     pipelined: true,
     walSyncs: () => wal?.syncs ?? 0,
     async read<T>(op: Op<T>): Promise<T> {
@@ -56,6 +77,8 @@ export function openEngineDriver(path: string, options: DriverOptions): Driver {
       reader.prepare(sql).run(args);
     },
     async close() {
+      closed = true;
+      await checkpointer.stop();
       await wal?.close();
       writer.close();
       reader.close();

@@ -1,0 +1,122 @@
+// Hands a local database's WAL checkpoints to a Worker (checkpoint-worker.ts). A checkpoint copies
+// the WAL's pages into the database file and fsyncs both: inside a COMMIT on the event loop that
+// stalled every request and delivery for 30-65 ms every ~10,000 frames (~16,000 one-record
+// commits). Until the worker is ready, and again if it fails, the writer's own automatic
+// checkpoints run as before (localPragmas); while it works, the writer's threshold is only a
+// backstop for a worker that cannot keep up.
+
+/** What the worker needs to start. */
+export interface CheckpointerStart {
+  path: string;
+  busyTimeoutMs: number;
+  synchronous: "FULL" | "NORMAL";
+  /** Checkpoint once this many frames wait in the WAL (the writer's own threshold, localPragmas). */
+  frames: number;
+  /** How often the worker looks at the WAL's size (a read of its index header). */
+  intervalMs: number;
+}
+
+export type CheckpointerMessage =
+  | { kind: "ready" }
+  | { kind: "checkpointed"; checkpoints: number }
+  | { kind: "stopped" }
+  | { kind: "failed"; error: string };
+
+/** The frames after which a checkpoint runs (the value of wal_autocheckpoint in localPragmas). */
+export const CHECKPOINT_FRAMES = 10_000;
+/** The writer's own threshold while the worker checkpoints: only if the worker falls behind. */
+export const BACKSTOP_FRAMES = 3 * CHECKPOINT_FRAMES;
+const POLL_MS = 100;
+/** How long stop() waits for the worker to close its connection before ending it. */
+const STOP_WAIT_MS = 2_000;
+
+export interface CheckpointerHooks {
+  /** The worker checkpoints from now on: raise the writer's threshold to the backstop. */
+  ready(): void;
+  /** The worker is gone (failed): the writer checkpoints again itself. */
+  gone(error: string): void;
+}
+
+export class Checkpointer {
+  #worker: Worker | null;
+  #checkpoints = 0;
+  #ready = false;
+  #stopped: (() => void) | null = null;
+  readonly #hooks: CheckpointerHooks;
+
+  constructor(options: Omit<CheckpointerStart, "frames" | "intervalMs">, hooks: CheckpointerHooks) {
+    this.#hooks = hooks;
+    let worker: Worker;
+    try {
+      worker = new Worker(new URL("./checkpoint-worker.ts", import.meta.url).href, {
+        type: "module",
+        smol: true,
+      } as WorkerOptions);
+    } catch (error) {
+      this.#worker = null;
+      hooks.gone(String(error));
+      return;
+    }
+    this.#worker = worker;
+    // It must not keep the process alive on its own.
+    (worker as { unref?: () => void }).unref?.();
+    worker.onmessage = (event: MessageEvent) => this.#heard(event.data as CheckpointerMessage);
+    worker.onerror = (event: ErrorEvent) => this.#fail(event.message);
+    const start: CheckpointerStart = { ...options, frames: CHECKPOINT_FRAMES, intervalMs: POLL_MS };
+    worker.postMessage({ kind: "start", options: start });
+  }
+
+  /** Checkpoints the worker has run (for tests). */
+  get checkpoints(): number {
+    return this.#checkpoints;
+  }
+
+  /** Whether the worker is checkpointing (for tests). */
+  get working(): boolean {
+    return this.#ready && this.#worker !== null;
+  }
+
+  /** Closes the worker's connection and ends it. */
+  async stop(): Promise<void> {
+    const worker = this.#worker;
+    if (!worker) return;
+    await new Promise<void>((resolve) => {
+      const timeout = setTimeout(resolve, STOP_WAIT_MS);
+      this.#stopped = () => {
+        clearTimeout(timeout);
+        resolve();
+      };
+      worker.postMessage({ kind: "stop" });
+    });
+    this.#worker = null;
+    worker.terminate();
+  }
+
+  #heard(message: CheckpointerMessage): void {
+    switch (message.kind) {
+      case "ready":
+        this.#ready = true;
+        this.#hooks.ready();
+        return;
+      case "checkpointed":
+        this.#checkpoints = message.checkpoints;
+        return;
+      case "stopped":
+        this.#stopped?.();
+        return;
+      case "failed":
+        this.#fail(message.error);
+        return;
+    }
+  }
+
+  #fail(error: string): void {
+    const worker = this.#worker;
+    if (!worker) return;
+    this.#worker = null;
+    this.#ready = false;
+    worker.terminate();
+    this.#stopped?.();
+    this.#hooks.gone(error);
+  }
+}
