@@ -4,70 +4,114 @@
 // (JavaScript and SQLite) and the whole process's per commit, medians.
 //   bun bench/probe/commit-cpu.ts [blocks=6]
 //   ROOT=/path/to/other/checkout bun bench/probe/commit-cpu.ts    # the same probe on other code
+// With ROOT_B, both checkouts run in this one process, their blocks alternated (A B, B A, …), so
+// a busy machine weighs on both alike; it prints each one's median main-thread CPU per commit
+// and the median of the per-pair ratios B/A (mean: the blocks with a WAL checkpoint count too).
+//   ROOT_B=/path/to/other/checkout bun bench/probe/commit-cpu.ts [pairs=16]
 import { rmSync } from "node:fs";
 import { join } from "node:path";
 
-const root = process.env.ROOT ?? join(import.meta.dir, "../..");
-const { createOutboxd } = await import(join(root, "src/app.ts"));
-const { loadConfig } = await import(join(root, "src/config.ts"));
-const { COMMIT_BODY } = await import(join(root, "bench/scenarios/commit.ts"));
-const { tempDir, median } = await import(join(root, "bench/lib.ts"));
-
 const TOKEN = "bench-commit-cpu-token";
-const blocks = Number(process.argv[2] ?? 6);
-const dir = tempDir("outboxd-commit-cpu-");
-const outboxd = await createOutboxd(
-  loadConfig({
-    OUTBOXD_DATABASE_URL: `file:${join(dir, "outboxd.db")}`,
-    OUTBOXD_ADMIN_TOKEN: TOKEN,
-    OUTBOXD_LOG_LEVEL: "error",
-    OUTBOXD_RATE_LIMIT: "0",
-    OUTBOXD_SYNCHRONOUS: "FULL",
-  }),
-  { dispatch: false },
-);
-let next = 0;
-const commit = async () => {
-  const response = await outboxd.http.fetch(
-    new Request("http://outboxd/v1/commits", {
-      method: "POST",
-      headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" },
-      body: COMMIT_BODY.replaceAll("[<id>]", String(next++)),
+const blocks = Number(process.argv[2] ?? (process.env.ROOT_B ? 16 : 6));
+
+async function outboxdAt(root: string) {
+  const { createOutboxd } = await import(join(root, "src/app.ts"));
+  const { loadConfig } = await import(join(root, "src/config.ts"));
+  const { COMMIT_BODY } = await import(join(root, "bench/scenarios/commit.ts"));
+  const { tempDir } = await import(join(root, "bench/lib.ts"));
+  const dir = tempDir("outboxd-commit-cpu-");
+  const outboxd = await createOutboxd(
+    loadConfig({
+      OUTBOXD_DATABASE_URL: `file:${join(dir, "outboxd.db")}`,
+      OUTBOXD_ADMIN_TOKEN: TOKEN,
+      OUTBOXD_LOG_LEVEL: "error",
+      OUTBOXD_RATE_LIMIT: "0",
+      OUTBOXD_SYNCHRONOUS: "FULL",
     }),
+    { dispatch: false },
   );
-  if (response.status !== 201)
-    throw new Error(`commit answered ${response.status}: ${await response.text()}`);
-  await response.arrayBuffer();
-};
-const block = async (count: number) => {
-  const thread = process.threadCpuUsage();
-  const all = process.cpuUsage();
-  await Promise.all(
-    Array.from({ length: 64 }, async () => {
-      for (let i = 0; i < count / 64; i++) await commit();
-    }),
-  );
-  const t = process.threadCpuUsage(thread);
-  const a = process.cpuUsage(all);
-  return { main: (t.user + t.system) / count, all: (a.user + a.system) / count };
-};
-const main: number[] = [];
-const all: number[] = [];
-try {
-  await block(2048);
-  for (let i = 0; i < blocks; i++) {
-    const used = await block(1024);
-    main.push(used.main);
-    all.push(used.all);
-  }
-} finally {
-  await outboxd.stop();
-  rmSync(dir, { recursive: true, force: true });
+  let next = 0;
+  const commit = async () => {
+    const response = await outboxd.http.fetch(
+      new Request("http://outboxd/v1/commits", {
+        method: "POST",
+        headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" },
+        body: COMMIT_BODY.replaceAll("[<id>]", String(next++)),
+      }),
+    );
+    if (response.status !== 201)
+      throw new Error(`commit answered ${response.status}: ${await response.text()}`);
+    await response.arrayBuffer();
+  };
+  const block = async (count: number) => {
+    const thread = process.threadCpuUsage();
+    const all = process.cpuUsage();
+    await Promise.all(
+      Array.from({ length: 64 }, async () => {
+        for (let i = 0; i < count / 64; i++) await commit();
+      }),
+    );
+    const t = process.threadCpuUsage(thread);
+    const a = process.cpuUsage(all);
+    return { main: (t.user + t.system) / count, all: (a.user + a.system) / count };
+  };
+  const stop = async () => {
+    await outboxd.stop();
+    rmSync(dir, { recursive: true, force: true });
+  };
+  return { block, stop };
 }
-console.log(
-  JSON.stringify({
-    root,
-    mainThreadUsPerCommit: +median(main).toFixed(1),
-    processUsPerCommit: +median(all).toFixed(1),
-  }),
-);
+
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[values.length >> 1] as number;
+const mean = (values: number[]) => values.reduce((sum, v) => sum + v, 0) / values.length;
+const rootA = process.env.ROOT ?? join(import.meta.dir, "../..");
+
+if (process.env.ROOT_B) {
+  const a = await outboxdAt(rootA);
+  const b = await outboxdAt(process.env.ROOT_B);
+  const mainA: number[] = [];
+  const mainB: number[] = [];
+  try {
+    await a.block(2048);
+    await b.block(2048);
+    for (let i = 0; i < blocks; i++) {
+      const order = i % 2 === 0 ? [a, b] : [b, a];
+      for (const side of order) (side === a ? mainA : mainB).push((await side.block(1024)).main);
+    }
+  } finally {
+    await a.stop();
+    await b.stop();
+  }
+  const ratios = mainB.map((x, i) => x / (mainA[i] as number));
+  console.log(
+    JSON.stringify({
+      a: rootA,
+      b: process.env.ROOT_B,
+      mainUsA: +median(mainA).toFixed(1),
+      mainUsB: +median(mainB).toFixed(1),
+      ratioBtoA: +median(ratios).toFixed(3),
+      meanRatio: +(mean(mainB) / mean(mainA)).toFixed(3),
+    }),
+  );
+} else {
+  const one = await outboxdAt(rootA);
+  const main: number[] = [];
+  const all: number[] = [];
+  try {
+    await one.block(2048);
+    for (let i = 0; i < blocks; i++) {
+      const used = await one.block(1024);
+      main.push(used.main);
+      all.push(used.all);
+    }
+  } finally {
+    await one.stop();
+  }
+  console.log(
+    JSON.stringify({
+      root: rootA,
+      mainThreadUsPerCommit: +median(main).toFixed(1),
+      processUsPerCommit: +median(all).toFixed(1),
+    }),
+  );
+}
