@@ -72,9 +72,14 @@ export async function build(outfile: string): Promise<{ outfile: string; bytes: 
   const started = performance.now();
   const rewrites: string[] = [];
   const result = await Bun.build({
-    // The send worker's entry point too: the executable starts it as a Worker (send-worker.ts),
-    // by the name it has beside main.ts inside the executable (hence [name], without its directory).
-    entrypoints: [join(root, "src/main.ts"), join(root, "src/dispatch/send-worker-main.ts")],
+    // The workers' entry points too (the send worker, the WAL checkpoints: send-worker.ts,
+    // checkpointer.ts): the executable starts them by the names they have beside main.ts inside
+    // it (hence [name], without their directories).
+    entrypoints: [
+      join(root, "src/main.ts"),
+      join(root, "src/dispatch/send-worker-main.ts"),
+      join(root, "src/db/checkpoint-worker.ts"),
+    ],
     naming: { entry: "[name].[ext]" },
     target: "bun",
     // Names are kept so stack traces read as code; the source map travels inside the executable.

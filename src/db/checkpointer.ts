@@ -27,6 +27,8 @@ export const CHECKPOINT_FRAMES = 10_000;
 /** The writer's own threshold while the worker checkpoints: only if the worker falls behind. */
 export const BACKSTOP_FRAMES = 3 * CHECKPOINT_FRAMES;
 const POLL_MS = 100;
+/** The worker's module (scripts/build.ts names it as an entry point of the executable too). */
+const ENTRY = new URL("./checkpoint-worker.ts", import.meta.url);
 /** How long stop() waits for the worker to close its connection before ending it. */
 const STOP_WAIT_MS = 2_000;
 
@@ -48,10 +50,7 @@ export class Checkpointer {
     this.#hooks = hooks;
     let worker: Worker;
     try {
-      worker = new Worker(new URL("./checkpoint-worker.ts", import.meta.url).href, {
-        type: "module",
-        smol: true,
-      } as WorkerOptions);
+      worker = new Worker(ENTRY, { type: "module", smol: true } as WorkerOptions);
     } catch (error) {
       this.#worker = null;
       hooks.gone(String(error));
