@@ -60,13 +60,12 @@ export function otelTracing(settings: TracingSettings, warn: Warn): Tracing {
       const traceAt = drawId(32);
       const traceSource = hexPool;
       const spanAt = drawId(16);
-      const traceId = traceSource.slice(traceAt, traceAt + 32);
-      return new Begun(traceSource, traceAt, -1, hexPool, spanAt, sampled(undefined, traceId));
+      return new Begun(traceSource, traceAt, -1, hexPool, spanAt, sampled(undefined, traceSource, traceAt));
     }
     const last = valid.charCodeAt(54); // the flags' low hex digit holds the sampled bit
     const flags = (last <= 57 ? last - 48 : last - 87) & 1;
     const spanAt = drawId(16);
-    return new Begun(valid, 3, 36, hexPool, spanAt, sampled(flags, valid.slice(3, 35)));
+    return new Begun(valid, 3, 36, hexPool, spanAt, sampled(flags, valid, 3));
   }
 
   /** The server span's traceparent per request, for the commit route (requestTraceparent). */
@@ -329,8 +328,11 @@ function attributesJson(attributes: Record<string, unknown>): string {
   return `${json}]`;
 }
 
-/** Whether a new span is sampled, given its parent's W3C flags (undefined: a root) and trace id. */
-type Sampled = (parentFlags: number | undefined, traceId: string) => boolean;
+/**
+ * Whether a new span is sampled, given its parent's W3C flags (undefined: a root) and where its
+ * trace id is (32 characters of `traceSource` from `traceAt`: cut out only if a ratio needs it).
+ */
+type Sampled = (parentFlags: number | undefined, traceSource: string, traceAt: number) => boolean;
 
 /**
  * The sampler OTEL_TRACES_SAMPLER names (SDK environment specification), as the SDK's
@@ -342,7 +344,7 @@ export function samplerFromEnv(env: Record<string, string | undefined>, warn: Wa
   const name = env.OTEL_TRACES_SAMPLER?.trim().toLowerCase() || "parentbased_always_on";
   const parentBased = name.startsWith("parentbased_");
   const root = parentBased ? name.slice("parentbased_".length) : name;
-  let rootSampled: (traceId: string) => boolean;
+  let rootSampled: (traceSource: string, traceAt: number) => boolean;
   if (root === "always_on") rootSampled = () => true;
   else if (root === "always_off") rootSampled = () => false;
   else if (root === "traceidratio") {
@@ -353,14 +355,15 @@ export function samplerFromEnv(env: Record<string, string | undefined>, warn: Wa
       ratio = 1;
     }
     const sampler = new TraceIdRatioBasedSampler(ratio);
-    rootSampled = (traceId) => sampler.shouldSample(ROOT_CONTEXT, traceId).decision !== 0;
+    rootSampled = (source, at) =>
+      sampler.shouldSample(ROOT_CONTEXT, source.slice(at, at + 32)).decision !== 0;
   } else {
     warn("tracing: unknown OTEL_TRACES_SAMPLER; using parentbased_always_on", { value: name });
     return (parentFlags) => (parentFlags !== undefined ? (parentFlags & 1) === 1 : true);
   }
-  if (!parentBased) return (_parentFlags, traceId) => rootSampled(traceId);
-  return (parentFlags, traceId) =>
-    parentFlags !== undefined ? (parentFlags & 1) === 1 : rootSampled(traceId);
+  if (!parentBased) return (_parentFlags, source, at) => rootSampled(source, at);
+  return (parentFlags, source, at) =>
+    parentFlags !== undefined ? (parentFlags & 1) === 1 : rootSampled(source, at);
 }
 
 /** The span's ids, up to its name. */

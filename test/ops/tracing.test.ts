@@ -305,20 +305,23 @@ describe("tracing off and its settings", () => {
     const sampler = (env: Record<string, string>) => samplerFromEnv(env, (message) => warnings.push(message));
     const byDefault = sampler({});
     expect([
-      byDefault(undefined, traceId),
-      byDefault(parent(true), traceId),
-      byDefault(parent(false), traceId),
+      byDefault(undefined, traceId, 0),
+      byDefault(parent(true), traceId, 0),
+      byDefault(parent(false), traceId, 0),
     ]).toEqual([true, true, false]);
     const off = sampler({ OTEL_TRACES_SAMPLER: "always_off" });
-    expect([off(undefined, traceId), off(parent(true), traceId)]).toEqual([false, false]);
+    expect([off(undefined, traceId, 0), off(parent(true), traceId, 0)]).toEqual([false, false]);
     const parentOrOff = sampler({ OTEL_TRACES_SAMPLER: "parentbased_always_off" });
-    expect([parentOrOff(undefined, traceId), parentOrOff(parent(true), traceId)]).toEqual([false, true]);
+    expect([parentOrOff(undefined, traceId, 0), parentOrOff(parent(true), traceId, 0)]).toEqual([
+      false,
+      true,
+    ]);
     const none = sampler({ OTEL_TRACES_SAMPLER: "traceidratio", OTEL_TRACES_SAMPLER_ARG: "0" });
     const all = sampler({ OTEL_TRACES_SAMPLER: "traceidratio", OTEL_TRACES_SAMPLER_ARG: "1" });
-    expect([none(parent(true), traceId), all(parent(false), traceId)]).toEqual([false, true]);
+    expect([none(parent(true), traceId, 0), all(parent(false), traceId, 0)]).toEqual([false, true]);
     expect(warnings).toEqual([]);
     const unknown = sampler({ OTEL_TRACES_SAMPLER: "jaeger_remote" });
-    expect([unknown(undefined, traceId), unknown(parent(false), traceId)]).toEqual([true, false]);
+    expect([unknown(undefined, traceId, 0), unknown(parent(false), traceId, 0)]).toEqual([true, false]);
     expect(warnings).toHaveLength(1);
   });
 
