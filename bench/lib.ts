@@ -132,7 +132,12 @@ export function cpuMs(pid: number, mainThread = false): number {
 export function threadCpuMs(pid: number): Record<string, number> {
   const threads: Record<string, number> = {};
   for (const tid of readdirSync(`/proc/${pid}/task`)) {
-    const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, "utf8");
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, "utf8");
+    } catch {
+      continue; // the thread ended since the listing
+    }
     const name = tid === String(pid) ? "main" : stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"));
     const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
     threads[name] = (threads[name] ?? 0) + ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;

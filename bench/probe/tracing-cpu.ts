@@ -9,12 +9,12 @@
 //   bun bench/probe/tracing-cpu.ts [pairs=30] [commits=1000] [endpoint=0|1]
 // With endpoint=1 each commit's event is delivered to a receiver in another process, inside
 // its block (the block waits for its deliveries' spans).
-import { readdirSync, readFileSync, rmSync } from "node:fs";
+import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { createOutboxd } from "../../src/app.ts";
 import { loadConfig } from "../../src/config.ts";
 import { tracingBenchSwitch } from "../../src/ops/tracing-sdk.ts";
-import { BUN, median, startPeer, tempDir } from "../lib.ts";
+import { BUN, median, startPeer, tempDir, threadCpuMs } from "../lib.ts";
 import { COMMIT_BODY } from "../scenarios/commit.ts";
 
 const pairs = Number(process.argv[2] ?? 30);
@@ -62,28 +62,13 @@ const commit = async () => {
     throw new Error(`commit answered ${response.status}: ${await response.text()}`);
   await response.arrayBuffer();
 };
-/** CPU ms by thread name (/proc/self/task), summed over threads of the same name. */
-function threadsMs(): Record<string, number> {
-  const threads: Record<string, number> = {};
-  for (const task of readdirSync("/proc/self/task")) {
-    try {
-      const stat = readFileSync(`/proc/self/task/${task}/stat`, "utf8");
-      const name = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"));
-      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-      threads[name] = (threads[name] ?? 0) + (Number(fields[11]) + Number(fields[12])) * 10;
-    } catch {
-      // the thread ended
-    }
-  }
-  return threads;
-}
 /** CPU ms per thread name over the measured blocks, off and on (THREADS=1 prints them per commit). */
 const byThread = { off: {} as Record<string, number>, on: {} as Record<string, number> };
 let measuredCommits = 0;
 
 const block = async (count: number) => {
   const each = Math.ceil(count / 64);
-  const threadsBefore = threadsMs();
+  const threadsBefore = threadCpuMs(process.pid);
   const before = process.cpuUsage();
   const beforeThread = process.threadCpuUsage();
   await Promise.all(
@@ -97,7 +82,7 @@ const block = async (count: number) => {
   const thread = process.threadCpuUsage(beforeThread);
   const n = each * 64;
   const sums = tracingBenchSwitch.off ? byThread.off : byThread.on;
-  for (const [name, ms] of Object.entries(threadsMs()))
+  for (const [name, ms] of Object.entries(threadCpuMs(process.pid)))
     sums[name] = (sums[name] ?? 0) + ms - (threadsBefore[name] ?? 0);
   return { all: (used.user + used.system) / n, main: (thread.user + thread.system) / n };
 };

@@ -65,6 +65,8 @@ export interface TracingRow {
   mainThreadAdded: Ratio;
   mainThreadNoise: Ratio;
   spansExported: number;
+  /** Where the CPU went: µs per commit by thread name over all blocks, off and on (10 ms ticks). */
+  byThread: Record<string, { off: number; on: number }>;
 }
 
 /** What the off hooks (NO_TRACING) add, against calling the same work without them. */
@@ -122,6 +124,9 @@ interface Sample {
   commitsPerSecond: number;
   cpuMicrosPerCommit: number;
   mainThreadMicrosPerCommit: number;
+  commits: number;
+  /** CPU ms of the block by thread name. */
+  threadsMs: Record<string, number>;
 }
 
 /** A server to load in a block, its switch listener, and the switch position (one server only). */
@@ -147,7 +152,11 @@ async function startSwitchable(env: Record<string, string>): Promise<Target> {
 async function snapshot(target: Target, tracing?: "on" | "off") {
   const query = tracing ? `?tracing=${tracing}` : "";
   const response = await fetch(`http://127.0.0.1:${target.switchPort}/${query}`);
-  return (await response.json()) as { cpuMicros: number; mainThreadMicros: number };
+  return (await response.json()) as {
+    cpuMicros: number;
+    mainThreadMicros: number;
+    threadsMs: Record<string, number>;
+  };
 }
 
 /**
@@ -190,11 +199,17 @@ async function measureBlocks(
       commitsPerSecond: (commits * 1000) / (performance.now() - startedAt),
       cpuMicrosPerCommit: (after.cpuMicros - before.cpuMicros) / commits,
       mainThreadMicrosPerCommit: (after.mainThreadMicros - before.mainThreadMicros) / commits,
+      commits,
+      threadsMs: Object.fromEntries(
+        Object.entries(after.threadsMs).map(([name, ms]) => [name, ms - (before.threadsMs[name] ?? 0)]),
+      ),
     });
   };
   try {
-    // Warm-up: every variant's code compiled, statements prepared, the page cache filled.
-    for (const variant of [...VARIANTS, ...VARIANTS]) await block(variant, false);
+    // Warm-up, ~6 s: every variant's code compiled by the JIT's top tier (in the shared
+    // machine's short runs, compiling was a large share of CPU per commit, and more of it with
+    // tracing on), statements prepared, the page cache filled.
+    for (let i = 0; i < 8; i++) await block(VARIANTS[i % VARIANTS.length] as Variant, false);
     for (let round = 0; round < options.rounds; round++) {
       for (const variant of ordered(round)) await block(variant, true);
     }
@@ -307,7 +322,29 @@ function summarize(endpoint: boolean, samples: Record<Variant, Sample[]>, spansE
     mainThreadAdded: paired("on", main),
     mainThreadNoise: paired("off (again)", main),
     spansExported,
+    byThread: byThread(samples),
   };
+}
+
+/** CPU µs per commit by thread name, over all of a variant's blocks (off: both off variants). */
+function byThread(samples: Record<Variant, Sample[]>): Record<string, { off: number; on: number }> {
+  const perCommit = (blocks: Sample[]) => {
+    const commits = blocks.reduce((sum, s) => sum + s.commits, 0);
+    const ms: Record<string, number> = {};
+    for (const s of blocks)
+      for (const [name, t] of Object.entries(s.threadsMs)) ms[name] = (ms[name] ?? 0) + t;
+    return Object.fromEntries(
+      Object.entries(ms).map(([name, t]) => [name, (t * 1000) / Math.max(1, commits)]),
+    );
+  };
+  const off = perCommit([...samples.off, ...samples["off (again)"]]);
+  const on = perCommit(samples.on);
+  const names = [...new Set([...Object.keys(off), ...Object.keys(on)])];
+  return Object.fromEntries(
+    names
+      .map((name) => [name, { off: round1(off[name] ?? 0), on: round1(on[name] ?? 0) }] as const)
+      .filter(([, v]) => v.off >= 0.1 || v.on >= 0.1),
+  );
 }
 
 /** The median and its ~95% interval, median ± 1.58·IQR/√n (the notch of a box plot). */
@@ -365,7 +402,10 @@ function log(what: string, row: TracingRow): void {
       `on ${c.on} (cost ${pct(row.throughputCost)}, noise ${pct(row.throughputNoise)}); CPU/commit ` +
       `${row.cpuMicrosPerCommit.off} → ${row.cpuMicrosPerCommit.on} µs (${pct(row.cpuAdded)}, noise ${pct(row.cpuNoise)}); ` +
       `main thread ${row.mainThreadMicrosPerCommit.off} → ${row.mainThreadMicrosPerCommit.on} µs ` +
-      `(${pct(row.mainThreadAdded)}, noise ${pct(row.mainThreadNoise)}); ${row.spansExported} spans exported`,
+      `(${pct(row.mainThreadAdded)}, noise ${pct(row.mainThreadNoise)}); ${row.spansExported} spans exported; ` +
+      `by thread, µs/commit off → on: ${Object.entries(row.byThread)
+        .map(([name, v]) => `${name} ${v.off} → ${v.on}`)
+        .join(", ")}`,
   );
 }
 
@@ -396,6 +436,15 @@ export function tracingMarkdown(result: TracingResult): string[] {
         `${pct(r.mainThreadNoise)} | ${r.spansExported} |`,
     ),
   ];
+  const threads = (title: string, rows: TracingRow[]) =>
+    rows.map(
+      (r) =>
+        `- ${title}, ${r.endpoint ? "1 endpoint" : "no endpoint"}: ` +
+        Object.entries(r.byThread)
+          .sort((a, b) => b[1].on - a[1].on)
+          .map(([name, v]) => `${name} ${v.off} → ${v.on}`)
+          .join(", "),
+    );
   const off = result.offPath;
   return [
     "## Tracing cost (OpenTelemetry on and off)",
@@ -412,6 +461,12 @@ export function tracingMarkdown(result: TracingResult): string[] {
     "**Separate servers** (off, on, off again), loaded in turn in blocks of the same length:",
     "",
     ...table(result.rows),
+    "",
+    "CPU µs per commit by thread, off → on (/proc, 10 ms ticks summed over the blocks; Worker: the " +
+      "export worker and the dispatcher's send worker):",
+    "",
+    ...threads("one server", result.toggled),
+    ...threads("separate servers", result.rows),
     "",
     `**Off against no hooks**: the off hooks add ${off.commitNs} ns per commit (the caller's traceparent ` +
       `checked, NO_TRACING.commit) and ${off.deliverNs} ns per delivery attempt (NO_TRACING.deliver and ` +

@@ -127,8 +127,8 @@ export function exportSender(transport: Transport): (body: Uint8Array) => Promis
 
 /**
  * The worker: the transport first (it answers "ready"), then one batch at a time, answered with
- * its outcome. The shared bytes are copied first: `fetch` takes no view of shared memory, and
- * the buffer is written again as soon as the answer is in.
+ * its outcome; the buffer is written again only after that answer. Bun's `fetch` sends a view of
+ * the shared bytes as it is; Deno's takes no view of shared memory, so there it gets a copy.
  */
 const WORKER_SOURCE = `const exportSender = ${exportSender.toString()};
 let send = null;
@@ -139,7 +139,8 @@ onmessage = async (event) => {
     postMessage("ready");
     return;
   }
-  postMessage(await send(new Uint8Array(message.shared, 0, message.used).slice()));
+  const shared = new Uint8Array(message.shared, 0, message.used);
+  postMessage(await send(typeof Deno === "object" ? shared.slice() : shared));
 };
 `;
 
