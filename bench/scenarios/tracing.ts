@@ -206,10 +206,12 @@ async function measureBlocks(
     });
   };
   try {
-    // Warm-up, ~6 s: every variant's code compiled by the JIT's top tier (in the shared
-    // machine's short runs, compiling was a large share of CPU per commit, and more of it with
-    // tracing on), statements prepared, the page cache filled.
-    for (let i = 0; i < 8; i++) await block(VARIANTS[i % VARIANTS.length] as Variant, false);
+    // Warm-up, ~4 s of each variant (each server, or each switch position): the code compiled
+    // by the JIT's top tier, statements prepared, the page cache filled. On the shared machine
+    // the JIT was still a large share of CPU per commit in the rounds (more with tracing on:
+    // more code to compile, and less optimised code on the main thread meanwhile); a server
+    // that runs for hours pays that once.
+    for (const variant of VARIANTS) for (let i = 0; i < 5; i++) await block(variant, false);
     for (let round = 0; round < options.rounds; round++) {
       for (const variant of ordered(round)) await block(variant, true);
     }
