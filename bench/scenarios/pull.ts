@@ -308,9 +308,10 @@ function mainThreadCpuSeconds(pid: number): number {
  * One server, measured in blocks of commits with and without `streams` idle streams open, the
  * three kinds of block in rotating order round after round; the "without (again)" blocks go
  * through the same motions as the others (the holder is asked to close streams it has not got)
- * and give the noise floor, measured the same way. Each block starts a second after the streams
- * are open (or closed); a block of at least the keepalive interval (15 s) holds each stream's
- * first keepalive (they were opened within about a second), as steady state would in that time.
+ * and give the noise floor, measured the same way. Each block starts 2 s after the streams are
+ * open (or closed); a block of at least the keepalive interval (15 s) holds each stream's first
+ * keepalive (they were opened within a second or two), as steady state would in that time. Runs
+ * in multiples of 3 give each kind of block each place in the rotation equally often.
  */
 export async function idleStreams(options: {
   streams: number;
@@ -358,7 +359,8 @@ export async function idleStreams(options: {
           closedEarly = ((await holder.next()) as { closedEarly: number }).closedEarly;
           streamsOpen = false;
         }
-        await Bun.sleep(1000);
+        // Opening or closing 1,000 streams is work of its own (and garbage): let it pass first.
+        await Bun.sleep(2000);
         const before = cpuSeconds(server.pid);
         const mainBefore = mainThreadCpuSeconds(server.pid);
         const result = await commitLoad();
@@ -409,7 +411,7 @@ export async function pullScenario(quick: boolean): Promise<PullResults> {
     stream.push(await pullStreamLatency({ rate: 1000, seconds: quick ? 3 : 10 }));
   }
   // A block lasts a keepalive interval (15 s) and then some: each stream's keepalive falls in it once.
-  const idle = await idleStreams({ streams: 1000, seconds: 16, runs: quick ? 2 : 4 });
+  const idle = await idleStreams({ streams: 1000, seconds: 16, runs: quick ? 3 : 6 });
   return { throughput, stream, idle };
 }
 
