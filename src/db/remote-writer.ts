@@ -150,8 +150,6 @@ export class RemoteWriter {
    * still be on its way), and which send that was; null after a write batch failed.
    */
   #ownHead: { key: string; link: Link | undefined; at: number } | null = null;
-  /** Write batches of this writer that failed so far. */
-  #failedSends = 0;
   /** Of the last RACE_WINDOW groups that chained, whether each raced another machine for the head. */
   readonly #races: boolean[] = [];
   /** Whether groups chain under the write lock now (see RACED_TO_LOCK). */
@@ -475,7 +473,6 @@ export class RemoteWriter {
     // A head read before this writer's own last write batch was answered is that batch's head now
     // (unless another machine chained since, or that batch failed: the head's guard tells).
     const own = this.#ownHead;
-    const failuresBefore = this.#failedSends;
     if (headKey !== undefined && own?.key === headKey && (sharedReadAt.get(headKey) ?? own.at) < own.at) {
       sharedAnswers.set(headKey, own.link);
     }
@@ -528,9 +525,6 @@ export class RemoteWriter {
         }
       } catch (error) {
         this.#answered += 1;
-        // Whether the batch this one was built on failed (then it is no race with another machine).
-        const afterFailure = this.#failedSends > failuresBefore;
-        this.#failedSends += 1;
         this.#ownHead = null;
         const index = batchStatementIndex(error);
         const failed = index === null ? undefined : roles[index];
@@ -543,7 +537,9 @@ export class RemoteWriter {
         // operations again. Any other guard that now fails sends the group round again. From
         // the second time on, and for the groups of the next moments, under the write lock.
         this.stats.guardFailures += 1;
-        racedNow ||= !afterFailure;
+        // (Counted even when the batch it was built on failed: with one Machine that is rare, and
+        // with several that failure is mostly theirs too.)
+        racedNow = true;
         if (headRetries >= 1) {
           locked = true;
           continue;
