@@ -133,13 +133,15 @@ function settle(batch: Queued[], outcomes: Outcome[]): void {
  * The batch as one operation. Each operation's work must be undone alone if it fails, and only
  * its own: a savepoint around each operation does that, but SQLite then copies every page an
  * operation changes into the savepoint's journal, once per operation (in a replay of a group of
- * one-record commits, 90k of 305k instructions per commit). So when every operation of the
- * batch can be made anew (`again`, as every commit is), the batch first runs under one savepoint
- * of its own: an operation that fails before writing anything is answered with its error and the
- * others go on; one that fails after writing undoes the whole batch (ROLLBACK TO it), and the
- * batch runs again the careful way: the operations before it made anew, each in its own
- * savepoint, those that failed answered with the errors they gave, those after it as they are. The
- * savepoints are never released one by one (COMMIT ends them all), which saves a statement each.
+ * one-record commits, 90k of 305k instructions per commit). So the operations of the batch that
+ * can be made anew (`again`, as every commit is) run together under one savepoint of their own,
+ * after those that cannot, which run first, each in its own savepoint (a pull lease or ack in the
+ * batch no longer sends the commits beside it the slow way). Under the one savepoint, an operation
+ * that fails before writing anything is answered with its error and the others go on; one that
+ * fails after writing undoes them all (ROLLBACK TO it), and they run again the careful way: the
+ * operations before it made anew, each in its own savepoint, those that failed answered with the
+ * errors they gave, those after it as they are. The savepoints are never released one by one
+ * (COMMIT ends them all), which saves a statement each.
  *
  * Reads marked batchShared are answered once per batch, until a statement of the batch writes
  * the table they read. That is sound because every operation of a batch is acknowledged by the
@@ -150,33 +152,56 @@ function settle(batch: Queued[], outcomes: Outcome[]): void {
  * so any write to the table drops the shared answer and the next read sees the write.
  */
 function* batchOp(batch: Queued[]): Op<Outcome[]> {
-  if (batch.length > 1 && batch.every((item) => item.again !== undefined)) {
-    yield* run("SAVEPOINT batch");
-    const { outcomes: first, stopped } = yield* runOperations(
+  const remade = batch.filter((item) => item.again !== undefined);
+  if (remade.length === batch.length) return yield* remadeOp(batch);
+  if (remade.length < 2) {
+    const { outcomes } = yield* runOperations(
       batch.map((item) => item.op),
-      false,
-    );
-    // Not "every operation has an outcome": the last one may be the one that failed after writing.
-    if (!stopped) return first;
-    // The last outcome is the failure of an operation that had written: undo the batch and run
-    // it again. Operations that failed are answered as they were (those before it wrote nothing).
-    const failed = first.length - 1;
-    yield* run("ROLLBACK TO batch");
-    const again = yield* runOperations(
-      batch.map((item, i) => {
-        const outcome = first[i];
-        if (outcome && !outcome.ok) return outcome;
-        return i < failed ? (item.again as () => Op<unknown>)() : item.op;
-      }),
       true,
     );
-    return again.outcomes;
+    return outcomes;
   }
-  const { outcomes } = yield* runOperations(
-    batch.map((item) => item.op),
+  // Some cannot be made anew (a pull lease or ack, an admin write): those run first, each in its
+  // own savepoint, and the rest after them the cheaper way. All are answered by the same COMMIT,
+  // so running them in this order is as good as the order they came in.
+  const once = batch.filter((item) => item.again === undefined);
+  const { outcomes: first } = yield* runOperations(
+    once.map((item) => item.op),
     true,
   );
-  return outcomes;
+  const second = yield* remadeOp(remade);
+  const answers = new Map<Queued, Outcome>();
+  for (const [i, item] of once.entries()) answers.set(item, first[i] as Outcome);
+  for (const [i, item] of remade.entries()) answers.set(item, second[i] as Outcome);
+  return batch.map((item) => answers.get(item) as Outcome);
+}
+
+/** A batch of operations that can all be made anew (more than one), under one savepoint of its own. */
+function* remadeOp(batch: Queued[]): Op<Outcome[]> {
+  if (batch.length === 1) {
+    const { outcomes } = yield* runOperations([(batch[0] as Queued).op], true);
+    return outcomes;
+  }
+  yield* run("SAVEPOINT batch");
+  const { outcomes: first, stopped } = yield* runOperations(
+    batch.map((item) => item.op),
+    false,
+  );
+  // Not "every operation has an outcome": the last one may be the one that failed after writing.
+  if (!stopped) return first;
+  // The last outcome is the failure of an operation that had written: undo the batch and run
+  // it again. Operations that failed are answered as they were (those before it wrote nothing).
+  const failed = first.length - 1;
+  yield* run("ROLLBACK TO batch");
+  const again = yield* runOperations(
+    batch.map((item, i) => {
+      const outcome = first[i];
+      if (outcome && !outcome.ok) return outcome;
+      return i < failed ? (item.again as () => Op<unknown>)() : item.op;
+    }),
+    true,
+  );
+  return again.outcomes;
 }
 
 /** A statement that may change the database (anything but a plain SELECT). */

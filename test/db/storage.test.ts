@@ -222,6 +222,49 @@ describe.each(["engine", "client"] as DriverName[])("%s driver", (driver) => {
       }
     });
 
+    test("group commit beside operations that cannot be made anew: those run first, each alone; the others still together", async () => {
+      const db = await open();
+      await createScratch(db);
+      const runs = new Map<string, number>();
+      const body = (k: string, fail: boolean) =>
+        function* () {
+          runs.set(k, (runs.get(k) ?? 0) + 1);
+          yield* insert(k);
+          if (fail) throw new Error(`op ${k} failed`);
+          return (yield* get<{ n: number }>("SELECT count(*) AS n FROM scratch"))?.n;
+        };
+      const results = await Promise.allSettled([
+        db.writer.write(body("a", false)),
+        db.writer.write(body("x", false)()),
+        db.writer.write(body("d", true)),
+        db.writer.write(body("p", true)()),
+        db.writer.write(body("e", false)),
+      ]);
+      expect(results.map((r) => r.status)).toEqual([
+        "fulfilled",
+        "fulfilled",
+        "rejected",
+        "rejected",
+        "fulfilled",
+      ]);
+      expect(((results[2] as PromiseRejectedResult).reason as Error).message).toBe("op d failed");
+      expect(((results[3] as PromiseRejectedResult).reason as Error).message).toBe("op p failed");
+      const keys = observer().prepare("SELECT k FROM scratch ORDER BY k").all() as { k: string }[];
+      expect(keys.map((r) => r.k)).toEqual(["a", "e", "x"]);
+      if (driver === "engine") {
+        // x and p (plain operations) ran first, once each, p undone alone; a, d, e together under
+        // one savepoint: d's failure after its write undid them, and a ran again.
+        expect(results.map((r) => (r.status === "fulfilled" ? r.value : null))).toEqual([
+          2,
+          1,
+          null,
+          null,
+          3,
+        ]);
+        expect(Object.fromEntries(runs)).toEqual({ x: 1, p: 1, a: 2, d: 1, e: 1 });
+      }
+    });
+
     test("group commit of operations that can be made anew: the last of the batch failing after its writes leaves nothing behind", async () => {
       const db = await open();
       await createScratch(db);
