@@ -3,9 +3,9 @@
 // COMMIT, ROLLBACK unless committed: what @libsql/client's `batch` sends) and the stream's close.
 // Why not @libsql/client's `batch`: its JSON encoder writes every value through a hand-built
 // writer and its result sets give each row named and indexed properties; a group commit's batch
-// of ~150 statements cost 24 µs per statement of client CPU against 5 µs here (measured: 100
-// INSERTs of 9 arguments against the simulated server, 2,403 vs 522 µs per batch), about a
-// quarter of a remote commit's CPU in `serve`. Everything else (interactive transactions, single
+// of ~150 statements cost ~16-19 µs per statement of client CPU against ~5 µs here
+// (bench/probe/remote-batch.ts: 100 INSERTs of 9 arguments against the simulated server,
+// 1,568-1,952 vs 494-501 µs per batch), a large share of a remote commit's CPU in `serve`. Everything else (interactive transactions, single
 // reads, executeAlone) stays on @libsql/client.
 //
 // Integers travel as Hrana integers (@libsql/client sends every JS number as a float, which
@@ -92,12 +92,17 @@ export function hranaBatcher(url: string, authToken: string | undefined): HranaB
   else if (parsed.protocol === "http:" || parsed.protocol === "https:") scheme = parsed.protocol;
   else return null;
   const token = authToken ?? parsed.searchParams.get("authToken") ?? undefined;
-  const pipeline = `${scheme}//${parsed.host}${parsed.pathname.replace(/\/+$/, "")}/v2/pipeline`;
+  // Resolved as @libsql/client resolves it (hrana-client's HttpStream).
+  const pipeline = new URL("v2/pipeline", `${scheme}//${parsed.host}${parsed.pathname}`).toString();
   const headers: Record<string, string> = { "content-type": "application/json" };
   if (token) headers.authorization = `Bearer ${token}`;
   /** One pipeline request; the results of its requests, in order. */
-  const post = async (baton: string | null, requests: unknown[]): Promise<PipelineAnswer> => {
-    const response = await fetch(pipeline, {
+  const post = async (
+    baton: string | null,
+    requests: unknown[],
+    url: string = pipeline,
+  ): Promise<PipelineAnswer> => {
+    const response = await fetch(url, {
       method: "POST",
       headers,
       body: JSON.stringify({ baton, requests }),
@@ -139,19 +144,23 @@ export function hranaBatcher(url: string, authToken: string | undefined): HranaB
     async transaction() {
       let baton: string | null = null;
       let closed = false;
+      // Where the stream's later requests go: a server may name another URL for them (Turso's
+      // `base_url`, routing them to the instance that holds the stream).
+      let url = pipeline;
       /** The next id for a stored SQL text: ids stay taken for the stream's life. */
       let nextSqlId = 1;
       const send = async (requests: unknown[]): Promise<PipelineAnswer> => {
         if (closed) throw new HranaBatchError("the transaction is closed", "TRANSACTION_CLOSED");
         try {
-          const answer = await post(baton, requests);
+          const answer = await post(baton, requests, url);
           baton = answer.baton ?? null;
+          if (answer.base_url) url = new URL("v2/pipeline", answer.base_url).toString();
           if (baton === null) closed = true;
           return answer;
         } catch (error) {
           // Its outcome unknown. Close the stream, lest its transaction keep the write lock until
           // the server expires it (a stream closed in a transaction is rolled back).
-          if (!closed && baton !== null) void post(baton, [{ type: "close" }]).catch(() => undefined);
+          if (!closed && baton !== null) void post(baton, [{ type: "close" }], url).catch(() => undefined);
           closed = true;
           throw error;
         }
@@ -208,6 +217,7 @@ export function hranaBatcher(url: string, authToken: string | undefined): HranaB
 
 interface PipelineAnswer {
   baton?: string | null;
+  base_url?: string | null;
   results: (
     | {
         type: "ok";

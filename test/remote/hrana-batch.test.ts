@@ -38,6 +38,7 @@ function batchAnswer(
   body: Seen["body"],
   result: unknown,
   errors: Record<number, { message: string; code: string }> = {},
+  stream: { baton: string | null; base_url: string | null } = { baton: null, base_url: null },
 ) {
   const batch = body.requests.find((r) => r.type === "batch");
   const steps = batch?.batch?.steps.length ?? 0;
@@ -56,7 +57,7 @@ function batchAnswer(
         }
       : { type: "ok", response: { type: r.type } },
   );
-  return Response.json({ baton: null, base_url: null, results });
+  return Response.json({ ...stream, results });
 }
 
 describe("the Hrana batcher", () => {
@@ -119,6 +120,31 @@ describe("the Hrana batcher", () => {
       .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(HranaBatchError);
     expect((error as HranaBatchError).statementIndex).toBeUndefined();
+  });
+
+  test("a transaction's later requests go where the server's base_url says (Turso routes a stream so); COMMIT's batch closes the stream", async () => {
+    const batcher = hranaBatcher(`http://127.0.0.1:${server.port}`, undefined);
+    const elsewhere = `http://127.0.0.1:${server.port}/elsewhere/`;
+    answer = (body) =>
+      batchAnswer(
+        body,
+        { cols: [{ name: "seq" }], rows: [[{ type: "integer", value: "1" }]], affected_row_count: 0 },
+        {},
+        { baton: body.requests.some((r) => r.type === "close") ? null : "b1", base_url: elsewhere },
+      );
+    seen.length = 0;
+    const tx = await batcher?.transaction("write");
+    expect((await tx?.execute({ sql: "SELECT 1 AS seq", args: {} }))?.rows).toEqual([{ seq: 1 }]);
+    await tx?.batch([
+      { sql: "INSERT INTO t (v) VALUES (1)", args: {} },
+      { sql: "COMMIT", args: {} },
+    ]);
+    expect(tx?.closed).toBe(true);
+    expect(seen.map((s) => [s.path, s.body.baton])).toEqual([
+      ["/v2/pipeline", null],
+      ["/elsewhere/v2/pipeline", "b1"],
+    ]);
+    expect(seen[1]?.body.requests.map((r) => r.type)).toEqual(["batch", "close"]);
   });
 
   test("local files and WebSocket URLs are left to @libsql/client", () => {
