@@ -67,6 +67,11 @@ export interface TracingRow {
   spansExported: number;
   /** Where the CPU went: µs per commit by thread name over all blocks, off and on (10 ms ticks). */
   byThread: Record<string, { off: number; on: number }>;
+  /**
+   * CPU per commit over all of a variant's blocks together (total CPU / total commits), as
+   * on/off - 1 and (off again)/off - 1: less swayed by single blocks than the median of ratios.
+   */
+  totals: { cpuAdded: number; cpuNoise: number; mainThreadAdded: number; mainThreadNoise: number };
 }
 
 /** What the off hooks (NO_TRACING) add, against calling the same work without them. */
@@ -325,6 +330,25 @@ function summarize(endpoint: boolean, samples: Record<Variant, Sample[]>, spansE
     mainThreadNoise: paired("off (again)", main),
     spansExported,
     byThread: byThread(samples),
+    totals: totals(samples),
+  };
+}
+
+function totals(samples: Record<Variant, Sample[]>): TracingRow["totals"] {
+  const perCommit = (variant: Variant, pick: (s: Sample) => number) => {
+    const blocks = samples[variant];
+    const commits = blocks.reduce((sum, s) => sum + s.commits, 0);
+    return blocks.reduce((sum, s) => sum + pick(s) * s.commits, 0) / Math.max(1, commits);
+  };
+  const ratio = (variant: Variant, pick: (s: Sample) => number) =>
+    round4(perCommit(variant, pick) / perCommit("off", pick) - 1);
+  const cpu = (s: Sample) => s.cpuMicrosPerCommit;
+  const main = (s: Sample) => s.mainThreadMicrosPerCommit;
+  return {
+    cpuAdded: ratio("on", cpu),
+    cpuNoise: ratio("off (again)", cpu),
+    mainThreadAdded: ratio("on", main),
+    mainThreadNoise: ratio("off (again)", main),
   };
 }
 
@@ -404,11 +428,18 @@ function log(what: string, row: TracingRow): void {
       `on ${c.on} (cost ${pct(row.throughputCost)}, noise ${pct(row.throughputNoise)}); CPU/commit ` +
       `${row.cpuMicrosPerCommit.off} → ${row.cpuMicrosPerCommit.on} µs (${pct(row.cpuAdded)}, noise ${pct(row.cpuNoise)}); ` +
       `main thread ${row.mainThreadMicrosPerCommit.off} → ${row.mainThreadMicrosPerCommit.on} µs ` +
-      `(${pct(row.mainThreadAdded)}, noise ${pct(row.mainThreadNoise)}); ${row.spansExported} spans exported; ` +
+      `(${pct(row.mainThreadAdded)}, noise ${pct(row.mainThreadNoise)}); totals: CPU ${signed(row.totals.cpuAdded)} ` +
+      `(noise ${signed(row.totals.cpuNoise)}), main thread ${signed(row.totals.mainThreadAdded)} ` +
+      `(noise ${signed(row.totals.mainThreadNoise)}); ${row.spansExported} spans exported; ` +
       `by thread, µs/commit off → on: ${Object.entries(row.byThread)
         .map(([name, v]) => `${name} ${v.off} → ${v.on}`)
         .join(", ")}`,
   );
+}
+
+/** "+4.1%": a fraction as a signed percentage. */
+function signed(x: number): string {
+  return `${x >= 0 ? "+" : ""}${(x * 100).toFixed(1)}%`;
 }
 
 /** "+4.1% [2.9, 5.3]": a ratio as a signed percentage with its interval. */
@@ -445,7 +476,9 @@ export function tracingMarkdown(result: TracingResult): string[] {
         Object.entries(r.byThread)
           .sort((a, b) => b[1].on - a[1].on)
           .map(([name, v]) => `${name} ${v.off} → ${v.on}`)
-          .join(", "),
+          .join(", ") +
+        `; all blocks together: CPU per commit ${signed(r.totals.cpuAdded)} (noise ${signed(r.totals.cpuNoise)}), ` +
+        `main thread ${signed(r.totals.mainThreadAdded)} (noise ${signed(r.totals.mainThreadNoise)})`,
     );
   const off = result.offPath;
   return [
