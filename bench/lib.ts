@@ -131,6 +131,16 @@ export function cpuMs(pid: number, mainThread = false): number {
 /** CPU ms of each thread of a process so far, by thread name (`main`: the process's own thread). */
 export function threadCpuMs(pid: number): Record<string, number> {
   const threads: Record<string, number> = {};
+  for (const { name, ms } of Object.values(taskCpuMs(pid))) threads[name] = (threads[name] ?? 0) + ms;
+  return threads;
+}
+
+/**
+ * CPU ms of each thread of a process so far, by thread id, with its name (`main`: the process's
+ * own thread). By id, so that a difference of two readings is not skewed by a thread that ended.
+ */
+export function taskCpuMs(pid: number): Record<string, { name: string; ms: number }> {
+  const tasks: Record<string, { name: string; ms: number }> = {};
   for (const tid of readdirSync(`/proc/${pid}/task`)) {
     let stat: string;
     try {
@@ -140,9 +150,9 @@ export function threadCpuMs(pid: number): Record<string, number> {
     }
     const name = tid === String(pid) ? "main" : stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"));
     const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    threads[name] = (threads[name] ?? 0) + ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
+    tasks[tid] = { name, ms: ((Number(fields[11]) + Number(fields[12])) * 1000) / 100 };
   }
-  return threads;
+  return tasks;
 }
 
 export function rssMb(pid: number): number {

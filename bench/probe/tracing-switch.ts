@@ -1,14 +1,14 @@
 // Preloaded into the outboxd servers of bench/scenarios/tracing.ts (issue 18). A second listener
 // on TRACING_SWITCH_PORT (127.0.0.1) answers every GET with this process's CPU time so far, whole
 // process and main thread, in µs (precise where /proc's 10 ms ticks are not, for short blocks),
-// and by thread name in ms (/proc/self/task: JIT, garbage collector helpers, workers).
+// and each thread's in ms with its name (/proc/self/task: JIT, garbage collector helpers, workers).
 // In a server with tracing on, GET /?tracing=on|off also switches its hooks (tracingBenchSwitch:
 // off, they call straight through as tracing off does; the server-span middleware stays
 // installed and calls next()), so that one server under one continuous load can be measured
 // with its spans on and off in alternating blocks. The tracing module is loaded only then: a
 // server with tracing off keeps none of it.
 //   TRACING_SWITCH_PORT=… bun --preload ./bench/probe/tracing-switch.ts src/main.ts serve
-import { threadCpuMs } from "../lib.ts";
+import { taskCpuMs } from "../lib.ts";
 
 Bun.serve({
   hostname: "127.0.0.1",
@@ -24,7 +24,7 @@ Bun.serve({
     return Response.json({
       cpuMicros: all.user + all.system,
       mainThreadMicros: main.user + main.system,
-      threadsMs: threadCpuMs(process.pid),
+      tasks: taskCpuMs(process.pid),
     });
   },
 });

@@ -160,7 +160,7 @@ async function snapshot(target: Target, tracing?: "on" | "off") {
   return (await response.json()) as {
     cpuMicros: number;
     mainThreadMicros: number;
-    threadsMs: Record<string, number>;
+    tasks: Record<string, { name: string; ms: number }>;
   };
 }
 
@@ -205,9 +205,7 @@ async function measureBlocks(
       cpuMicrosPerCommit: (after.cpuMicros - before.cpuMicros) / commits,
       mainThreadMicrosPerCommit: (after.mainThreadMicros - before.mainThreadMicros) / commits,
       commits,
-      threadsMs: Object.fromEntries(
-        Object.entries(after.threadsMs).map(([name, ms]) => [name, ms - (before.threadsMs[name] ?? 0)]),
-      ),
+      threadsMs: byName(before.tasks, after.tasks),
     });
   };
   try {
@@ -258,12 +256,19 @@ async function separateServers(
   spansAtSink: () => Promise<number>,
   options: { separateRounds: number; blockMs: number; receiverUrl: string },
 ): Promise<TracingRow> {
-  const targets: Record<Variant, Target> = {
-    off: await startSwitchable({}),
-    on: await startSwitchable(traced),
-    "off (again)": await startSwitchable({}),
+  const started: Target[] = [];
+  const start = async (env: Record<string, string>) => {
+    const target = await startSwitchable(env);
+    started.push(target);
+    return target;
   };
   try {
+    // One after another, inside the try: a server that fails to start leaves none running.
+    const targets: Record<Variant, Target> = {
+      off: await start({}),
+      on: await start(traced),
+      "off (again)": await start({}),
+    };
     if (endpoint) {
       for (const { server } of Object.values(targets)) {
         await server.api("POST", "/v1/endpoints", { url: options.receiverUrl });
@@ -276,8 +281,20 @@ async function separateServers(
     });
     return summarize(endpoint, samples, (await spansAtSink()) - spansBefore);
   } finally {
-    for (const { server } of Object.values(targets)) await server.stop();
+    for (const { server } of started) await server.stop();
   }
+}
+
+/** CPU ms between two readings by thread name (threads started meanwhile count whole; ended ones are gone). */
+function byName(
+  before: Record<string, { name: string; ms: number }>,
+  after: Record<string, { name: string; ms: number }>,
+): Record<string, number> {
+  const ms: Record<string, number> = {};
+  for (const [tid, task] of Object.entries(after)) {
+    ms[task.name] = (ms[task.name] ?? 0) + task.ms - (before[tid]?.ms ?? 0);
+  }
+  return ms;
 }
 
 /**
