@@ -391,9 +391,10 @@ export function roundTripTests(backend: "file" | "hrana"): void {
       expect(network.failed["write-batch"]).toBe(0);
       expect(await db.driver.read(verifyLedger())).toMatchObject({ ok: true });
     });
-    test.if(backend === "hrana")(
-      "a server: the next group's write batch goes before the one before is answered; one that overtakes it fails its head's guard and is built again",
-      async () => {
+    // Only a server pipelines write batches (a local file keeps them in order): the file-backed
+    // run has no such test, rather than a skipped one.
+    if (backend === "hrana")
+      test("a server: the next group's write batch goes before the one before is answered; one that overtakes it fails its head's guard and is built again", async () => {
         await db.writer.idle();
         network.reset();
         const input = (id: string) => ({ ...commit(), records: [record(id)], events: [event(id)] });
@@ -417,8 +418,7 @@ export function roundTripTests(backend: "file" | "hrana"): void {
         // read came before the earlier batch ran too; then under the lock): nothing lost.
         expect(network.failed["write-batch"]).toBeGreaterThanOrEqual(1);
         expect(await db.driver.read(verifyLedger())).toMatchObject({ ok: true });
-      },
-    );
+      });
   });
 
   describe("machines racing for the ledger's chain", () => {
