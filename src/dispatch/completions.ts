@@ -27,7 +27,7 @@ export interface CompletionQueueDeps<T> {
    * lined up, so the successors these rows would promote would wait behind those anyway. Absent:
    * never.
    */
-  hold?(endpointIds: ReadonlySet<string>): boolean;
+  hold?(endpointIds: Iterable<string>): boolean;
   logger: Logger;
   clock(): number;
 }
@@ -47,6 +47,8 @@ export const HOLD_MS = 8;
 export class CompletionQueue<T> {
   readonly #deps: CompletionQueueDeps<T>;
   #queue: PendingCompletion<T>[] = [];
+  /** How many of the queued outcomes are at each endpoint (what `hold` is asked about, kept as they come and go). */
+  readonly #queuedAt = new Map<string, number>();
   #flushing: Promise<void> | null = null;
   #timer: ReturnType<typeof setTimeout> | null = null;
 
@@ -60,6 +62,7 @@ export class CompletionQueue<T> {
 
   push(item: PendingCompletion<T>): void {
     this.#queue.push(item);
+    this.#count([item], 1);
     this.nudge();
   }
 
@@ -92,9 +95,16 @@ export class CompletionQueue<T> {
   #holding(): boolean {
     const hold = this.#deps.hold;
     if (!hold || this.#queue.length >= HOLD_BATCH) return false;
-    const endpoints = new Set<string>();
-    for (const item of this.#queue) endpoints.add(item.record.endpointId);
-    return hold(endpoints);
+    return hold(this.#queuedAt.keys());
+  }
+
+  #count(items: PendingCompletion<T>[], by: 1 | -1): void {
+    for (const item of items) {
+      const id = item.record.endpointId;
+      const n = (this.#queuedAt.get(id) ?? 0) + by;
+      if (n > 0) this.#queuedAt.set(id, n);
+      else this.#queuedAt.delete(id);
+    }
   }
 
   async #flush(): Promise<void> {
@@ -105,6 +115,7 @@ export class CompletionQueue<T> {
         if (!first && this.#holding()) break;
         first = false;
         const batch = this.#queue.splice(0, MAX_BATCH);
+        this.#count(batch, -1);
         let recorded: boolean[];
         try {
           recorded = await this.#deps.write(batch);
@@ -117,6 +128,7 @@ export class CompletionQueue<T> {
           });
           // Back to the front, in order; those whose lease ran out will be claimed again.
           this.#queue.unshift(...alive);
+          this.#count(alive, 1);
           await new Promise((resolve) => setTimeout(resolve, RETRY_PAUSE_MS));
           continue;
         }
