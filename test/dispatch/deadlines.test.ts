@@ -217,16 +217,18 @@ describe("deadlines and the dead-letter queue", () => {
       "a failed attempt",
       (r) => r.attempt_count >= 1 && r.lease_owner === null,
     );
-    // Far-off retry and deadline in the past, so only the sweep can settle it.
-    await exec(
-      rig.server,
-      "UPDATE deliveries SET deliver_by = :past, next_attempt_at = :later WHERE id = :id",
-      {
-        id,
-        past: Date.now() - 1,
-        later: Date.now() + 3_600_000,
-      },
-    );
+    // Far-off retry and deadline in the past, so only the sweep can settle it. Retries come every
+    // 50-200 ms here: the row may be leased again for its next (failing) attempt by now, so it is
+    // backdated between two attempts, whenever it is not leased.
+    await waitUntil("the row unleased, to backdate it", async () => {
+      const changed = await exec(
+        rig.server,
+        `UPDATE deliveries SET deliver_by = :past, next_attempt_at = :later
+         WHERE id = :id AND lease_owner IS NULL`,
+        { id, past: Date.now() - 1, later: Date.now() + 3_600_000 },
+      );
+      return changed === 1;
+    });
     await rig.server.outboxd.dispatcher?.sweep();
     const row = await deliveryRow(rig.server, id);
     expect(row).toMatchObject({ status: "dead", dead_reason: "deadline_exceeded" });
