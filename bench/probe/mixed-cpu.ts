@@ -3,9 +3,19 @@
 // outboxd works flat out), one endpoint at the bench receiver; the CPU of the serve process and
 // of each of its threads from the first commit to the last arrival, divided by the events. Its
 // batches grow with its backlog either way, so A/Bs run alternated at the same rate compare like
-// with like; steadier than latency on a shared machine.
+// with like; steadier than latency on a shared machine. Also the serve process's peak RSS.
 //   bun bench/probe/mixed-cpu.ts [rate=3000] [seconds=4] [KEY=VALUE env for outboxd …]
-import { BUN, cpuMs, REPO, startOutboxd, startPeer, TOKEN, threadCpuMs, waitUntil } from "../lib.ts";
+import {
+  BUN,
+  cpuMs,
+  peakRssMb,
+  REPO,
+  startOutboxd,
+  startPeer,
+  TOKEN,
+  threadCpuMs,
+  waitUntil,
+} from "../lib.ts";
 
 const rate = Number(process.argv[2] ?? 3000);
 const seconds = Number(process.argv[3] ?? 4);
@@ -48,6 +58,7 @@ console.log(
     eventsPerSecond: Math.round((events / ms) * 1000),
     cpuUsPerEvent: Math.round(((cpuMs(outboxd.pid) - cpu0) / events) * 1000),
     cpuUsPerEventByThread: threads,
+    peakRssMb: peakRssMb(outboxd.pid),
   }),
 );
 await outboxd.stop();

@@ -1,8 +1,8 @@
 // The send worker's entry point (send-worker.ts starts it on a Bun Worker; scripts/build.ts
 // builds it into the executable beside src/main.ts). It makes the exchanges it is posted with
-// sender.ts makeExchange, the one copy of the exchange rule, and posts their results back in
+// exchange.ts makeExchange, the one copy of the exchange rule, and posts their results back in
 // batches: [n, result, n, result, …], at most one message per turn of its event loop.
-import { type Exchange, type ExchangeResult, makeExchange } from "./sender.ts";
+import { type Exchange, type ExchangeResult, makeExchange } from "./exchange.ts";
 
 /** The worker's side of its port (a Worker's global scope). */
 const port = globalThis as unknown as {

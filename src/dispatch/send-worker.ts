@@ -5,12 +5,12 @@
 // batches and their results come back in batches, so a delivery costs the dispatcher's thread
 // a share of one message instead of a `fetch`.
 //
-// The worker runs send-worker-main.ts, which makes each exchange with sender.ts makeExchange: the
+// The worker runs send-worker-main.ts, which makes each exchange with exchange.ts makeExchange: the
 // same code as this thread's. It never opens the database. Should it fail, the exchanges it held
 // are answered as failed attempts (retried with backoff: at least once allows a redelivery) and
 // later ones run in this thread.
 import type { Logger } from "../ops/log.ts";
-import { type Exchange, type ExchangeResult, makeExchange } from "./sender.ts";
+import { type Exchange, type ExchangeResult, makeExchange } from "./exchange.ts";
 
 /**
  * The worker's entry point, resolved as the compiled executable resolves it too (scripts/build.ts
@@ -45,7 +45,7 @@ export class SendWorker {
     return this.#waiting.size;
   }
 
-  /** An Exchanger (sender.ts): on the worker while it works, in this thread otherwise. */
+  /** An Exchanger (exchange.ts): on the worker while it works, in this thread otherwise. */
   readonly exchange = (exchange: Exchange): Promise<ExchangeResult> => {
     const worker = this.#failed ? null : this.#start();
     if (!worker) return makeExchange(exchange);

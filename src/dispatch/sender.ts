@@ -1,5 +1,5 @@
 // One webhook POST (DESIGN §4): Standard Webhooks headers, the signed body, a timeout, no
-// redirects, and at most RESPONSE_PREFIX_BYTES of the answer read. Never throws: every way a
+// redirects, and at most RESPONSE_PREFIX_BYTES of the answer read (exchange.ts). Never throws: every way a
 // send can end is an outcome.
 //
 // Unless private endpoints are allowed, the send connects to an address it checked itself
@@ -10,9 +10,9 @@
 import ipaddr from "ipaddr.js";
 import packageJson from "../../package.json" with { type: "json" };
 import { type Resolver, sendTarget } from "../endpoints/url-guard.ts";
+import { type ExchangeResult, type Exchanger, makeExchange } from "./exchange.ts";
 import { signatureHeader } from "./signer.ts";
 
-export const RESPONSE_PREFIX_BYTES = 1024;
 // From package.json at build time, so the compiled executable and Deno report it too.
 export const USER_AGENT = `outboxd/${packageJson.version}`;
 
@@ -83,33 +83,6 @@ export function pinnedRequest(url: URL, address: string): PinnedRequest {
   };
 }
 
-/**
- * One HTTP exchange, prepared on the dispatcher's thread (target checked, body built and signed):
- * what `fetch` is asked, and how long it may still take. Plain data, so a send worker
- * (send-worker.ts) can make it on the second core.
- */
-export interface Exchange {
-  url: string;
-  headers: Record<string, string>;
-  body: string;
-  /** What is left of the send's budget after the lookup. */
-  timeoutMs: number;
-  /** Pinned to a checked address: no environment proxy, and this TLS server name (if any). */
-  pinned: boolean;
-  serverName: string | undefined;
-}
-
-/** What came back: the answer, or what `fetch` threw (its name, code and message). */
-export interface ExchangeResult {
-  statusCode: number | null;
-  responsePrefix: string | null;
-  retryAfter: string | null;
-  failure: { name?: string | undefined; code?: string | undefined; message: string } | null;
-}
-
-/** Makes an exchange: in this thread (makeExchange) or on a send worker (send-worker.ts). */
-export type Exchanger = (exchange: Exchange) => Promise<ExchangeResult>;
-
 export async function sendWebhook(
   message: WebhookMessage,
   options: SendOptions,
@@ -173,36 +146,6 @@ export async function sendWebhook(
   });
 }
 
-/** One exchange, in whichever thread calls it: this one, or the send worker's (send-worker-main.ts). */
-export async function makeExchange(exchange: Exchange): Promise<ExchangeResult> {
-  try {
-    const response = await fetch(exchange.url, {
-      method: "POST",
-      headers: exchange.headers,
-      body: exchange.body,
-      redirect: "manual",
-      signal: AbortSignal.timeout(exchange.timeoutMs),
-      ...(exchange.pinned
-        ? { proxy: false, ...(exchange.serverName ? { tls: { serverName: exchange.serverName } } : {}) }
-        : {}),
-    });
-    return {
-      statusCode: response.status,
-      responsePrefix: await readPrefix(response),
-      retryAfter: response.headers.get("retry-after"),
-      failure: null,
-    };
-  } catch (error) {
-    const e = error as { name?: string; message?: string; code?: string };
-    return {
-      statusCode: null,
-      responsePrefix: null,
-      retryAfter: null,
-      failure: { name: e?.name, code: e?.code, message: e?.message ?? String(error) },
-    };
-  }
-}
-
 /** Resolves with `promise`, or with null once `signal` aborts (the promise is left to settle). */
 function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T | null> {
   if (signal.aborted) return Promise.resolve(null);
@@ -241,27 +184,6 @@ function headerText(text: string): string {
       .map((byte) => `%${byte.toString(16).toUpperCase().padStart(2, "0")}`)
       .join(""),
   );
-}
-
-async function readPrefix(response: Response): Promise<string | null> {
-  if (!response.body) return null;
-  const reader = response.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  try {
-    while (size < RESPONSE_PREFIX_BYTES) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      chunks.push(value);
-      size += value.byteLength;
-    }
-  } catch {
-    // A body cut short still leaves its prefix.
-  } finally {
-    reader.cancel().catch(() => {});
-  }
-  const bytes = Buffer.concat(chunks).subarray(0, RESPONSE_PREFIX_BYTES);
-  return bytes.length === 0 ? null : new TextDecoder().decode(bytes);
 }
 
 function describe(e: ExchangeResult["failure"], timeoutMs: number): string {

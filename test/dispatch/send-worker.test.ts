@@ -1,9 +1,9 @@
 // The send worker (src/dispatch/send-worker.ts) makes the same exchange as the dispatcher's own
-// thread (sender.ts makeExchange): same answer, same prefix, same failures; and an exchange it
+// thread (exchange.ts makeExchange): same answer, same prefix, same failures; and an exchange it
 // holds when it stops is answered as a failure, never left waiting.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { type Exchange, makeExchange, RESPONSE_PREFIX_BYTES } from "../../src/dispatch/exchange.ts";
 import { SendWorker, sendWorkerSupported } from "../../src/dispatch/send-worker.ts";
-import { type Exchange, makeExchange, RESPONSE_PREFIX_BYTES } from "../../src/dispatch/sender.ts";
 import type { Logger } from "../../src/ops/log.ts";
 
 const quiet: Logger = { log() {}, enabled: () => false };

@@ -1,0 +1,84 @@
+// One HTTP exchange of a webhook send: the POST as prepared by sender.ts (target checked, body
+// built and signed), and at most RESPONSE_PREFIX_BYTES of the answer read. Apart from sender.ts
+// so that the send worker (send-worker-main.ts) loads this and `fetch` only: the same code in
+// either thread, and a small worker.
+
+export const RESPONSE_PREFIX_BYTES = 1024;
+
+/**
+ * One HTTP exchange, prepared on the dispatcher's thread (target checked, body built and signed):
+ * what `fetch` is asked, and how long it may still take. Plain data, so a send worker
+ * (send-worker.ts) can make it on the second core.
+ */
+export interface Exchange {
+  url: string;
+  headers: Record<string, string>;
+  body: string;
+  /** What is left of the send's budget after the lookup. */
+  timeoutMs: number;
+  /** Pinned to a checked address: no environment proxy, and this TLS server name (if any). */
+  pinned: boolean;
+  serverName: string | undefined;
+}
+
+/** What came back: the answer, or what `fetch` threw (its name, code and message). */
+export interface ExchangeResult {
+  statusCode: number | null;
+  responsePrefix: string | null;
+  retryAfter: string | null;
+  failure: { name?: string | undefined; code?: string | undefined; message: string } | null;
+}
+
+/** Makes an exchange: in this thread (makeExchange) or on a send worker (send-worker.ts). */
+export type Exchanger = (exchange: Exchange) => Promise<ExchangeResult>;
+
+/** One exchange, in whichever thread calls it: this one, or the send worker's (send-worker-main.ts). */
+export async function makeExchange(exchange: Exchange): Promise<ExchangeResult> {
+  try {
+    const response = await fetch(exchange.url, {
+      method: "POST",
+      headers: exchange.headers,
+      body: exchange.body,
+      redirect: "manual",
+      signal: AbortSignal.timeout(exchange.timeoutMs),
+      ...(exchange.pinned
+        ? { proxy: false, ...(exchange.serverName ? { tls: { serverName: exchange.serverName } } : {}) }
+        : {}),
+    });
+    return {
+      statusCode: response.status,
+      responsePrefix: await readPrefix(response),
+      retryAfter: response.headers.get("retry-after"),
+      failure: null,
+    };
+  } catch (error) {
+    const e = error as { name?: string; message?: string; code?: string };
+    return {
+      statusCode: null,
+      responsePrefix: null,
+      retryAfter: null,
+      failure: { name: e?.name, code: e?.code, message: e?.message ?? String(error) },
+    };
+  }
+}
+
+async function readPrefix(response: Response): Promise<string | null> {
+  if (!response.body) return null;
+  const reader = response.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  try {
+    while (size < RESPONSE_PREFIX_BYTES) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      chunks.push(value);
+      size += value.byteLength;
+    }
+  } catch {
+    // A body cut short still leaves its prefix.
+  } finally {
+    reader.cancel().catch(() => {});
+  }
+  const bytes = Buffer.concat(chunks).subarray(0, RESPONSE_PREFIX_BYTES);
+  return bytes.length === 0 ? null : new TextDecoder().decode(bytes);
+}
