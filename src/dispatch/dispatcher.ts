@@ -540,15 +540,10 @@ export class Dispatcher extends EventEmitter {
     const now = this.#deps.clock();
     const fit = new Hints();
     fit.offer(batch.promoted);
-    // Each promoted head takes the place of the delivery whose outcome promoted it: the room is
-    // what the endpoint has now plus what this batch completed there.
-    const room = this.#slots.claimRoom();
-    for (const item of items) {
-      const id = item.record.endpointId;
-      room.endpointRoom[id] = (room.endpointRoom[id] ?? room.endpointLimit) + 1;
-      room.limit += 1;
-    }
-    const { ids } = fit.take(room, now);
+    // Within the claim window, as any claim: what does not fit is left to hints and to other
+    // dispatchers (a queue's next head claimed with its predecessor's outcome stays with this
+    // dispatcher, so a wider window here would keep every queue from the others).
+    const { ids } = fit.take(this.#slots.claimRoom(), now);
     const taken = new Set(ids);
     const unclaimed = batch.promoted.filter((head) => !taken.has(head.id));
     if (ids.length === 0) return { ...batch, claimed: null, unclaimed };

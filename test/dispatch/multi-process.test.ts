@@ -142,7 +142,10 @@ describe("three dispatcher processes on one database file", () => {
     const AGGREGATES = 100;
     const PER_AGGREGATE = 30;
     const total = AGGREGATES * PER_AGGREGATE;
-    const world = await startWorld(3, {});
+    // A dispatcher keeps the queues it holds (a queue's next head is claimed with its predecessor's
+    // outcome), so each may hold far fewer than the 100 queues (4 + 8 × 4 ahead), and the work must
+    // be shared: otherwise one fast process may keep them all and the others only stand by.
+    const world = await startWorld(3, { OUTBOXD_ENDPOINT_CONCURRENCY: "4" });
 
     const holders = new Set<string>();
     let sampling = true;
