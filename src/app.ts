@@ -93,7 +93,7 @@ export async function createOutboxd(config: Config, options: OutboxdOptions = {}
         });
   const metrics = new Metrics();
   dispatcher?.on("attempt", (attempt: AttemptEvent) => metrics.recordAttempt(attempt));
-  const pull = new PullService({ db, clock, hub: new PullHub(), logger, config });
+  const pull = new PullService({ db, clock, hub: new PullHub(), logger, config, tracing });
   pull.on("attempt", (attempt: PullAttempt) => metrics.recordAttempt(attempt));
   const catalog = new EventTypeCatalog({
     db,

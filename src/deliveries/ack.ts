@@ -62,6 +62,8 @@ type Row = Pick<
   FailedRow;
 
 export const ACK_RESPONSE = "acknowledged by a consumer";
+/** A nack's error in the attempt log (followed by the retryAfter the consumer asked for, if any). */
+export const NACKED = "nacked by a consumer";
 
 export function* ackDeliveries(request: AckRequest): Op<AckResult> {
   const { endpointId, now } = request;
@@ -122,7 +124,7 @@ export function* ackDeliveries(request: AckRequest): Op<AckResult> {
         startedAt: now,
         durationMs: 0,
         statusCode: null,
-        error: `nacked by a consumer${asked}`,
+        error: `${NACKED}${asked}`,
         responsePrefix: null,
       },
       completion,

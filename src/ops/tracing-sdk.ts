@@ -115,7 +115,25 @@ export function otelTracing(settings: TracingSettings, warn: Warn): Tracing {
     }
   };
 
-  function endAttempt(span: Begun, kind: Uint8Array, attempt: DeliverAttempt, result: AttemptResult) {
+  /** A webhook send's span: its status code when an answer came; failed unless 2xx. */
+  function endSend(span: Begun, attempt: DeliverAttempt, result: AttemptResult) {
+    const code = result.statusCode;
+    const ok = code !== null && code >= 200 && code < 300;
+    endAttempt(span, CLIENT_KIND, attempt, code, ok ? null : (code ?? "send_failed"), result.error);
+  }
+
+  /**
+   * An outboxd.deliver span: the attempt's attributes, its status code if any, and for a failed
+   * attempt `error.type` (`failure`) and status ERROR with `message` when there is one.
+   */
+  function endAttempt(
+    span: Begun,
+    kind: Uint8Array,
+    attempt: DeliverAttempt,
+    code: number | null,
+    failure: number | string | null,
+    message: string | null,
+  ) {
     const endMs = now();
     const w = exporter.span();
     if (w === null) return;
@@ -133,22 +151,21 @@ export function otelTracing(settings: TracingSettings, warn: Warn): Tracing {
     w.raw(ATTR_ATTEMPT);
     writeNumber(w, attempt.attempt);
     w.raw(CLOSE_VALUE);
-    const code = result.statusCode;
     if (code !== null) {
       w.raw(ATTR_STATUS_CODE);
       w.int(code);
       w.raw(CLOSE_VALUE);
     }
-    if (code !== null && code >= 200 && code < 300) {
+    if (failure === null) {
       w.raw(END_UNSET);
     } else {
       w.raw(ATTR_ERROR_TYPE);
-      if (code !== null) w.int(code);
-      else w.ascii("send_failed");
+      if (typeof failure === "number") w.int(failure);
+      else w.ascii(failure);
       w.raw(CLOSE_STRING_VALUE);
-      if (result.error) {
+      if (message) {
         w.raw(END_ERROR_MESSAGE);
-        w.text(result.error);
+        w.text(message);
         w.raw(CLOSE_STATUS);
       } else {
         w.raw(END_ERROR);
@@ -219,10 +236,10 @@ export function otelTracing(settings: TracingSettings, warn: Warn): Tracing {
       const span = begin(parent);
       try {
         const result = await run(span.traceparent);
-        if (span.sampled) endAttempt(span, CLIENT_KIND, attempt, result);
+        if (span.sampled) endSend(span, attempt, result);
         return result;
       } catch (error) {
-        if (span.sampled) endAttempt(span, CLIENT_KIND, attempt, { statusCode: null, error: String(error) });
+        if (span.sampled) endSend(span, attempt, { statusCode: null, error: String(error) });
         throw error;
       }
     },
@@ -231,7 +248,8 @@ export function otelTracing(settings: TracingSettings, warn: Warn): Tracing {
       const span = begin(parent);
       if (!span.sampled) return;
       span.startMs = startedAt;
-      endAttempt(span, INTERNAL_KIND, attempt, result);
+      if (result.acked) endAttempt(span, INTERNAL_KIND, attempt, null, null, null);
+      else endAttempt(span, INTERNAL_KIND, attempt, null, result.errorType, result.error);
     },
 
     shutdown: () => exporter.shutdown(),

@@ -23,11 +23,19 @@ export interface DeliverAttempt {
   attempt: number;
 }
 
-/** What a delivery attempt ended with (a webhook's answer, or the status of a pull ack). */
+/** What a webhook attempt ended with: the receiver's status, or why none came. */
 export interface AttemptResult {
   statusCode: number | null;
   error: string | null;
 }
+
+/**
+ * What a pull attempt ended with (DESIGN §12): an ack, or a failure (a nack; a lease that ran
+ * out) with its `error.type` and why. No HTTP answer is involved, so no status code.
+ */
+export type PullResult =
+  | { acked: true }
+  | { acked: false; errorType: "nacked" | "lease_expired"; error: string };
 
 export interface Tracing {
   readonly enabled: boolean;
@@ -53,8 +61,8 @@ export interface Tracing {
     parent: string | null,
     run: (traceparent: string | null) => Promise<T>,
   ): Promise<T>;
-  /** Records an `outboxd.deliver` span for an attempt that already happened (a pull ack). */
-  delivered(attempt: DeliverAttempt, parent: string | null, startedAt: number, result: AttemptResult): void;
+  /** Records an `outboxd.deliver` span for a pull attempt that already happened (an ack or a nack). */
+  delivered(attempt: DeliverAttempt, parent: string | null, startedAt: number, result: PullResult): void;
   /** Exports what is queued and stops. Safe twice. */
   shutdown(): Promise<void>;
 }

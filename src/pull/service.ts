@@ -24,8 +24,10 @@ import { retryDelay } from "../dispatch/retry-policy.ts";
 import { problems } from "../lib/problem.ts";
 import type { Clock } from "../lib/time.ts";
 import type { Logger } from "../ops/log.ts";
+import type { Tracing } from "../ops/tracing.ts";
 import type { PullHub } from "./hub.ts";
 import { leaseMessages, type Pulled } from "./messages.ts";
+import { traceAttempts } from "./trace.ts";
 
 export type { Pulled };
 
@@ -37,6 +39,8 @@ export interface PullServiceDeps {
   hub: PullHub;
   logger: Logger;
   config: PullConfig;
+  /** One `outboxd.deliver` span per ack, nack or lapsed lease (./trace.ts); none when absent or off. */
+  tracing?: Tracing | undefined;
 }
 
 export interface Lease {
@@ -211,6 +215,11 @@ export class PullService extends EventEmitter {
           recorded: true,
         } satisfies PullAttempt);
       }
+      const tracing = this.#deps.tracing;
+      if (tracing?.enabled) {
+        const attempts = result.answered.map((a) => ({ ...a, endpointId }));
+        await traceAttempts({ ...this.#deps, tracing }, now, attempts, "nacked");
+      }
     }
     return result;
   }
@@ -306,8 +315,9 @@ export class PullService extends EventEmitter {
       const decideFailure = (row: FailedRow, asked: number | null, at: number) =>
         this.#decideFailure(row, asked, at);
       for (;;) {
+        const now = clock();
         const expired = await db.writer.write(
-          expireConsumerLeases(clock(), decideFailure, SWEEP_CHUNK),
+          expireConsumerLeases(now, decideFailure, SWEEP_CHUNK),
           BOOKKEEPING,
         );
         if (expired.length > 0) {
@@ -326,6 +336,9 @@ export class PullService extends EventEmitter {
               recorded: true,
             } satisfies PullAttempt);
           }
+          const tracing = this.#deps.tracing;
+          if (tracing?.enabled)
+            await traceAttempts({ ...this.#deps, tracing }, now, expired, "lease_expired");
         }
         if (expired.length < SWEEP_CHUNK) break;
       }

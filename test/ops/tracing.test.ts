@@ -236,6 +236,62 @@ describe("tracing on (OTEL_EXPORTER_OTLP_ENDPOINT set)", () => {
     expect(spans.find((s) => s.kind === SERVER)?.parentSpanId).toBe("");
     expect(spans.filter((s) => s.name === "outboxd.deliver")).toHaveLength(2);
   });
+
+  test("a pull endpoint's nack and ack are attempts: one outboxd.deliver each, in the commit's trace", async () => {
+    const pullId = expectStatus(await server.request("POST", "/v1/endpoints", { kind: "pull" }), 201).id;
+    const traceId = "5cf92f3577b34da6a3ce929d0e0e4737";
+    const { event } = await commitAndDeliver({ traceparent: `00-${traceId}-00f067aa0ba902b8-01` });
+    const poll = async () => {
+      const answer = expectStatus(
+        await server.request("POST", `/v1/endpoints/${pullId}/poll`, { wait: "10s", lease: "30s" }),
+        200,
+      );
+      expect(answer.data.map((d: { event: { id: string } }) => d.event.id)).toEqual([event.id]);
+      const { deliveryId, leaseToken } = answer.data[0];
+      return { deliveryId, leaseToken };
+    };
+    const ack = async (body: unknown, expected: Record<string, number>) =>
+      expect(
+        expectStatus(await server.request("POST", `/v1/endpoints/${pullId}/ack`, body), 200),
+      ).toMatchObject(expected);
+    await ack({ nacks: [await poll()] }, { nacked: 1 });
+    await ack({ acks: [await poll()] }, { acked: 1 });
+
+    const pulled = (spans: ReceivedSpan[]) =>
+      spans.filter((s) => s.name === "outboxd.deliver" && s.attributes["outboxd.endpoint_id"] === pullId);
+    const spans = await waitFor(
+      "the nack's and the ack's outboxd.deliver spans",
+      () => {
+        const got = otlp.spans.filter((s) => s.traceId === traceId);
+        return pulled(got).length >= 2 && got;
+      },
+      30_000,
+    );
+    const commitSpan = spans.find((s) => s.name === "outboxd.commit");
+    const [nacked, acked] = pulled(spans).sort(
+      (a, b) => Number(a.attributes["outboxd.attempt"]) - Number(b.attributes["outboxd.attempt"]),
+    );
+    const expected = {
+      "outboxd.event_id": event.id,
+      "outboxd.endpoint_id": pullId,
+      "outboxd.aggregate": event.aggregate,
+      "outboxd.sequence": event.sequence,
+    };
+    expect(nacked).toMatchObject({
+      parentSpanId: commitSpan?.spanId,
+      status: ERROR,
+      statusMessage: "nacked by a consumer",
+      attributes: { ...expected, "outboxd.attempt": 1, "error.type": "nacked" },
+    });
+    expect(acked).toMatchObject({
+      parentSpanId: commitSpan?.spanId,
+      attributes: { ...expected, "outboxd.attempt": 2 },
+    });
+    expect(acked?.status).not.toBe(ERROR);
+    // No HTTP answer is part of a pull attempt: no status code, and an ack is no error.
+    for (const span of [nacked, acked]) expect(span?.attributes["http.response.status_code"]).toBeUndefined();
+    expect(acked?.attributes["error.type"]).toBeUndefined();
+  });
 });
 
 const attempt = { eventId: "e", endpointId: "ep_1", aggregate: "a", sequence: 1, attempt: 1 };
