@@ -5,6 +5,8 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import { ConfigError, loadConfig } from "../../src/config.ts";
+import { NACKED } from "../../src/deliveries/ack.ts";
+import { LEASE_EXPIRED } from "../../src/deliveries/lease-expiry.ts";
 import { NO_TRACING, startTracing, validTraceparent } from "../../src/ops/tracing.ts";
 import { exportSettings, otlpJsonExporter } from "../../src/ops/tracing-export.ts";
 import { samplerFromEnv } from "../../src/ops/tracing-sdk.ts";
@@ -237,13 +239,13 @@ describe("tracing on (OTEL_EXPORTER_OTLP_ENDPOINT set)", () => {
     expect(spans.filter((s) => s.name === "outboxd.deliver")).toHaveLength(2);
   });
 
-  test("a pull endpoint's nack and ack are attempts: one outboxd.deliver each, in the commit's trace", async () => {
+  test("a pull endpoint's lapsed lease, nack and ack are attempts: one outboxd.deliver each, in the commit's trace", async () => {
     const pullId = expectStatus(await server.request("POST", "/v1/endpoints", { kind: "pull" }), 201).id;
     const traceId = "5cf92f3577b34da6a3ce929d0e0e4737";
     const { event } = await commitAndDeliver({ traceparent: `00-${traceId}-00f067aa0ba902b8-01` });
-    const poll = async () => {
+    const poll = async (lease = "30s") => {
       const answer = expectStatus(
-        await server.request("POST", `/v1/endpoints/${pullId}/poll`, { wait: "10s", lease: "30s" }),
+        await server.request("POST", `/v1/endpoints/${pullId}/poll`, { wait: "10s", lease }),
         200,
       );
       expect(answer.data.map((d: { event: { id: string } }) => d.event.id)).toEqual([event.id]);
@@ -254,21 +256,22 @@ describe("tracing on (OTEL_EXPORTER_OTLP_ENDPOINT set)", () => {
       expect(
         expectStatus(await server.request("POST", `/v1/endpoints/${pullId}/ack`, body), 200),
       ).toMatchObject(expected);
+    await poll("1s"); // not answered: the sweep records its lapse as attempt 1
     await ack({ nacks: [await poll()] }, { nacked: 1 });
     await ack({ acks: [await poll()] }, { acked: 1 });
 
     const pulled = (spans: ReceivedSpan[]) =>
       spans.filter((s) => s.name === "outboxd.deliver" && s.attributes["outboxd.endpoint_id"] === pullId);
     const spans = await waitFor(
-      "the nack's and the ack's outboxd.deliver spans",
+      "the lapse's, the nack's and the ack's outboxd.deliver spans",
       () => {
         const got = otlp.spans.filter((s) => s.traceId === traceId);
-        return pulled(got).length >= 2 && got;
+        return pulled(got).length >= 3 && got;
       },
       30_000,
     );
     const commitSpan = spans.find((s) => s.name === "outboxd.commit");
-    const [nacked, acked] = pulled(spans).sort(
+    const [lapsed, nacked, acked] = pulled(spans).sort(
       (a, b) => Number(a.attributes["outboxd.attempt"]) - Number(b.attributes["outboxd.attempt"]),
     );
     const expected = {
@@ -277,19 +280,26 @@ describe("tracing on (OTEL_EXPORTER_OTLP_ENDPOINT set)", () => {
       "outboxd.aggregate": event.aggregate,
       "outboxd.sequence": event.sequence,
     };
+    expect(lapsed).toMatchObject({
+      parentSpanId: commitSpan?.spanId,
+      status: ERROR,
+      statusMessage: LEASE_EXPIRED,
+      attributes: { ...expected, "outboxd.attempt": 1, "error.type": "lease_expired" },
+    });
     expect(nacked).toMatchObject({
       parentSpanId: commitSpan?.spanId,
       status: ERROR,
-      statusMessage: "nacked by a consumer",
-      attributes: { ...expected, "outboxd.attempt": 1, "error.type": "nacked" },
+      statusMessage: NACKED,
+      attributes: { ...expected, "outboxd.attempt": 2, "error.type": "nacked" },
     });
     expect(acked).toMatchObject({
       parentSpanId: commitSpan?.spanId,
-      attributes: { ...expected, "outboxd.attempt": 2 },
+      attributes: { ...expected, "outboxd.attempt": 3 },
     });
     expect(acked?.status).not.toBe(ERROR);
     // No HTTP answer is part of a pull attempt: no status code, and an ack is no error.
-    for (const span of [nacked, acked]) expect(span?.attributes["http.response.status_code"]).toBeUndefined();
+    for (const span of [lapsed, nacked, acked])
+      expect(span?.attributes["http.response.status_code"]).toBeUndefined();
     expect(acked?.attributes["error.type"]).toBeUndefined();
   });
 });
