@@ -135,8 +135,9 @@ function settle(batch: Queued[], outcomes: Outcome[]): void {
  * operation changes into the savepoint's journal, once per operation (in a replay of a group of
  * one-record commits, 90k of 305k instructions per commit). So the operations of the batch that
  * can be made anew (`again`, as every commit is) run together under one savepoint of their own,
- * after those that cannot, which run first, each in its own savepoint (a pull lease or ack in the
- * batch no longer sends the commits beside it the slow way). Under the one savepoint, an operation
+ * before those that cannot, which run after them, each in its own savepoint (a pull lease or ack in
+ * the batch no longer sends the commits beside it the slow way, and sees their deliveries: a stream
+ * leases an event in its commit's own group instead of a group later). Under the one savepoint, an operation
  * that fails before writing anything is answered with its error and the others go on; one that
  * fails after writing undoes them all (ROLLBACK TO it), and they run again the careful way: the
  * operations before it made anew, each in its own savepoint, those that failed answered with the
@@ -161,18 +162,19 @@ function* batchOp(batch: Queued[]): Op<Outcome[]> {
     );
     return outcomes;
   }
-  // Some cannot be made anew (a pull lease or ack, an admin write): those run first, each in its
-  // own savepoint, and the rest after them the cheaper way. All are answered by the same COMMIT,
-  // so running them in this order is as good as the order they came in.
+  // Some cannot be made anew (a pull lease or ack, an admin write): the rest run first the cheaper
+  // way, and those after them, each in its own savepoint (the batch's savepoint is done with by
+  // then: nothing rolls back to it). All are answered by the same COMMIT, so running them in this
+  // order is as good as the order they came in; this one lets a lease see the group's commits.
+  const first = yield* remadeOp(remade);
   const once = batch.filter((item) => item.again === undefined);
-  const { outcomes: first } = yield* runOperations(
+  const { outcomes: second } = yield* runOperations(
     once.map((item) => item.op),
     true,
   );
-  const second = yield* remadeOp(remade);
   const answers = new Map<Queued, Outcome>();
-  for (const [i, item] of once.entries()) answers.set(item, first[i] as Outcome);
-  for (const [i, item] of remade.entries()) answers.set(item, second[i] as Outcome);
+  for (const [i, item] of remade.entries()) answers.set(item, first[i] as Outcome);
+  for (const [i, item] of once.entries()) answers.set(item, second[i] as Outcome);
   return batch.map((item) => answers.get(item) as Outcome);
 }
 

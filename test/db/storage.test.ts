@@ -222,7 +222,7 @@ describe.each(["engine", "client"] as DriverName[])("%s driver", (driver) => {
       }
     });
 
-    test("group commit beside operations that cannot be made anew: those run first, each alone; the others still together", async () => {
+    test("group commit beside operations that cannot be made anew: those run after the others, each alone, and see their writes; the others still together", async () => {
       const db = await open();
       await createScratch(db);
       const runs = new Map<string, number>();
@@ -252,14 +252,14 @@ describe.each(["engine", "client"] as DriverName[])("%s driver", (driver) => {
       const keys = observer().prepare("SELECT k FROM scratch ORDER BY k").all() as { k: string }[];
       expect(keys.map((r) => r.k)).toEqual(["a", "e", "x"]);
       if (driver === "engine") {
-        // x and p (plain operations) ran first, once each, p undone alone; a, d, e together under
-        // one savepoint: d's failure after its write undid them, and a ran again.
+        // a, d, e together under one savepoint: d's failure after its write undid them, and a ran
+        // again; then x and p (plain operations), once each, seeing a and e; p undone alone.
         expect(results.map((r) => (r.status === "fulfilled" ? r.value : null))).toEqual([
-          2,
           1,
-          null,
-          null,
           3,
+          null,
+          null,
+          2,
         ]);
         expect(Object.fromEntries(runs)).toEqual({ x: 1, p: 1, a: 2, d: 1, e: 1 });
       }
