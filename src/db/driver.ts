@@ -78,9 +78,9 @@ export function localPragmas(options: DriverOptions): string[] {
     // The default 2 MiB page cache thrashes once the tables outgrow it: every statement then
     // re-reads pages through the WAL index. 32 MiB per connection keeps the hot b-tree pages.
     "PRAGMA cache_size = -32768",
-    // Checkpoint every ~40 MiB of WAL instead of SQLite's 4 MiB: the checkpoint runs inside a
-    // COMMIT on the event loop, and the hot b-tree pages (indexes, the queue heads) rewritten by
-    // every commit are copied once per checkpoint, so fewer checkpoints copy far fewer pages.
+    // Checkpoint every ~40 MiB of WAL instead of SQLite's 4 MiB: the hot b-tree pages (indexes,
+    // the queue heads) rewritten by every commit are copied once per checkpoint, so fewer
+    // checkpoints copy far fewer pages. (A worker runs them off the event loop: checkpointer.ts.)
     // Measured interleaved (bench/probe/commits.ts, 64 connections): 4,033-4,381 -> 4,519-4,885
     // commits/s, CPU per commit -7%; a 10,000-delivery drain 1,376-1,569 -> 1,863-2,558/s.
     "PRAGMA wal_autocheckpoint = 10000",
