@@ -78,17 +78,16 @@ test("past the threshold the worker copies the WAL into the database file; the w
     "the pages in the database file",
     () => statSync(path).size >= before + (CHECKPOINT_FRAMES / 2) * PAGE,
   );
-  // The worker goes on until every frame is copied (the writer is idle now); then the writer's
-  // next transaction starts the WAL over instead of growing it. (Waiting for that state, not for a
-  // size after more writes: how far a loaded machine's worker lags behind a busy writer varies.)
-  await until("the worker to copy every frame", () => {
+  // The WAL then starts over instead of growing: either it already did (a writer transaction
+  // began while the worker had copied every frame), or the worker goes on copying what is left
+  // until it has, and the writer's next transaction starts it over. (Waiting for that state, not
+  // for a size: how far a loaded machine's worker lags behind a busy writer varies.)
+  await until("the WAL to start over, or the worker to copy every frame", () => {
     const index = walIndex(path);
-    return index.last > 0 && index.copied === index.last;
+    return index.last < CHECKPOINT_FRAMES || index.copied === index.last;
   });
-  const lastFrame = walIndex(path).last;
-  expect(lastFrame).toBeGreaterThan(CHECKPOINT_FRAMES);
   await writePages(db, 10, pages);
-  expect(walIndex(path).last).toBeLessThan(100);
+  expect(walIndex(path).last).toBeLessThan(CHECKPOINT_FRAMES);
   expect(db.backgroundCheckpoints().working).toBe(true);
 });
 
