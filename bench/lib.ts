@@ -3,6 +3,7 @@
 // load is bounded in time.
 import { readdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
+import type { Outboxd } from "../src/app.ts";
 import { apiClient, type Request } from "../test/helpers/api.ts";
 import { type Child, freePort, REPO, startChild } from "../test/helpers/process.ts";
 import { tempDir } from "../test/helpers/server.ts";
@@ -21,6 +22,40 @@ export interface Running {
   stop(): Promise<void>;
 }
 
+/**
+ * outboxd in this process on a fresh database file, for probes that drive its fetch handler
+ * (no sockets, no load generator on the cores): the code of the checkout at `root` (another
+ * checkout for an A/B; this one by default), no rate limit, error logs only; `env` adds to or
+ * overrides that. `stop()` ends it and removes its folder.
+ */
+export async function inProcessOutboxd(options: {
+  token: string;
+  env?: Record<string, string>;
+  dispatch?: boolean;
+  root?: string;
+}): Promise<{ outboxd: Outboxd; stop(): Promise<void> }> {
+  const root = options.root ?? REPO;
+  const { createOutboxd } = await import(join(root, "src/app.ts"));
+  const { loadConfig } = await import(join(root, "src/config.ts"));
+  const dir = tempDir("outboxd-in-process-");
+  const outboxd: Outboxd = await createOutboxd(
+    loadConfig({
+      OUTBOXD_DATABASE_URL: `file:${join(dir, "outboxd.db")}`,
+      OUTBOXD_ADMIN_TOKEN: options.token,
+      OUTBOXD_LOG_LEVEL: "error",
+      OUTBOXD_RATE_LIMIT: "0",
+      ...options.env,
+    }),
+    { dispatch: options.dispatch ?? false },
+  );
+  return {
+    outboxd,
+    async stop() {
+      await outboxd.stop();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
 /**
  * outboxd `serve` (or another command) from source, on a fresh database unless one is given;
  * `runtime` are options for bun before the script (a `--preload`).

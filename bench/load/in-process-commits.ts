@@ -3,25 +3,14 @@
 // no dispatcher, synchronous=FULL. Prints {"commitsPerSecond", "commits", "errors"}.
 //
 //   DURATION=5 npx bun bench/load/in-process-commits.ts
-import { rmSync } from "node:fs";
-import { join } from "node:path";
-import { createOutboxd } from "../../src/app.ts";
-import { loadConfig } from "../../src/config.ts";
-import { TOKEN, tempDir } from "../lib.ts";
+import { inProcessOutboxd, TOKEN } from "../lib.ts";
 
 const seconds = Number(process.env.DURATION ?? 5);
 const connections = Number(process.env.CONNECTIONS ?? 64);
-const dir = tempDir("outboxd-bench-inprocess-");
-const outboxd = await createOutboxd(
-  loadConfig({
-    OUTBOXD_DATABASE_URL: `file:${join(dir, "outboxd.db")}`,
-    OUTBOXD_ADMIN_TOKEN: TOKEN,
-    OUTBOXD_LOG_LEVEL: "warn",
-    OUTBOXD_RATE_LIMIT: "0",
-    OUTBOXD_SYNCHRONOUS: "FULL",
-  }),
-  { dispatch: false },
-);
+const { outboxd, stop } = await inProcessOutboxd({
+  token: TOKEN,
+  env: { OUTBOXD_LOG_LEVEL: "warn", OUTBOXD_SYNCHRONOUS: "FULL" },
+});
 let n = 0;
 let ok = 0;
 let errors = 0;
@@ -45,6 +34,5 @@ const loop = async () => {
 const started = performance.now();
 await Promise.all(Array.from({ length: connections }, loop));
 const elapsed = (performance.now() - started) / 1000;
-await outboxd.stop();
-rmSync(dir, { recursive: true, force: true });
+await stop();
 console.log(JSON.stringify({ commitsPerSecond: Math.round(ok / elapsed), commits: ok, errors }));

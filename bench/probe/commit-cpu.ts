@@ -8,28 +8,19 @@
 // a busy machine weighs on both alike; it prints each one's median main-thread CPU per commit
 // and the median of the per-pair ratios B/A (mean: the blocks with a WAL checkpoint count too).
 //   ROOT_B=/path/to/other/checkout bun bench/probe/commit-cpu.ts [pairs=16]
-import { rmSync } from "node:fs";
 import { join } from "node:path";
+import { inProcessOutboxd } from "../lib.ts";
 
 const TOKEN = "bench-commit-cpu-token";
 const blocks = Number(process.argv[2] ?? (process.env.ROOT_B ? 16 : 6));
 
 async function outboxdAt(root: string) {
-  const { createOutboxd } = await import(join(root, "src/app.ts"));
-  const { loadConfig } = await import(join(root, "src/config.ts"));
   const { COMMIT_BODY } = await import(join(root, "bench/scenarios/commit.ts"));
-  const { tempDir } = await import(join(root, "bench/lib.ts"));
-  const dir = tempDir("outboxd-commit-cpu-");
-  const outboxd = await createOutboxd(
-    loadConfig({
-      OUTBOXD_DATABASE_URL: `file:${join(dir, "outboxd.db")}`,
-      OUTBOXD_ADMIN_TOKEN: TOKEN,
-      OUTBOXD_LOG_LEVEL: "error",
-      OUTBOXD_RATE_LIMIT: "0",
-      OUTBOXD_SYNCHRONOUS: "FULL",
-    }),
-    { dispatch: false },
-  );
+  const { outboxd, stop } = await inProcessOutboxd({
+    token: TOKEN,
+    root,
+    env: { OUTBOXD_SYNCHRONOUS: "FULL" },
+  });
   let next = 0;
   const commit = async () => {
     const response = await outboxd.http.fetch(
@@ -54,10 +45,6 @@ async function outboxdAt(root: string) {
     const t = process.threadCpuUsage(thread);
     const a = process.cpuUsage(all);
     return { main: (t.user + t.system) / count, all: (a.user + a.system) / count };
-  };
-  const stop = async () => {
-    await outboxd.stop();
-    rmSync(dir, { recursive: true, force: true });
   };
   return { block, stop };
 }

@@ -5,27 +5,18 @@
 // 30-65 ms inside a COMMIT. Compare two checkouts one after the other on a quiet machine:
 //   bun bench/probe/commit-stalls.ts [commits=40000]
 //   ROOT=/path/to/other/checkout bun bench/probe/commit-stalls.ts
-import { rmSync } from "node:fs";
 import { join } from "node:path";
+import { inProcessOutboxd } from "../lib.ts";
 
 const root = process.env.ROOT ?? join(import.meta.dir, "../..");
 const total = Number(process.argv[2] ?? 40_000);
-const { createOutboxd } = await import(join(root, "src/app.ts"));
-const { loadConfig } = await import(join(root, "src/config.ts"));
 const { COMMIT_BODY } = await import(join(root, "bench/scenarios/commit.ts"));
-const { tempDir } = await import(join(root, "bench/lib.ts"));
 const TOKEN = "bench-commit-stalls-token";
-const dir = tempDir("outboxd-commit-stalls-");
-const outboxd = await createOutboxd(
-  loadConfig({
-    OUTBOXD_DATABASE_URL: `file:${join(dir, "outboxd.db")}`,
-    OUTBOXD_ADMIN_TOKEN: TOKEN,
-    OUTBOXD_LOG_LEVEL: "error",
-    OUTBOXD_RATE_LIMIT: "0",
-    OUTBOXD_SYNCHRONOUS: "FULL",
-  }),
-  { dispatch: false },
-);
+const { outboxd, stop } = await inProcessOutboxd({
+  token: TOKEN,
+  root,
+  env: { OUTBOXD_SYNCHRONOUS: "FULL" },
+});
 const gaps: number[] = [];
 let last = performance.now();
 const timer = setInterval(() => {
@@ -53,8 +44,7 @@ try {
   );
 } finally {
   clearInterval(timer);
-  await outboxd.stop();
-  rmSync(dir, { recursive: true, force: true });
+  await stop();
 }
 const seconds = (performance.now() - started) / 1000;
 gaps.sort((a, b) => b - a);

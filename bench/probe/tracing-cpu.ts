@@ -9,12 +9,8 @@
 //   bun bench/probe/tracing-cpu.ts [pairs=30] [commits=1000] [endpoint=0|1]
 // With endpoint=1 each commit's event is delivered to a receiver in another process, inside
 // its block (the block waits for its deliveries' spans).
-import { rmSync } from "node:fs";
-import { join } from "node:path";
-import { createOutboxd } from "../../src/app.ts";
-import { loadConfig } from "../../src/config.ts";
 import { tracingBenchSwitch } from "../../src/ops/tracing-sdk.ts";
-import { BUN, median, startPeer, tempDir, threadCpuMs } from "../lib.ts";
+import { BUN, inProcessOutboxd, median, startPeer, threadCpuMs } from "../lib.ts";
 import { COMMIT_BODY } from "../scenarios/commit.ts";
 
 const pairs = Number(process.argv[2] ?? 30);
@@ -25,20 +21,16 @@ const TRACEPARENT = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
 
 const sink = await startPeer([BUN, "bench/peers/otlp-sink.ts"], {});
 const receiver = await startPeer([BUN, "bench/peers/receiver.ts"], {});
-const dir = tempDir("outboxd-tracing-cpu-");
-const outboxd = await createOutboxd(
-  loadConfig({
-    OUTBOXD_DATABASE_URL: `file:${join(dir, "outboxd.db")}`,
-    OUTBOXD_ADMIN_TOKEN: TOKEN,
-    OUTBOXD_LOG_LEVEL: "error",
-    OUTBOXD_RATE_LIMIT: "0",
+const { outboxd, stop } = await inProcessOutboxd({
+  token: TOKEN,
+  dispatch: endpoint,
+  env: {
     OUTBOXD_SYNCHRONOUS: "NORMAL",
     OUTBOXD_ALLOW_PRIVATE_ENDPOINTS: "1",
     OTEL_EXPORTER_OTLP_ENDPOINT: sink.url,
     OTEL_SERVICE_NAME: "outboxd-bench",
-  }),
-  { dispatch: endpoint },
-);
+  },
+});
 const call = (path: string, body: string) =>
   outboxd.http.fetch(
     new Request(`http://outboxd${path}`, {
@@ -111,8 +103,7 @@ try {
   }
 } finally {
   tracingBenchSwitch.off = false;
-  await outboxd.stop();
-  rmSync(dir, { recursive: true, force: true });
+  await stop();
   await receiver.stop();
   await sink.stop();
 }

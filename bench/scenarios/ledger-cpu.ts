@@ -7,12 +7,8 @@
 // Two shapes: commits that create a record (the commit benchmark's body) and commits that change
 // one of 1,000 existing records (each then also moves the version it replaces into the history).
 //   bun bench/scenarios/ledger-cpu.ts [--quick] [--blocks N] [--commits N]
-import { rmSync } from "node:fs";
-import { join } from "node:path";
-import { createOutboxd } from "../../src/app.ts";
-import { loadConfig } from "../../src/config.ts";
 import { ledgerBenchSwitch } from "../../src/ledger/append.ts";
-import { median, tempDir } from "../lib.ts";
+import { inProcessOutboxd, median } from "../lib.ts";
 import { COMMIT_BODY } from "./commit.ts";
 
 export interface LedgerCpuRow {
@@ -40,16 +36,7 @@ export async function ledgerCpuScenario(options: {
   commits: number;
   connections: number;
 }): Promise<LedgerCpuRow> {
-  const dir = tempDir("outboxd-bench-ledger-cpu-");
-  const outboxd = await createOutboxd(
-    loadConfig({
-      OUTBOXD_DATABASE_URL: `file:${join(dir, "outboxd.db")}`,
-      OUTBOXD_ADMIN_TOKEN: TOKEN,
-      OUTBOXD_LOG_LEVEL: "error",
-      OUTBOXD_RATE_LIMIT: "0",
-    }),
-    { dispatch: false },
-  );
+  const { outboxd, stop } = await inProcessOutboxd({ token: TOKEN });
   let next = 0;
   const commit = async () => {
     const n = next++;
@@ -100,8 +87,7 @@ export async function ledgerCpuScenario(options: {
     }
   } finally {
     ledgerBenchSwitch.off = false;
-    await outboxd.stop();
-    rmSync(dir, { recursive: true, force: true });
+    await stop();
   }
   const row: LedgerCpuRow = {
     shape: options.shape,
