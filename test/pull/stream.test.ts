@@ -3,9 +3,32 @@
 // unacknowledged at once, more as acks free room, order per aggregate kept.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { EventSource } from "eventsource";
-import type { Pulled as ServicePulled } from "../../src/pull/service.ts";
+import type { PullService, Pulled as ServicePulled } from "../../src/pull/service.ts";
 import { commitEvents, expectStatus, sql, waitUntil } from "../dispatch/harness.ts";
 import { createPullEndpoint, type Pulled, type PullRig, startPullRig } from "./helpers.ts";
+
+/** The pull service's stream (what the route runs), read in the test: what it sent, how many keepalives. */
+function serviceStream(pull: PullService, endpointId: string, options: Parameters<PullService["stream"]>[1]) {
+  const closed = new AbortController();
+  const state = {
+    sent: [] as ServicePulled[],
+    keepalives: 0,
+    async close() {
+      closed.abort();
+      await streaming;
+    },
+  };
+  const streaming = pull.stream(endpointId, options, {
+    signal: closed.signal,
+    deliver: async (batch) => {
+      state.sent.push(...batch);
+    },
+    keepalive: async () => {
+      state.keepalives += 1;
+    },
+  });
+  return state;
+}
 
 interface Message {
   id: string;
@@ -226,22 +249,12 @@ describe("the event stream", () => {
     ]);
     const deliveryId = event?.deliveries[0]?.id as string;
     // The service behind the route, with a short keepalive interval (the route's is 15 s).
-    const closed = new AbortController();
-    const sent: ServicePulled[] = [];
-    let keepalives = 0;
-    const streaming = rig.server.outboxd.pull.stream(
-      endpointId,
-      { max: 1, leaseMs: 60_000, keepaliveMs: 30 },
-      {
-        signal: closed.signal,
-        deliver: async (batch) => {
-          sent.push(...batch);
-        },
-        keepalive: async () => {
-          keepalives += 1;
-        },
-      },
-    );
+    const stream = serviceStream(rig.server.outboxd.pull, endpointId, {
+      max: 1,
+      leaseMs: 60_000,
+      keepaliveMs: 30,
+    });
+    const { sent } = stream;
     try {
       await waitUntil("the delivery", async () => sent.length === 1);
       const [row] = await sql<{ leaseExpiresAt: number; leaseOwner: string }>(
@@ -249,7 +262,7 @@ describe("the event stream", () => {
         "SELECT lease_expires_at AS leaseExpiresAt, lease_owner AS leaseOwner FROM deliveries WHERE id = :id",
         { id: deliveryId },
       );
-      await waitUntil("three keepalives", async () => keepalives >= 3);
+      await waitUntil("three keepalives", async () => stream.keepalives >= 3);
       // The window is full (max 1, unanswered): the second is not sent, and the lease is as it was.
       expect(sent.map((p) => p.deliveryId)).toEqual([deliveryId]);
       expect(
@@ -261,8 +274,7 @@ describe("the event stream", () => {
       ).toEqual([row]);
       expect(row?.leaseOwner).toBe(sent[0]?.leaseToken as string);
     } finally {
-      closed.abort();
-      await streaming;
+      await stream.close();
     }
   });
 
@@ -276,24 +288,10 @@ describe("the event stream", () => {
       if (id === endpointId) leases += 1;
       return lease(id, limit, leaseMs, check);
     };
-    const closed = new AbortController();
-    const sent: ServicePulled[] = [];
-    let keepalives = 0;
-    const streaming = pull.stream(
-      endpointId,
-      { max: 10, leaseMs: 60_000, keepaliveMs: 20 },
-      {
-        signal: closed.signal,
-        deliver: async (batch) => {
-          sent.push(...batch);
-        },
-        keepalive: async () => {
-          keepalives += 1;
-        },
-      },
-    );
+    const stream = serviceStream(pull, endpointId, { max: 10, leaseMs: 60_000, keepaliveMs: 20 });
+    const { sent } = stream;
     try {
-      await waitUntil("five keepalives", async () => keepalives >= 5);
+      await waitUntil("five keepalives", async () => stream.keepalives >= 5);
       // The one lease at the start; none per keepalive (nothing happened to the endpoint).
       expect(leases).toBe(1);
       const [event] = await commitEvents(rig.server, [{ aggregate: "idle/1", endpoints: [endpointId] }]);
@@ -301,8 +299,7 @@ describe("the event stream", () => {
       expect(sent[0]?.deliveryId).toBe(event?.deliveries[0]?.id as string);
       expect(leases).toBe(2);
     } finally {
-      closed.abort();
-      await streaming;
+      await stream.close();
       pull.lease = lease;
     }
   });
