@@ -61,6 +61,7 @@ export const FAILPOINTS = [
   "commit.after_commit",
   "dispatch.after_claim",
   "dispatch.after_send",
+  "fan_out.before_expand",
 ] as const;
 
 type Env = Record<string, string | undefined>;

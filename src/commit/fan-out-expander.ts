@@ -5,6 +5,7 @@
 // of other processes on the same database.
 import type { Database } from "../db/open.ts";
 import { EXPAND_CHUNK, expandFanOuts, fanOutsPending } from "../deliveries/enqueue.ts";
+import { failpoint } from "../failpoints.ts";
 import type { Clock } from "../lib/time.ts";
 
 export interface FanOutExpanderDeps {
@@ -83,7 +84,10 @@ export class FanOutExpander {
   async #check(): Promise<void> {
     if (this.#running || this.#stopped) return;
     try {
-      if (await this.#deps.db.driver.read(fanOutsPending())) this.kick();
+      if (await this.#deps.db.driver.read(fanOutsPending())) {
+        failpoint("fan_out.before_expand");
+        this.kick();
+      }
     } catch (error) {
       this.#deps.onError?.(error);
     }
