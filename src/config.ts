@@ -205,7 +205,7 @@ export function loadConfig(env: Env = process.env): Config {
     leaseMs: duration("OUTBOXD_LEASE", "60s"),
     sendTimeoutMs: duration("OUTBOXD_SEND_TIMEOUT", "15s"),
     concurrency: integer("OUTBOXD_CONCURRENCY", 64, 1, 4096),
-    endpointConcurrency: integer("OUTBOXD_ENDPOINT_CONCURRENCY", 8, 1, 4096),
+    endpointConcurrency: integer("OUTBOXD_ENDPOINT_CONCURRENCY", 64, 1, 4096),
     sendThread: oneOf("OUTBOXD_SEND_THREAD", ["worker", "main"] as const, "worker"),
     retryBaseMs: duration("OUTBOXD_RETRY_BASE", "5s"),
     retryCapMs: duration("OUTBOXD_RETRY_CAP", "1h"),

@@ -6,8 +6,11 @@
 //   keep a healthy endpoint waiting for one of their timeouts.
 // - Per endpoint, an adaptive limit between 1 and `endpointConcurrency` (additive increase,
 //   multiplicative decrease): a send that times out, cannot connect, or is told to slow down
-//   (429, 502, 503, 504) halves it, once per round of sends; each success adds one back. An
-//   endpoint in trouble ends up with one probe in flight and recovers as soon as it answers.
+//   (429, 502, 503, 504) halves it, once per round of sends; each success adds one. An endpoint
+//   starts at START_LIMIT and earns the rest by answering (one more per answer: the limit
+//   doubles each round), so receivers that never answer hold no more than they did when the
+//   limit was 8, while a healthy one soon has `endpointConcurrency` in flight. An endpoint in
+//   trouble ends up with one probe in flight and recovers as soon as it answers.
 // - Claims run ahead: per healthy endpoint up to CLAIM_AHEAD times more than it may send, kept here,
 //   so a slot freed by an answer is refilled at once instead of after a claim has waited its
 //   turn at the single writer, and one claim serves dozens of sends. The next claim for an
@@ -42,6 +45,14 @@ export interface ClaimRoom {
   endpointLimit: number;
 }
 
+/**
+ * Where an endpoint's limit starts (or `endpointConcurrency` if lower): the old default limit.
+ * Under a commit flood a send's slot cycle is one turn of the busy event loop (the answer waits
+ * for the thread), so one endpoint's deliveries per second are its limit over that turn: 8 slots
+ * delivered ~1,000/s beside 4,000 commits/s (issue 12). The default `endpointConcurrency` is 64;
+ * starting lower keeps what a hanging receiver can hold where it was.
+ */
+export const START_LIMIT = 8;
 /** How many a claim may take for endpoints new to this process when the pool is full. */
 const RESERVE_CLAIM = 16;
 /**
@@ -88,7 +99,7 @@ export class Slots {
   }
 
   limitOf(endpointId: string): number {
-    return this.#endpoints.get(endpointId)?.limit ?? this.#limits.endpointConcurrency;
+    return this.#endpoints.get(endpointId)?.limit ?? this.#start;
   }
 
   /** Claimed for this endpoint, not yet started. */
@@ -100,10 +111,15 @@ export class Slots {
     return this.#endpoints.get(endpointId)?.inFlight ?? 0;
   }
 
+  /** An endpoint's first limit. */
+  get #start(): number {
+    return Math.min(START_LIMIT, this.#limits.endpointConcurrency);
+  }
+
   #state(endpointId: string): EndpointState {
     let state = this.#endpoints.get(endpointId);
     if (!state) {
-      state = { limit: this.#limits.endpointConcurrency, inFlight: 0, ready: [], decreasedAt: 0 };
+      state = { limit: this.#start, inFlight: 0, ready: [], decreasedAt: 0 };
       this.#endpoints.set(endpointId, state);
       this.#order.push(endpointId);
     }
@@ -112,10 +128,11 @@ export class Slots {
 
   /**
    * How many an endpoint holds ahead at most: up to CLAIM_AHEAD times its limit when it answers
-   * fast, fewer when slow (AHEAD_WAIT_MS), only its limit once it is in trouble.
+   * fast, fewer when slow (AHEAD_WAIT_MS), only its limit once it is in trouble (halved below
+   * where it started).
    */
   #ahead(endpointId: string, state: EndpointState): number {
-    if (state.limit < this.#limits.endpointConcurrency) return state.limit;
+    if (state.limit < this.#start) return state.limit;
     const pace = this.#paceMs.get(endpointId);
     const factor =
       pace === undefined
@@ -126,7 +143,7 @@ export class Slots {
 
   /** How many this endpoint may hold claimed ahead now. */
   aheadOf(endpointId: string): number {
-    const idle = { limit: this.#limits.endpointConcurrency, inFlight: 0, ready: [], decreasedAt: 0 };
+    const idle = { limit: this.#start, inFlight: 0, ready: [], decreasedAt: 0 };
     return this.#ahead(endpointId, this.#endpoints.get(endpointId) ?? idle);
   }
 
@@ -158,7 +175,7 @@ export class Slots {
     const globalRoom = this.#globalRoom();
     const state = this.#endpoints.get(endpointId);
     const promised = this.#promised.get(endpointId) ?? 0;
-    if (!state) return (globalRoom > 0 ? (1 + FIRST_AHEAD) * this.#limits.endpointConcurrency : 1) - promised;
+    if (!state) return (globalRoom > 0 ? (1 + FIRST_AHEAD) * this.#start : 1) - promised;
     return this.#roomOf(endpointId, state, globalRoom) - promised;
   }
 
@@ -183,7 +200,6 @@ export class Slots {
    * nothing for may have due work it cannot see without claiming (at least their reserved send).
    */
   claimRoom(): ClaimRoom {
-    const { endpointConcurrency } = this.#limits;
     const globalRoom = this.#globalRoom();
     const endpointRoom: Record<string, number> = {};
     let wanted = 0;
@@ -193,7 +209,7 @@ export class Slots {
       wanted += room;
     }
     // Endpoints not listed hold nothing here: a full window each, or their reserved send.
-    const endpointLimit = globalRoom > 0 ? (1 + FIRST_AHEAD) * endpointConcurrency : 1;
+    const endpointLimit = globalRoom > 0 ? (1 + FIRST_AHEAD) * this.#start : 1;
     return {
       // No more than the listed endpoints can take (or one unlisted endpoint): the claim scans a
       // few times its limit, and a large scan is what makes a claim expensive.
@@ -264,7 +280,8 @@ export class Slots {
       state.limit += 1;
     }
     const held = state.inFlight + state.ready.length;
-    if (held === 0 && state.limit === this.#limits.endpointConcurrency) {
+    // Idle and not in trouble: forgotten (it starts again at START_LIMIT, soon earned back).
+    if (held === 0 && state.limit >= this.#start) {
       this.#forget(endpointId);
       return true;
     }

@@ -3,7 +3,7 @@
 // times out or asks to slow down gets fewer slots (adaptive limit), and all back once it answers.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { ClaimedDelivery } from "../../src/deliveries/claim.ts";
-import { isTrouble, Slots } from "../../src/dispatch/slots.ts";
+import { isTrouble, Slots, START_LIMIT } from "../../src/dispatch/slots.ts";
 import { startReceiver, type TestReceiver } from "../helpers/receiver.ts";
 import { startServer, type TestServer } from "../helpers/server.ts";
 import { commitEvents, expectStatus, onlyDelivery, waitForRow, waitUntil } from "./harness.ts";
@@ -107,6 +107,29 @@ describe("adaptive per-endpoint limit", () => {
     expect(slots.limitOf("ep_a")).toBe(2);
     expect(startAll(slots, 410)).toHaveLength(2);
     expect(slots.inFlightAt("ep_a")).toBe(2);
+  });
+
+  test("an endpoint starts at START_LIMIT and earns the rest by answering; one that never answers never holds more", () => {
+    const slots = new Slots({ concurrency: 1024, endpointConcurrency: 64 });
+    const many = (endpointId: string) =>
+      Array.from({ length: 200 }, (_, i) => delivery(`${endpointId}_${i}`, endpointId));
+    slots.add([...many("ep_hung"), ...many("ep_ok")], Number.MAX_SAFE_INTEGER);
+    const first = startAll(slots, 0);
+    expect(first.filter((d) => d.endpointId === "ep_hung")).toHaveLength(START_LIMIT);
+    expect(first.filter((d) => d.endpointId === "ep_ok")).toHaveLength(START_LIMIT);
+    // The healthy one answers: one more slot per answer (doubling each round) up to the setting.
+    let now = 0;
+    for (let round = 0; round < 4; round++) {
+      now += 10;
+      for (let i = slots.inFlightAt("ep_ok"); i > 0; i--) slots.finished("ep_ok", now - 10, false, now);
+      startAll(slots, now);
+    }
+    expect(slots.limitOf("ep_ok")).toBe(64);
+    expect(slots.inFlightAt("ep_ok")).toBe(64);
+    // The hanging one still holds what it started with, and its timeouts halve that.
+    expect(slots.inFlightAt("ep_hung")).toBe(START_LIMIT);
+    for (let i = 0; i < START_LIMIT; i++) slots.finished("ep_hung", 0, true, now);
+    expect(slots.limitOf("ep_hung")).toBe(START_LIMIT / 2);
   });
 
   test("a full pool still lets an endpoint with nothing in flight start one send, fairly in turn", () => {

@@ -1,0 +1,117 @@
+// Where a delivery's slot cycle goes when commits flood the same process (issue 12): open-loop
+// commits at RATE/s for SECONDS to `outboxd serve` with one endpoint (as the latency scenario),
+// with bench/probe/slot-cycle-preload.ts noting each delivery's stages in the server. Prints,
+// for the measured run's deliveries (ms, p50/p90/p99): commit → its predecessor in the aggregate
+// written (the order wait), → joined the slots (claim or lease lag), → send started, → answer seen
+// on the main thread, → outcome written; the writer's wait for the dispatcher's bookkeeping; the
+// event loop's lag and the slots' occupancy sampled every 2 ms while committing; deliveries/s
+// while committing; CPU per event by thread. ROOT=other checkout: its server (alternate, same minutes).
+//   [ROOT=/path] bun bench/probe/slot-cycle.ts [rate=2000] [seconds=5] [KEY=VALUE env for outboxd …]
+import { rmSync } from "node:fs";
+import { loadavg } from "node:os";
+import { join } from "node:path";
+import { BUN, percentile, REPO, tempDir } from "../lib.ts";
+import { fixedRate } from "../scenarios/latency.ts";
+
+const rate = Number(process.argv[2] ?? 2000);
+const seconds = Number(process.argv[3] ?? 5);
+const env = Object.fromEntries(process.argv.slice(4).map((kv) => kv.split("=", 2) as [string, string]));
+const root = process.env.ROOT ?? REPO;
+const lib = (await import(`${root}/bench/lib.ts`)) as typeof import("../lib.ts");
+const outDir = tempDir("outboxd-slot-cycle-");
+const out = join(outDir, "stages.json");
+const receiver = await lib.startPeer([BUN, join(REPO, "bench/peers/receiver.ts")], {});
+const server = await lib.startOutboxd({ ...env, PROBE_OUT: out }, "serve", undefined, [
+  "--preload",
+  join(REPO, "bench/probe/slot-cycle-preload.ts"),
+]);
+await server.api("POST", "/v1/endpoints", { url: `${receiver.url}/hook` });
+const count = async () => ((await (await fetch(`${receiver.url}/count`)).json()) as { count: number }).count;
+
+const warm = await fixedRate({ url: server.url, receiverUrl: receiver.url, rate: 500, seconds: 2 });
+await lib.waitUntil("the warm-up to arrive", async () => (await count()) >= warm.committed, 120_000);
+const threads0 = lib.threadCpuMs(server.pid);
+const startedAt = Date.now();
+const result = await fixedRate({ url: server.url, receiverUrl: receiver.url, rate, seconds });
+const loadEnd = startedAt + seconds * 1000;
+const arrivals = (await (await fetch(`${receiver.url}/arrivals?since=${startedAt}`)).json()) as {
+  at: number;
+}[];
+const whileCommitting = arrivals.filter((a) => a.at <= loadEnd).length / seconds;
+await lib.waitUntil(
+  "every event to arrive",
+  async () => (await count()) >= warm.committed + result.committed,
+  600_000,
+);
+const threads: Record<string, number> = {};
+for (const [name, used] of Object.entries(lib.threadCpuMs(server.pid))) {
+  threads[name] = Math.round(((used - (threads0[name] ?? 0)) / result.committed) * 10000) / 10;
+}
+await server.stop();
+await receiver.stop();
+
+const data = JSON.parse(await Bun.file(out).text()) as {
+  committed: [string, number][];
+  deliveries: [string, string, string, number, number, number, number, number][];
+  bookkeeping: [number, number][];
+  samples: [number, number, number, number][];
+  leasedBy: Record<string, number> | null;
+};
+rmSync(outDir, { recursive: true, force: true });
+const measured = data.committed.slice(warm.committed);
+const committedAt = new Map(data.committed);
+const from = measured[0]?.[1] ?? 0;
+const to = measured.at(-1)?.[1] ?? 0;
+const written = new Map<string, number>();
+for (const [, , aggregate, sequence, , , , w] of data.deliveries)
+  written.set(`${aggregate}\u0000${sequence}`, w);
+const stages: Record<string, number[]> = {
+  "commit→predecessor written": [],
+  "→ joined the slots": [],
+  "→ send started": [],
+  "→ answer seen": [],
+  "→ outcome written": [],
+  "commit→outcome written": [],
+};
+for (const [, eventId, aggregate, sequence, ready, started, answered, w] of data.deliveries) {
+  const c = committedAt.get(eventId);
+  if (c === undefined || c < from || !w) continue;
+  const before = written.get(`${aggregate}\u0000${sequence - 1}`) ?? 0;
+  const free = Math.max(c, before);
+  stages["commit→predecessor written"]?.push(free - c);
+  stages["→ joined the slots"]?.push(Math.max(0, ready - free));
+  stages["→ send started"]?.push(started - ready);
+  stages["→ answer seen"]?.push(answered - started);
+  stages["→ outcome written"]?.push(w - answered);
+  stages["commit→outcome written"]?.push(w - c);
+}
+const during = data.samples.filter(([at]) => at >= from && at <= to);
+const lag = during.map(([, l]) => Math.max(0, l));
+const fmt = (xs: number[]) =>
+  `p50 ${percentile(xs, 50).toFixed(1)} p90 ${percentile(xs, 90).toFixed(1)} p99 ${percentile(xs, 99).toFixed(1)} (n ${xs.length})`;
+const mean = (xs: number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : 0);
+console.log(
+  JSON.stringify({
+    rate,
+    seconds,
+    env,
+    load: loadavg()[0]?.toFixed(1),
+    committed: result.committed,
+    p50Ms: result.p50Ms,
+    p99Ms: result.p99Ms,
+    waitingAtStop: result.waitingAtStop,
+    deliveredPerSecondWhileCommitting: Math.round(whileCommitting),
+    leasedBy: data.leasedBy,
+    cpuUsPerEventByThread: threads,
+  }),
+);
+for (const [k, xs] of Object.entries(stages)) console.log(`${k.padEnd(28)} ${fmt(xs)}`);
+const waits = data.bookkeeping.filter(([at]) => at >= from && at <= to).map(([a, b]) => b - a);
+console.log(`${"writer wait (bookkeeping)".padEnd(28)} ${fmt(waits)}`);
+console.log(
+  `${"event loop lag (2 ms timer)".padEnd(28)} ${fmt(lag)} sum ${(lag.reduce((a, b) => a + b, 0) / (to - from)).toFixed(2)} of the time`,
+);
+console.log(
+  `slots while committing: in flight mean ${mean(during.map((s) => s[2])).toFixed(1)}, ready mean ${mean(during.map((s) => s[3])).toFixed(1)}, ` +
+    `starved (in flight < 8, none ready) ${((during.filter((s) => s[2] < 8 && s[3] === 0).length / Math.max(1, during.length)) * 100).toFixed(0)}% of samples`,
+);
