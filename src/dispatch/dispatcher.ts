@@ -40,6 +40,7 @@ import { CompletionQueue, type PendingCompletion } from "./completions.ts";
 import { decide } from "./decide.ts";
 import { type HintedDelivery, Hints } from "./hints.ts";
 import { KnownEndpoints } from "./known-endpoints.ts";
+import { OpenedSecrets } from "./opened-secrets.ts";
 import { type EndpointToSend, type EventToSend, loadSendContext, type SendContext } from "./send-context.ts";
 import { SendWorker, sendWorkerSupported } from "./send-worker.ts";
 import { type SendOutcome, sendWebhook, type WebhookMessage } from "./sender.ts";
@@ -168,6 +169,7 @@ export class Dispatcher extends EventEmitter {
   #lastPruneAt = 0;
   /** The webhook requests' thread (send-worker.ts); null: this one. */
   readonly #sendWorker: SendWorker | null;
+  readonly #secrets: OpenedSecrets;
 
   constructor(deps: DispatcherDeps) {
     super();
@@ -177,6 +179,7 @@ export class Dispatcher extends EventEmitter {
     this.#sendWorker =
       deps.config.sendThread !== "main" && sendWorkerSupported() ? new SendWorker(deps.logger) : null;
     this.#slots = new Slots(deps.config);
+    this.#secrets = new OpenedSecrets(deps.secretBox);
     this.#attemptLog = new AttemptLog(deps.logger);
     this.#completions = new CompletionQueue<AttemptEvent>({
       // Functions, not operations: the remote write path may run them again (remote-writer.ts).
@@ -649,7 +652,7 @@ export class Dispatcher extends EventEmitter {
     startedAt: number,
     traceparent: string | null,
   ): Promise<SendOutcome> {
-    const { config, secretBox } = this.#deps;
+    const { config } = this.#deps;
     const failed = (error: string): SendOutcome => ({
       statusCode: null,
       error,
@@ -661,7 +664,7 @@ export class Dispatcher extends EventEmitter {
     if (!event || !endpoint) return failed("endpoint or event no longer exists");
     let secrets: string[];
     try {
-      secrets = activeSecrets(secretBox.open(endpoint.secrets), startedAt);
+      secrets = activeSecrets(this.#secrets.open(endpoint.secrets), startedAt);
     } catch (error) {
       // E.g. another OUTBOXD_MASTER_KEY. A throw here used to leave the row leased, re-claimed
       // each time the lease ran out, with nothing in last_error or the attempt log.

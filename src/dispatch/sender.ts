@@ -97,13 +97,13 @@ export async function sendWebhook(
     durationMs: Math.round(performance.now() - started),
     ...partial,
   });
-  // One budget for the lookup and the request: a resolver that hangs must not outlast the lease.
-  const deadline = AbortSignal.timeout(options.timeoutMs);
-  // Checked again at every send, against the answer that is then used to connect.
-  const target = await untilAborted(
-    sendTarget(options.url, options.allowPrivate, options.resolver),
-    deadline,
-  );
+  // Checked again at every send, against the answer that is then used to connect. One budget for
+  // the lookup and the request: a resolver that hangs must not outlast the lease. Private
+  // endpoints allowed, there is no lookup (sendTarget only parses), so no timer per send either.
+  const checking = sendTarget(options.url, options.allowPrivate, options.resolver);
+  const target = options.allowPrivate
+    ? await checking
+    : await untilAborted(checking, AbortSignal.timeout(options.timeoutMs));
   if (target === null) return done({ error: `timeout: no answer within ${options.timeoutMs} ms` });
   if (target.blocked !== undefined) return done({ error: `blocked: the endpoint URL ${target.blocked}` });
   if (target.unresolved !== undefined) return done({ error: `dns: ${target.unresolved}` });

@@ -2,6 +2,20 @@
 // base64-decoded bytes of each `whsec_` secret, one `v1,<base64>` entry per active secret.
 import { createHmac } from "node:crypto";
 
+/** Each secret's key bytes, decoded once (a send signs with the same few secrets thousands of times). */
+const keys = new Map<string, Buffer>();
+const MAX_KEYS = 1024;
+
+function keyOf(secret: string): Buffer {
+  let key = keys.get(secret);
+  if (key === undefined) {
+    key = Buffer.from(secret.startsWith("whsec_") ? secret.slice(6) : secret, "base64");
+    if (keys.size >= MAX_KEYS) keys.clear();
+    keys.set(secret, key);
+  }
+  return key;
+}
+
 export function signatureHeader(
   secrets: readonly string[],
   id: string,
@@ -10,9 +24,6 @@ export function signatureHeader(
 ): string {
   const content = `${id}.${timestampSeconds}.${body}`;
   return secrets
-    .map((secret) => {
-      const key = Buffer.from(secret.startsWith("whsec_") ? secret.slice(6) : secret, "base64");
-      return `v1,${createHmac("sha256", key).update(content).digest("base64")}`;
-    })
+    .map((secret) => `v1,${createHmac("sha256", keyOf(secret)).update(content).digest("base64")}`)
     .join(" ");
 }
