@@ -6,12 +6,14 @@ import { join } from "node:path";
 import { createClient } from "@libsql/client";
 import { spawn } from "bun";
 import { hranaBatcher } from "../../src/db/hrana-batch.ts";
+import { SIM_SERVER_RUNTIME_ENV } from "../../test/helpers/sim-server.ts";
 import { BUN, REPO, tempDir } from "../lib.ts";
 
 const dir = tempDir("outboxd-probe-remote-batch-");
 const server = spawn({
   cmd: [BUN, "test/helpers/sim-server.ts", join(dir, "x.db"), "NORMAL"],
   cwd: REPO,
+  env: { ...process.env, ...SIM_SERVER_RUNTIME_ENV },
   stdout: "pipe",
 });
 const reader = server.stdout.getReader();

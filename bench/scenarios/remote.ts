@@ -13,6 +13,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { spawn } from "bun";
+import { SIM_SERVER_RUNTIME_ENV } from "../../test/helpers/sim-server.ts";
 import { newSecret } from "../../test/helpers/snippet-receiver.ts";
 import {
   BUN,
@@ -66,6 +67,8 @@ export interface RemoteCommitRow {
   serveThreadsUsPerCommit: Record<string, number>;
   /** CPU of the simulated server per commit (µs): every request's execution on the database. */
   serverCpuUsPerCommit: number;
+  /** The simulated server's threads by name (main, its reader, the WAL sync's pool, JIT…), µs per commit. */
+  serverThreadsUsPerCommit: Record<string, number>;
   /** The whole machine's idle share during the load (all processes, other users' included), %. */
   machineIdlePercent: number;
   /** What `outboxd verify` said of the ledger's chain after the load (first line). */
@@ -133,10 +136,11 @@ interface SimServer {
  * The simulated libSQL server (test/helpers/sim-server.ts), one process for every outboxd process
  * of a run, on the database file of `dir`: as a real server would be, on another machine.
  */
-async function startSimServer(dir: string): Promise<SimServer> {
+async function startSimServer(dir: string, runtime: string[] = []): Promise<SimServer> {
   const proc = spawn({
-    cmd: [BUN, "test/helpers/sim-server.ts", join(dir, "outboxd.db")],
+    cmd: [BUN, ...runtime, "test/helpers/sim-server.ts", join(dir, "outboxd.db")],
     cwd: REPO,
+    env: { ...process.env, ...SIM_SERVER_RUNTIME_ENV },
     stdin: "ignore",
     stdout: "pipe",
     stderr: "inherit",
@@ -165,18 +169,18 @@ export async function remoteCommitScenario(options: {
   server?: boolean;
   /** Unmeasured load first (JIT), 3 s unless given. */
   warmUpSeconds?: number;
-  /** Writes a CPU profile of each `serve` (bun --cpu-prof) into this folder. */
+  /** Writes a CPU profile of each `serve` and of the simulated server (bun --cpu-prof) into this folder. */
   profileDir?: string;
 }): Promise<RemoteCommitRow> {
   const dir = tempDir("outboxd-bench-remote-");
   const stats = Array.from({ length: options.serves }, (_, i) => join(dir, `network-${i}.json`));
-  const server = options.server === false ? null : await startSimServer(dir);
+  const profile = options.profileDir
+    ? ["--cpu-prof", "--cpu-prof-md", `--cpu-prof-dir=${options.profileDir}`]
+    : [];
+  const server = options.server === false ? null : await startSimServer(dir, profile);
   const serves: Running[] = [];
   // One after the other: the first applies the migrations.
   for (const file of stats) {
-    const profile = options.profileDir
-      ? ["--cpu-prof", "--cpu-prof-md", `--cpu-prof-dir=${options.profileDir}`]
-      : [];
     serves.push(
       await startOutboxd(networkEnv(options.roundTripMs, file, server), "serve", dir, [
         ...profile,
@@ -208,6 +212,7 @@ export async function remoteCommitScenario(options: {
     const cpuBefore = serves.map((serve) => cpuMs(serve.pid));
     const threadsBefore = serves.map((serve) => threadCpuMs(serve.pid));
     const serverCpuBefore = server ? cpuMs(server.pid) : 0;
+    const serverThreadsBefore = server ? threadCpuMs(server.pid) : {};
     const idleBefore = machineIdle();
     const results = await loadAll(options.seconds);
     const idleAfter = machineIdle();
@@ -220,6 +225,11 @@ export async function remoteCommitScenario(options: {
         threads[name] = (threads[name] ?? 0) + ms - (before[name] ?? 0);
     });
     const serverCpu = server ? cpuMs(server.pid) - serverCpuBefore : 0;
+    const serverThreads = server
+      ? Object.entries(threadCpuMs(server.pid)).map(
+          ([name, ms]) => [name, ms - (serverThreadsBefore[name] ?? 0)] as const,
+        )
+      : [];
     await Bun.sleep(600);
     const used = stats.map((file, i) => delta(readNetwork(file), before[i] ?? readNetwork("")));
     const sumOf = (part: keyof Network, key: string) => used.reduce((n, c) => n + (c[part][key] ?? 0), 0);
@@ -268,12 +278,12 @@ export async function remoteCommitScenario(options: {
       serveCpuUsPerCommit: Math.round((serveMs * 1000) / commits),
       serveCpuUsPerCommitEach: cpuEach.map((ms) => Math.round((ms * 1000) / commits)),
       serveMainThreadUsPerCommit: Math.round(((threads.main ?? 0) * 1000) / commits),
-      serveThreadsUsPerCommit: Object.fromEntries(
-        Object.entries(threads)
-          .filter(([name, ms]) => name !== "main" && (ms * 1000) / commits >= 10)
-          .map(([name, ms]) => [name, Math.round((ms * 1000) / commits)]),
+      serveThreadsUsPerCommit: perCommit(
+        Object.entries(threads).filter(([name]) => name !== "main"),
+        commits,
       ),
       serverCpuUsPerCommit: Math.round((serverMs * 1000) / commits),
+      serverThreadsUsPerCommit: perCommit(serverThreads, commits),
       machineIdlePercent: Math.round(
         ((idleAfter.idle - idleBefore.idle) / Math.max(1, idleAfter.total - idleBefore.total)) * 100,
       ),
@@ -286,15 +296,26 @@ export async function remoteCommitScenario(options: {
         `CPU per commit ${row.serveCpuUsPerCommit} µs serve (${row.serveCpuUsPerCommitEach.join(" + ")}; main threads ${row.serveMainThreadUsPerCommit}; ` +
         `${Object.entries(row.serveThreadsUsPerCommit)
           .map(([name, us]) => `${name} ${us}`)
-          .join(
-            ", ",
-          )}) + ${row.serverCpuUsPerCommit} µs server, machine idle ${row.machineIdlePercent}%; verify: ${row.ledger}`,
+          .join(", ")}) + ${row.serverCpuUsPerCommit} µs server (${Object.entries(
+          row.serverThreadsUsPerCommit,
+        )
+          .map(([name, us]) => `${name} ${us}`)
+          .join(", ")}), machine idle ${row.machineIdlePercent}%; verify: ${row.ledger}`,
     );
     return row;
   } finally {
     for (const serve of serves) await serve.stop();
     await server?.stop();
   }
+}
+
+/** Threads' CPU (ms) as µs per commit, by name, the larger ones (≥ 10 µs). */
+function perCommit(threads: (readonly [string, number])[], commits: number): Record<string, number> {
+  return Object.fromEntries(
+    threads
+      .filter(([, ms]) => (ms * 1000) / commits >= 10)
+      .map(([name, ms]) => [name, Math.round((ms * 1000) / commits)]),
+  );
 }
 
 /** Idle and total jiffies of the whole machine so far (/proc/stat; idle counts iowait too). */

@@ -30,6 +30,7 @@
 //
 //   bun test/helpers/sim-server.ts <database file> [FULL|NORMAL]
 // prints `ready http://127.0.0.1:<port>` on stdout once it accepts requests; SIGTERM ends it.
+// Started as a process of its own, it runs with SIM_SERVER_RUNTIME_ENV (below).
 import Database from "libsql";
 import { WalSync } from "../../src/db/wal-sync.ts";
 
@@ -82,6 +83,21 @@ export type HResult = { type: "ok"; response: Record<string, unknown> } | { type
 
 /** A stream's statements with their SQL resolved (sql_id replaced by the stored text). */
 export type Resolved = Exclude<HRequest, { type: "store_sql" | "close_sql" | "close" }>;
+
+/**
+ * The environment the simulated server's own process runs with (bench/scenarios/remote.ts). A
+ * libSQL server is a Rust program: it has no JIT compiler and no JavaScript heap to tidy. Bun's
+ * housekeeping threads are an artifact of simulating one in Bun, and with the defaults they were
+ * ~40% of its CPU per commit, on the cores the serves share (mi-scavenger, JITWorker, JSCWarmUp:
+ * 563-609 µs of CPU per commit in all, 269-325 µs without, alternated, load 8-12). So: mimalloc
+ * keeps the memory it freed (MIMALLOC_PURGE_DELAY=-1: no purging thread), and JavaScriptCore's
+ * last tier, whose compiles ran all along, is off (BUN_JSC_useFTLJIT=0). Every statement still
+ * runs on SQLite as before.
+ */
+export const SIM_SERVER_RUNTIME_ENV: Record<string, string> = {
+  MIMALLOC_PURGE_DELAY: "-1",
+  BUN_JSC_useFTLJIT: "0",
+};
 
 /** A stream that holds the write lock and hears nothing for this long is rolled back (sqld: baton expiry). */
 const STREAM_IDLE_MS = 10_000;
