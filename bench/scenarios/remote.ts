@@ -84,6 +84,12 @@ export interface RemoteDeliveryRow {
   roundTripsPerSecond: number;
   /** Share of the drain's wall time the database spent executing its requests. */
   databaseBusy: number;
+  /** CPU of the `dispatch` process per delivery (µs), and of its threads by name. */
+  dispatchCpuUsPerDelivery: number;
+  dispatchThreadsUsPerDelivery: Record<string, number>;
+  /** CPU of the simulated server per delivery (µs), and of its threads by name. */
+  serverCpuUsPerDelivery: number;
+  serverThreadsUsPerDelivery: Record<string, number>;
 }
 
 type Counts = Record<string, number>;
@@ -174,9 +180,7 @@ export async function remoteCommitScenario(options: {
 }): Promise<RemoteCommitRow> {
   const dir = tempDir("outboxd-bench-remote-");
   const stats = Array.from({ length: options.serves }, (_, i) => join(dir, `network-${i}.json`));
-  const profile = options.profileDir
-    ? ["--cpu-prof", "--cpu-prof-md", `--cpu-prof-dir=${options.profileDir}`]
-    : [];
+  const profile = cpuProfile(options.profileDir);
   const server = options.server === false ? null : await startSimServer(dir, profile);
   const serves: Running[] = [];
   // One after the other: the first applies the migrations.
@@ -309,13 +313,24 @@ export async function remoteCommitScenario(options: {
   }
 }
 
-/** Threads' CPU (ms) as µs per commit, by name, the larger ones (≥ 10 µs). */
+/** Bun's arguments that write a CPU profile into `dir` (none without). */
+function cpuProfile(dir: string | undefined): string[] {
+  return dir ? ["--cpu-prof", "--cpu-prof-md", `--cpu-prof-dir=${dir}`] : [];
+}
+
+/** Threads' CPU (ms) as µs per commit (or delivery), by name, the larger ones (≥ 10 µs). */
 function perCommit(threads: (readonly [string, number])[], commits: number): Record<string, number> {
   return Object.fromEntries(
     threads
       .filter(([, ms]) => (ms * 1000) / commits >= 10)
       .map(([name, ms]) => [name, Math.round((ms * 1000) / commits)]),
   );
+}
+
+function threadList(threads: Record<string, number>): string {
+  return Object.entries(threads)
+    .map(([name, us]) => `${name} ${us}`)
+    .join(", ");
 }
 
 /** Idle and total jiffies of the whole machine so far (/proc/stat; idle counts iowait too). */
@@ -358,6 +373,8 @@ export async function remoteDeliveryScenario(options: {
   roundTripMs: number;
   env?: Record<string, string>;
   server?: boolean;
+  /** Writes a CPU profile of the `dispatch` process and of the simulated server into this folder. */
+  profileDir?: string;
 }): Promise<RemoteDeliveryRow> {
   const receiver = orderCheckingReceiver();
   const dir = tempDir("outboxd-bench-remote-delivery-");
@@ -365,16 +382,25 @@ export async function remoteDeliveryScenario(options: {
   try {
     await prefill(dir, { url: receiver.url, secret: newSecret() }, options.total, options.aggregates);
     const statsFile = join(dir, "network.json");
-    server = options.server === false ? null : await startSimServer(dir);
+    const profile = cpuProfile(options.profileDir);
+    server = options.server === false ? null : await startSimServer(dir, profile);
     const dispatcher = await startOutboxd(
       { ...networkEnv(options.roundTripMs, statsFile, server), ...options.env },
       "dispatch",
       dir,
-      PRELOAD,
+      [...profile, ...PRELOAD],
     );
     const started = performance.now();
+    const threadsBefore = threadCpuMs(dispatcher.pid);
+    const serverThreadsBefore = server ? threadCpuMs(server.pid) : {};
     await waitUntil("the backlog to drain", async () => receiver.state.count >= options.total, 600_000);
     const seconds = (performance.now() - started) / 1000;
+    const used = (after: Record<string, number>, before: Record<string, number>) =>
+      Object.entries(after).map(([name, ms]) => [name, ms - (before[name] ?? 0)] as const);
+    const threads = used(threadCpuMs(dispatcher.pid), threadsBefore);
+    const serverThreads = server ? used(threadCpuMs(server.pid), serverThreadsBefore) : [];
+    const total = (list: (readonly [string, number])[]) =>
+      Math.round((list.reduce((n, [, ms]) => n + ms, 0) * 1000) / options.total);
     const network = readNetwork(statsFile);
     await dispatcher.stop();
     const requests = Object.values(network.counts).reduce((a, b) => a + b, 0);
@@ -387,9 +413,15 @@ export async function remoteDeliveryScenario(options: {
       orderViolations: receiver.state.violations,
       roundTripsPerSecond: Math.round(requests / seconds),
       databaseBusy: Math.round((databaseMs / 1000 / seconds) * 100) / 100,
+      dispatchCpuUsPerDelivery: total(threads),
+      dispatchThreadsUsPerDelivery: perCommit(threads, options.total),
+      serverCpuUsPerDelivery: total(serverThreads),
+      serverThreadsUsPerDelivery: perCommit(serverThreads, options.total),
     };
     console.error(
-      `remote delivery rtt=${options.roundTripMs}ms: ${row.deliveriesPerSecond}/s, ${row.orderViolations} order violations`,
+      `remote delivery rtt=${options.roundTripMs}ms: ${row.deliveriesPerSecond}/s, ${row.orderViolations} order violations, ` +
+        `${row.roundTripsPerSecond} round trips/s, CPU per delivery ${row.dispatchCpuUsPerDelivery} µs dispatch (${threadList(row.dispatchThreadsUsPerDelivery)}) ` +
+        `+ ${row.serverCpuUsPerDelivery} µs server (${threadList(row.serverThreadsUsPerDelivery)})`,
     );
     return row;
   } finally {
