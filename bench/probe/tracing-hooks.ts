@@ -18,7 +18,7 @@ if (process.argv[2] === "child") {
     mode === "off"
       ? tracingModule.NO_TRACING
       : await tracingModule.startTracing(
-          { tracesUrl: `${sinkUrl}/v1/traces`, serviceName: "hooks" },
+          { tracesUrl: `${sinkUrl}/v1/traces`, serviceName: "hooks", protocol: "http/protobuf" },
           () => {},
         );
   const app = new Hono();

@@ -12,7 +12,10 @@ import { tracingBenchSwitch } from "../../src/ops/tracing-sdk.ts";
 import { BUN, median, startPeer } from "../lib.ts";
 
 const sink = await startPeer([BUN, "bench/peers/otlp-sink.ts"], {});
-const on = await startTracing({ tracesUrl: `${sink.url}/v1/traces`, serviceName: "hooks" }, () => {});
+const on = await startTracing(
+  { tracesUrl: `${sink.url}/v1/traces`, serviceName: "hooks", protocol: "http/protobuf" },
+  () => {},
+);
 const describe = () => ({ "outboxd.commit_id": "cmt_000mx5a39id1dbf755beddd5a6eb951", "outboxd.events": 1 });
 function makeApp(tracing: Tracing) {
   const app = new Hono();

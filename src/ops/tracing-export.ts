@@ -1,10 +1,11 @@
-// The OTLP/HTTP JSON export of outboxd's spans (DESIGN §14), behind ./tracing-sdk.ts and loaded
-// only when tracing is on. Each finished span arrives as its OTLP JSON text and is written at
-// once into a pooled byte buffer that is already the body of an export request (the resource
-// and scope around a `spans` array), so a span leaves no object behind on the heap: nothing to
-// keep alive until the export, to trace through garbage collections, or to turn into an
-// OTLP object tree and a JSON string later (the SDK's BatchSpanProcessor, transformer and
-// node:http transport cost most of what tracing cost a loaded server; docs/benchmarks.md).
+// The OTLP/HTTP export of outboxd's spans (DESIGN §14), behind ./tracing-sdk.ts and loaded only
+// when tracing is on. Each span is written, as it ends, straight into a pooled byte buffer that
+// is already the body of an export request, in the format the standard variables choose
+// (OTLP protobuf, ./tracing-otlp-proto.ts, the default; or OTLP JSON, ./tracing-otlp-json.ts),
+// so a span leaves no object behind on the heap: nothing to keep alive until the export, to
+// trace through garbage collections, or to turn into an OTLP object tree and a string later
+// (the SDK's BatchSpanProcessor, transformer and node:http transport cost most of what tracing
+// cost a loaded server; docs/benchmarks.md).
 //
 // What the standard variables say, as the SDK's batch processor and OTLP/HTTP exporter read
 // them: OTEL_BSP_MAX_QUEUE_SIZE (2048 spans waiting at most; beyond, new spans are dropped and
@@ -93,48 +94,96 @@ export function exportSettings(url: string, env: Env, warn: Warn): ExportSetting
   };
 }
 
+/** One export request being filled: its buffer, how far it is written, how many spans it holds. */
+export interface Batch {
+  bytes: Uint8Array;
+  used: number;
+  spans: number;
+}
+
+/** What a span is: its ids, as offsets into the strings that hold them (see Begun in ./tracing-sdk.ts). */
+export interface SpanIds {
+  /** Holds the trace id at `traceAt`, and the parent's span id at `parentAt` (-1: a root span). */
+  readonly idSource: string;
+  readonly traceAt: number;
+  readonly parentAt: number;
+  /** Holds the span's own id at `spanAt`. */
+  readonly spanSource: string;
+  readonly spanAt: number;
+}
+
+/** OTLP span kinds (the API's SpanKind + 1). */
+export const INTERNAL = 1;
+export const SERVER = 2;
+export const CLIENT = 3;
+
+/** An attribute key: its UTF-8 bytes, and each format's encoding of it, made at first use. */
+export class AttributeKey {
+  readonly utf8: Uint8Array;
+  json: Uint8Array | null = null;
+  proto: Uint8Array | null = null;
+  constructor(readonly name: string) {
+    this.utf8 = UTF8.encode(name);
+  }
+}
+
+/**
+ * What a span is written with, whatever the format: `head`, then its attributes, then `end`
+ * (which queues it). Attribute values: strings, numbers (integers as intValue, others as
+ * doubleValue), booleans.
+ */
+export interface SpanWriter {
+  /** The ids, the name (`name`, or `name` + " " + `detail`), the kind, start and end. */
+  head(ids: SpanIds, name: string, detail: string | null, kind: number, startMs: number, endMs: number): void;
+  string(key: AttributeKey, value: string): void;
+  number(key: AttributeKey, value: number): void;
+  bool(key: AttributeKey, value: boolean): void;
+  /** The status (ERROR, with `message` if any; else unset) and the OTLP span flags; the span is queued. */
+  end(error: boolean, message: string | null, flags: number): void;
+}
+
+/** An OTLP encoding of export requests: how a batch begins and ends, and its span writer. */
+export interface OtlpFormat {
+  contentType: string;
+  /** Prepares a new batch's buffer; returns where its first span goes. */
+  open(bytes: Uint8Array): number;
+  /** Bytes `close` needs after the last span (kept free while spans are written). */
+  readonly closingBytes: number;
+  /** Finishes a batch (its spans end at `batch.used`, which moves past any closing bytes); returns where its request body begins. */
+  close(batch: Batch): number;
+  /** The writer of spans into batches; `overflow` and `finished` as BatchWriter takes them. */
+  writer(overflow: Overflow, finished: () => void): BatchWriter & SpanWriter;
+}
+
+/** Moves a span being written to a new batch with room for its bytes so far and `more`; returns it. */
+export type Overflow = (spanBytes: number, more: number) => Batch;
+
 export interface SpanExporter {
   /**
-   * The writer of one finished span's OTLP JSON object, positioned in the next export request;
-   * null when the queue is full (the span is dropped and counted). Write the span, then end().
+   * The writer of one finished span, positioned in the next export request; null when the
+   * queue is full (the span is dropped and counted). Write the span, ending with end().
    */
   span(): SpanWriter | null;
   /** Exports everything queued so far and stops; later spans are dropped. Safe twice. */
   shutdown(): Promise<void>;
 }
 
-/** The buffer size spans are written into: a batch of 512 typical spans (~700 bytes) fits. */
+/** The buffer size spans are written into: a batch of 512 typical spans fits (JSON ~500 bytes each). */
 const BATCH_BYTES = 512 * 1024;
-const COMMA = 44;
 /** Warnings about drops and failed exports: at most one per this many ms (collector down). */
 const WARN_EVERY_MS = 10_000;
 
-/** One export request being filled: the request body so far, and how many spans it holds. */
-interface Batch {
-  bytes: Uint8Array;
-  used: number;
-  spans: number;
-}
-
-/**
- * The span queue and its OTLP/HTTP JSON export. `resourceJson` and `scopeJson` are the OTLP
- * JSON of the resource and the instrumentation scope, the same for every span.
- */
-export function otlpJsonExporter(
+/** The span queue and its OTLP/HTTP export in `format`. */
+export function otlpExporter(
   settings: ExportSettings,
-  resourceJson: string,
-  scopeJson: string,
+  format: OtlpFormat,
   userAgent: string,
   warn: Warn,
 ): SpanExporter {
-  const prefix = UTF8.encode(
-    `{"resourceSpans":[{"resource":${resourceJson},"scopeSpans":[{"scope":${scopeJson},"spans":[`,
-  );
-  const suffix = UTF8.encode("]}]}]}");
   const sender = batchSender(
     {
       url: settings.url,
-      headers: { ...settings.headers, "content-type": "application/json", "user-agent": userAgent },
+      headers: { ...settings.headers, "content-type": format.contentType, "user-agent": userAgent },
       timeoutMs: settings.timeoutMs,
       gzip: settings.gzip,
       tls: settings.tls,
@@ -144,8 +193,8 @@ export function otlpJsonExporter(
 
   /** The batch spans are written into now (null: none started). */
   let open: Batch | null = null;
-  /** Closed batches waiting for their request, oldest first. */
-  const ready: Batch[] = [];
+  /** Closed batches waiting for their request, oldest first, with where their body begins. */
+  const ready: { batch: Batch; start: number }[] = [];
   /** Spans in `open` and `ready`: what OTEL_BSP_MAX_QUEUE_SIZE bounds. */
   let queued = 0;
   const pool: Uint8Array[] = [];
@@ -183,8 +232,7 @@ export function otlpJsonExporter(
   }
 
   /** One writer for every span: it writes into the open batch, and moves the span if it outgrows it. */
-  const writer = new SpanWriter(
-    suffix.length,
+  const writer = format.writer(
     (spanBytes, more) => {
       // The span being written does not fit: the batch goes without it, and the span continues
       // in a new one (as large as it needs, for a span larger than a batch).
@@ -211,12 +259,11 @@ export function otlpJsonExporter(
     },
   );
 
+  /** A batch with room for `minBytes` of spans (a pooled buffer when that fits in one). */
   function take(minBytes: number): Batch {
-    const size = prefix.length + minBytes + suffix.length;
-    const bytes =
-      (size <= BATCH_BYTES ? pool.pop() : undefined) ?? sender.allocate(Math.max(BATCH_BYTES, size));
-    bytes.set(prefix, 0);
-    return { bytes, used: prefix.length, spans: 0 };
+    const pooled = minBytes + format.closingBytes + 1024 <= BATCH_BYTES ? pool.pop() : undefined;
+    const bytes = pooled ?? sender.allocate(Math.max(BATCH_BYTES, minBytes + format.closingBytes + 4096));
+    return { bytes, used: format.open(bytes), spans: 0 };
   }
 
   function close() {
@@ -227,18 +274,17 @@ export function otlpJsonExporter(
       clearTimeout(timer);
       timer = null;
     }
-    batch.bytes.set(suffix, batch.used);
-    batch.used += suffix.length;
-    ready.push(batch);
+    ready.push({ batch, start: format.close(batch) });
     pump();
   }
 
   function pump() {
     if (sending !== null) return;
-    const batch = ready.shift();
-    if (batch === undefined) return;
+    const next = ready.shift();
+    if (next === undefined) return;
+    const { batch, start } = next;
     queued -= batch.spans;
-    sending = sender.send(batch.bytes, batch.used).then((outcome) => {
+    sending = sender.send(batch.bytes, start, batch.used).then((outcome) => {
       if (outcome.failed !== null) {
         failedSpans += batch.spans;
         problem(outcome.failed.message, outcome.failed.fields);
@@ -292,48 +338,40 @@ export function otlpJsonExporter(
 }
 
 /**
- * Writes one span's OTLP JSON straight into an export request's bytes: constant pieces copied,
- * ids and numbers as ASCII, strings JSON-escaped (a plain-ASCII string byte by byte, anything
- * else through JSON.stringify and UTF-8). No string is built for the span, so nothing is left
- * for the garbage collector. A write that would not fit moves the span to a new batch.
+ * Writes bytes of one span straight into an export request's buffer, whatever the format (the
+ * formats' writers extend it): constant pieces copied, ASCII copied char by char. A write that
+ * would not fit moves the span so far to a new batch (`overflow`), so nothing is built for a
+ * span on the heap.
  */
-export class SpanWriter {
+export abstract class BatchWriter {
   bytes: Uint8Array = EMPTY;
   pos = 0;
-  /** Where the span began (before its comma), and where its own bytes begin. */
-  spanStart = 0;
-  #bodyStart = 0;
+  /** Where the span's own bytes begin (moved with them on overflow). */
+  spanAt = 0;
 
   constructor(
+    /** Bytes kept free at the end of a batch for its closing. */
     private readonly reserve: number,
-    /** Moves to a new batch with room for the span's bytes so far and `more`; returns it. */
-    private readonly overflow: (spanBytes: number, more: number) => Batch,
-    private readonly finished: () => void,
+    private readonly overflow: Overflow,
+    /** The span is written: the exporter queues it. */
+    protected readonly finished: () => void,
   ) {}
 
-  /** Positions the writer at the end of `batch`, after a comma if it holds spans. */
+  /** Positions the writer at the end of `batch` for a new span. */
   start(batch: Batch): void {
     this.bytes = batch.bytes;
-    this.spanStart = batch.used;
     this.pos = batch.used;
-    if (batch.spans > 0) this.bytes[this.pos++] = COMMA;
-    this.#bodyStart = this.pos;
-  }
-
-  /** The span is written. */
-  end(): void {
-    this.finished();
+    this.spanAt = batch.used;
   }
 
   /** Room for `n` more bytes (and the batch's closing bytes), moving the span to a new batch if needed. */
   room(n: number): void {
     if (this.pos + n + this.reserve <= this.bytes.length) return;
-    // Copied out first: closing the batch writes its closing bytes where the span began.
-    const partial = this.bytes.slice(this.#bodyStart, this.pos);
+    // Copied out first: closing the batch may write where the span began.
+    const partial = this.bytes.slice(this.spanAt, this.pos);
     const batch = this.overflow(partial.length, n + this.reserve);
     this.bytes = batch.bytes;
-    this.spanStart = batch.used;
-    this.#bodyStart = batch.used;
+    this.spanAt = batch.used;
     batch.bytes.set(partial, batch.used);
     this.pos = batch.used + partial.length;
   }
@@ -349,23 +387,13 @@ export class SpanWriter {
     this.pos = pos;
   }
 
-  /** One byte (an ASCII character code). */
-  byte(code: number): void {
+  /** One byte. */
+  byte(value: number): void {
     this.room(1);
-    this.bytes[this.pos++] = code;
+    this.bytes[this.pos++] = value;
   }
 
-  /** A string known to be plain ASCII with nothing to escape (ids, hex, digits). */
-  ascii(text: string): void {
-    const n = text.length;
-    this.room(n);
-    const bytes = this.bytes;
-    let pos = this.pos;
-    for (let i = 0; i < n; i++) bytes[pos++] = text.charCodeAt(i);
-    this.pos = pos;
-  }
-
-  /** `length` characters of `text` from `start`, known to be plain ASCII with nothing to escape. */
+  /** `length` characters of `text` from `start`, known to be plain ASCII. */
   asciiAt(text: string, start: number, length: number): void {
     this.room(length);
     const bytes = this.bytes;
@@ -373,92 +401,7 @@ export class SpanWriter {
     for (let i = start, end = start + length; i < end; i++) bytes[pos++] = text.charCodeAt(i);
     this.pos = pos;
   }
-
-  /** A JSON string: quotes around the escaped text. */
-  text(text: string): void {
-    this.room(2);
-    this.bytes[this.pos++] = QUOTE;
-    this.chars(text);
-    this.bytes[this.pos++] = QUOTE;
-  }
-
-  /** A string's content inside a JSON string (no quotes), escaped as JSON.stringify does. */
-  chars(text: string): void {
-    const n = text.length;
-    this.room(n + 2);
-    const bytes = this.bytes;
-    const start = this.pos;
-    let pos = start;
-    for (let i = 0; i < n; i++) {
-      const c = text.charCodeAt(i);
-      if (c < 0x20 || c === QUOTE || c === BACKSLASH || c > 0x7e) {
-        // Escapes or non-ASCII: the runtime's JSON.stringify and UTF-8 encoder, from the start.
-        const json = JSON.stringify(text);
-        this.pos = start;
-        this.room(json.length * 3);
-        this.pos += UTF8.encodeInto(json.slice(1, -1), this.bytes.subarray(this.pos)).written;
-        return;
-      }
-      bytes[pos++] = c;
-    }
-    this.pos = pos;
-  }
-
-  /** An integer as JSON digits (exact up to 2^53). */
-  int(value: number): void {
-    if (value >= 0 && value < 1e9 && value === Math.floor(value)) {
-      this.room(10);
-      this.pos = writeDigits(this.bytes, this.pos, value);
-    } else {
-      this.ascii(String(value));
-    }
-  }
-
-  /** Epoch milliseconds as OTLP's quoted decimal string of nanoseconds, to the microsecond. */
-  nanos(epochMillis: number): void {
-    this.room(24);
-    const micros = Math.round(epochMillis * 1000);
-    const high = Math.floor(micros / 1e8); // ~1.8e7 for years to come; changes every 100 s
-    let low = (micros - high * 1e8) | 0; // below 1e8: int32 arithmetic from here
-    if (high !== this.#high) {
-      this.#high = high;
-      this.#highDigits = UTF8.encode(String(high));
-    }
-    const bytes = this.bytes;
-    let pos = this.pos;
-    bytes[pos++] = QUOTE;
-    const digits = this.#highDigits;
-    for (let i = 0; i < digits.length; i++) bytes[pos++] = digits[i] as number;
-    for (let i = pos + 7; i >= pos; i--) {
-      const rest = (low / 10) | 0;
-      bytes[i] = 48 + low - rest * 10;
-      low = rest;
-    }
-    pos += 8;
-    bytes[pos++] = 48;
-    bytes[pos++] = 48;
-    bytes[pos++] = 48;
-    bytes[pos++] = QUOTE;
-    this.pos = pos;
-  }
-  #high = -1;
-  #highDigits: Uint8Array = EMPTY;
-}
-
-/** Writes a non-negative integer below 1e9 as digits at `pos`; returns the position after them. */
-function writeDigits(bytes: Uint8Array, pos: number, value: number): number {
-  let rest = value | 0; // below 1e9: int32 arithmetic
-  let digits = 1;
-  for (let r = rest; r >= 10; r = (r / 10) | 0) digits++;
-  for (let i = pos + digits - 1; i >= pos; i--) {
-    const next = (rest / 10) | 0;
-    bytes[i] = 48 + rest - next * 10;
-    rest = next;
-  }
-  return pos + digits;
 }
 
 const EMPTY = new Uint8Array(0);
-const UTF8 = new TextEncoder();
-const QUOTE = 34;
-const BACKSLASH = 92;
+export const UTF8 = new TextEncoder();

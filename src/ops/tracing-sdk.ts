@@ -1,9 +1,10 @@
 // Tracing on, behind src/ops/tracing.ts and imported only when tracing is on: outboxd's three
-// spans (the server span, outboxd.commit, outboxd.deliver) exported as OTLP/HTTP JSON.
+// spans (the server span, outboxd.commit, outboxd.deliver) exported over OTLP/HTTP, as protobuf
+// (the OTLP default) or JSON (OTEL_EXPORTER_OTLP_[TRACES_]PROTOCOL=http/json).
 //
 // Each span is begun and ended in one place, so it is never an object the rest of outboxd holds:
-// `begin` gives its ids, its parent's and the traceparent naming it; `end` writes its OTLP JSON
-// text, which ./tracing-export.ts copies at once into the bytes of the next export request. The
+// `begin` gives its ids, its parent's and the traceparent naming it; at its end the span is
+// written at once into the bytes of the next export request (./tracing-export.ts). The
 // SDK's Tracer and Span, and then its BatchSpanProcessor, OTLP transformer and node:http
 // transport, cost a loaded server 12% of its commits (docs/benchmarks.md "Tracing cost"):
 // span objects, attribute maps and hrtimes kept alive until an export turned them into an
@@ -29,7 +30,17 @@ import {
   type TracingSettings,
   validTraceparent,
 } from "./tracing.ts";
-import { exportSettings, otlpJsonExporter, type SpanWriter } from "./tracing-export.ts";
+import {
+  AttributeKey,
+  CLIENT,
+  exportSettings,
+  INTERNAL,
+  otlpExporter,
+  SERVER,
+  type SpanIds,
+} from "./tracing-export.ts";
+import { otlpJson } from "./tracing-otlp-json.ts";
+import { otlpProto } from "./tracing-otlp-proto.ts";
 
 type Warn = (message: string, fields: Record<string, unknown>) => void;
 
@@ -44,10 +55,14 @@ export function otelTracing(settings: TracingSettings, warn: Warn): Tracing {
   const resource = detectResources({ detectors: [envDetector] }).merge(
     resourceFromAttributes({ "service.name": settings.serviceName, "service.version": packageJson.version }),
   );
-  const exporter = otlpJsonExporter(
+  const scope = { name: "outboxd", version: packageJson.version };
+  const format =
+    settings.protocol === "http/json"
+      ? otlpJson(resource.attributes, scope)
+      : otlpProto(resource.attributes, scope);
+  const exporter = otlpExporter(
     exportSettings(settings.tracesUrl, process.env, warn),
-    `{"attributes":${attributesJson(resource.attributes)},"droppedAttributesCount":0}`,
-    JSON.stringify({ name: "outboxd", version: packageJson.version }),
+    format,
     `outboxd/${packageJson.version}`,
     warn,
   );
@@ -78,38 +93,19 @@ export function otelTracing(settings: TracingSettings, warn: Warn): Tracing {
     } finally {
       if (span.sampled) {
         const endMs = now();
-        const method = c.req.method;
-        const status = c.res.status;
-        const route = routePath(c);
-        const named = route && route !== "*" && route !== "/*";
         const w = exporter.span();
         if (w !== null) {
-          writeIds(w, span);
-          w.byte(QUOTE);
-          w.chars(method);
-          if (named) {
-            w.byte(SPACE);
-            w.chars(route);
-          }
-          w.byte(QUOTE);
-          writeTimes(w, SERVER_KIND, span.startMs, endMs);
-          w.raw(ATTR_METHOD);
-          w.text(method);
-          w.raw(ATTR_PATH);
-          w.text(c.req.path);
-          w.raw(ATTR_STATUS_CODE_NEXT);
-          w.int(status);
-          if (named) {
-            w.raw(ATTR_ROUTE);
-            w.text(route);
-          }
-          w.raw(CLOSE_VALUE);
+          const method = c.req.method;
+          const status = c.res.status;
+          const route = routePath(c);
+          const named = route && route !== "*" && route !== "/*";
+          w.head(span, method, named ? route : null, SERVER, span.startMs, endMs);
+          w.string(HTTP_METHOD, method);
+          w.string(URL_PATH, c.req.path);
+          w.number(HTTP_STATUS_CODE, status);
+          if (named) w.string(HTTP_ROUTE, route);
           // Server spans: 4xx is the caller's doing, only 5xx marks the span as failed (semconv).
-          // Flags: W3C sampled, and whether the parent is known to be remote (OTLP span flags).
-          w.raw(status >= 500 ? END_ERROR : END_UNSET);
-          w.int(span.parentAt < 0 ? 0x101 : 0x301);
-          w.byte(CLOSE_BRACE);
-          w.end();
+          w.end(status >= 500, null, spanFlags(span));
         }
       }
     }
@@ -119,7 +115,14 @@ export function otelTracing(settings: TracingSettings, warn: Warn): Tracing {
   function endSend(span: Begun, attempt: DeliverAttempt, result: AttemptResult) {
     const code = result.statusCode;
     const ok = code !== null && code >= 200 && code < 300;
-    endAttempt(span, CLIENT_KIND, attempt, code, ok ? null : (code ?? "send_failed"), result.error);
+    endAttempt(
+      span,
+      CLIENT,
+      attempt,
+      code,
+      ok ? null : code === null ? "send_failed" : String(code),
+      result.error,
+    );
   }
 
   /**
@@ -128,52 +131,24 @@ export function otelTracing(settings: TracingSettings, warn: Warn): Tracing {
    */
   function endAttempt(
     span: Begun,
-    kind: Uint8Array,
+    kind: number,
     attempt: DeliverAttempt,
     code: number | null,
-    failure: number | string | null,
+    failure: string | null,
     message: string | null,
   ) {
     const endMs = now();
     const w = exporter.span();
     if (w === null) return;
-    writeIds(w, span);
-    w.raw(DELIVER);
-    writeTimes(w, kind, span.startMs, endMs);
-    w.raw(ATTR_EVENT_ID);
-    w.text(attempt.eventId);
-    w.raw(ATTR_ENDPOINT_ID);
-    w.text(attempt.endpointId);
-    w.raw(ATTR_AGGREGATE);
-    w.text(attempt.aggregate);
-    w.raw(ATTR_SEQUENCE);
-    writeNumber(w, attempt.sequence);
-    w.raw(ATTR_ATTEMPT);
-    writeNumber(w, attempt.attempt);
-    w.raw(CLOSE_VALUE);
-    if (code !== null) {
-      w.raw(ATTR_STATUS_CODE);
-      w.int(code);
-      w.raw(CLOSE_VALUE);
-    }
-    if (failure === null) {
-      w.raw(END_UNSET);
-    } else {
-      w.raw(ATTR_ERROR_TYPE);
-      if (typeof failure === "number") w.int(failure);
-      else w.ascii(failure);
-      w.raw(CLOSE_STRING_VALUE);
-      if (message) {
-        w.raw(END_ERROR_MESSAGE);
-        w.text(message);
-        w.raw(CLOSE_STATUS);
-      } else {
-        w.raw(END_ERROR);
-      }
-    }
-    w.byte(ONE);
-    w.byte(CLOSE_BRACE);
-    w.end();
+    w.head(span, "outboxd.deliver", null, kind, span.startMs, endMs);
+    w.string(EVENT_ID, attempt.eventId);
+    w.string(ENDPOINT_ID, attempt.endpointId);
+    w.string(AGGREGATE, attempt.aggregate);
+    w.number(SEQUENCE, attempt.sequence);
+    w.number(ATTEMPT, attempt.attempt);
+    if (code !== null) w.number(HTTP_STATUS_CODE, code);
+    if (failure !== null) w.string(ERROR_TYPE, failure);
+    w.end(failure !== null, failure !== null && message ? message : null, SAMPLED);
   }
 
   /** An outboxd.commit span: the attributes `describe` gave, or the problem it failed with. */
@@ -181,30 +156,16 @@ export function otelTracing(settings: TracingSettings, warn: Warn): Tracing {
     const endMs = now();
     const w = exporter.span();
     if (w === null) return;
-    writeIds(w, span);
-    w.raw(COMMIT);
-    writeTimes(w, INTERNAL_KIND, span.startMs, endMs);
-    let first = true;
-    for (const key in attributes) {
-      const value = attributes[key];
+    w.head(span, "outboxd.commit", null, INTERNAL, span.startMs, endMs);
+    for (const name in attributes) {
+      const value = attributes[name];
       if (value === undefined || value === null) continue;
-      w.raw(first ? KEY : NEXT_KEY);
-      first = false;
-      w.chars(key);
-      w.raw(VALUE);
-      writeAnyValue(w, value);
-      w.byte(CLOSE_BRACE);
+      const key = attributeKey(name);
+      if (typeof value === "number") w.number(key, value);
+      else if (typeof value === "boolean") w.bool(key, value);
+      else w.string(key, String(value));
     }
-    if (error === undefined) {
-      w.raw(END_UNSET);
-    } else {
-      w.raw(END_ERROR_MESSAGE);
-      w.text(error);
-      w.raw(CLOSE_STATUS);
-    }
-    w.byte(ONE);
-    w.byte(CLOSE_BRACE);
-    w.end();
+    w.end(error !== undefined, error ?? null, SAMPLED);
   }
 
   return {
@@ -248,12 +209,18 @@ export function otelTracing(settings: TracingSettings, warn: Warn): Tracing {
       const span = begin(parent);
       if (!span.sampled) return;
       span.startMs = startedAt;
-      if (result.acked) endAttempt(span, INTERNAL_KIND, attempt, null, null, null);
-      else endAttempt(span, INTERNAL_KIND, attempt, null, result.errorType, result.error);
+      if (result.acked) endAttempt(span, INTERNAL, attempt, null, null, null);
+      else endAttempt(span, INTERNAL, attempt, null, result.errorType, result.error);
     },
 
     shutdown: () => exporter.shutdown(),
   };
+}
+
+/** OTLP span flags: the W3C sampled flag; a server span's also say whether its parent is remote. */
+const SAMPLED = 0x1;
+function spanFlags(span: Begun): number {
+  return span.parentAt < 0 ? 0x101 : 0x301;
 }
 
 /**
@@ -261,7 +228,7 @@ export function otelTracing(settings: TracingSettings, warn: Warn): Tracing {
  * traceparent, the pool of random hex), whether it is sampled, the traceparent naming it, its start.
  * Offsets, not id strings: writing an id is then a scan of a flat string.
  */
-class Begun {
+class Begun implements SpanIds {
   readonly traceparent: string;
   startMs: number;
 
@@ -313,39 +280,6 @@ function now(): number {
 }
 const TIME_ORIGIN = performance.timeOrigin;
 
-/** An OTLP AnyValue for a number (the resource's attributes): intValue for integers, else doubleValue. */
-function numberJson(value: number): string {
-  if (Number.isInteger(value)) return `{"intValue":${value}}`;
-  return `{"doubleValue":${Number.isFinite(value) ? value : `"${value}"`}}`;
-}
-
-/** OTLP JSON AnyValue of an attribute value (strings, numbers, booleans and arrays of them). */
-function anyValueJson(value: unknown): string {
-  switch (typeof value) {
-    case "string":
-      return `{"stringValue":${JSON.stringify(value)}}`;
-    case "number":
-      return numberJson(value);
-    case "boolean":
-      return `{"boolValue":${value}}`;
-    default:
-      if (Array.isArray(value)) return `{"arrayValue":{"values":[${value.map(anyValueJson).join(",")}]}}`;
-      return `{"stringValue":${JSON.stringify(String(value))}}`;
-  }
-}
-
-/** An attribute map as OTLP JSON KeyValues; undefined and null values are left out. */
-function attributesJson(attributes: Record<string, unknown>): string {
-  let json = "[";
-  for (const key in attributes) {
-    const value = attributes[key];
-    if (value === undefined || value === null) continue;
-    if (json.length > 1) json += ",";
-    json += `{"key":${JSON.stringify(key)},"value":${anyValueJson(value)}}`;
-  }
-  return `${json}]`;
-}
-
 /**
  * Whether a new span is sampled, given its parent's W3C flags (undefined: a root) and where its
  * trace id is (32 characters of `traceSource` from `traceAt`: cut out only if a ratio needs it).
@@ -384,95 +318,25 @@ export function samplerFromEnv(env: Record<string, string | undefined>, warn: Wa
     parentFlags !== undefined ? (parentFlags & 1) === 1 : rootSampled(source, at);
 }
 
-/** The span's ids, up to its name. */
-function writeIds(w: SpanWriter, span: Begun): void {
-  w.raw(TRACE_ID);
-  w.asciiAt(span.idSource, span.traceAt, 32);
-  w.raw(SPAN_ID);
-  w.asciiAt(span.spanSource, span.spanAt, 16);
-  if (span.parentAt >= 0) {
-    w.raw(PARENT_SPAN_ID);
-    w.asciiAt(span.idSource, span.parentAt, 16);
+/** Attribute keys, each encoded once per format (./tracing-export.ts AttributeKey). */
+const HTTP_METHOD = new AttributeKey("http.request.method");
+const URL_PATH = new AttributeKey("url.path");
+const HTTP_STATUS_CODE = new AttributeKey("http.response.status_code");
+const HTTP_ROUTE = new AttributeKey("http.route");
+const EVENT_ID = new AttributeKey("outboxd.event_id");
+const ENDPOINT_ID = new AttributeKey("outboxd.endpoint_id");
+const AGGREGATE = new AttributeKey("outboxd.aggregate");
+const SEQUENCE = new AttributeKey("outboxd.sequence");
+const ATTEMPT = new AttributeKey("outboxd.attempt");
+const ERROR_TYPE = new AttributeKey("error.type");
+/** The keys `describe` gives an outboxd.commit span: a handful of names, so kept. */
+const commitKeys = new Map<string, AttributeKey>();
+function attributeKey(name: string): AttributeKey {
+  let key = commitKeys.get(name);
+  if (key === undefined) {
+    key = new AttributeKey(name);
+    commitKeys.set(name, key);
   }
-  w.raw(NAME);
+  return key;
 }
-
-/** After the name: the kind, the start and end times, and the opening of the attributes. */
-function writeTimes(w: SpanWriter, kind: Uint8Array, startMs: number, endMs: number): void {
-  w.raw(kind);
-  w.nanos(startMs);
-  w.raw(END_TIME);
-  w.nanos(endMs);
-  w.raw(ATTRIBUTES);
-}
-
-/** An AnyValue's opening and number: intValue for integers, doubleValue otherwise (not closed). */
-function writeNumber(w: SpanWriter, value: number): void {
-  if (Number.isInteger(value)) {
-    w.raw(INT_VALUE);
-    w.int(value);
-  } else {
-    w.raw(DOUBLE_VALUE);
-    if (Number.isFinite(value)) w.ascii(String(value));
-    else w.text(String(value));
-  }
-}
-
-/** An attribute value as a whole OTLP AnyValue object. */
-function writeAnyValue(w: SpanWriter, value: unknown): void {
-  if (typeof value === "number") {
-    writeNumber(w, value);
-    w.byte(CLOSE_BRACE);
-  } else if (typeof value === "boolean") {
-    w.raw(value ? TRUE_VALUE : FALSE_VALUE);
-  } else {
-    w.raw(STRING_VALUE);
-    w.text(String(value));
-    w.byte(CLOSE_BRACE);
-  }
-}
-
-const bytes = (text: string) => new TextEncoder().encode(text);
-const TRACE_ID = bytes('{"traceId":"');
-const SPAN_ID = bytes('","spanId":"');
-const PARENT_SPAN_ID = bytes('","parentSpanId":"');
-const NAME = bytes('","name":');
-const COMMIT = bytes('"outboxd.commit"');
-const DELIVER = bytes('"outboxd.deliver"');
-// OTLP span kinds (the API's SpanKind + 1), each followed by the start time's key.
-const INTERNAL_KIND = bytes(',"kind":1,"startTimeUnixNano":');
-const SERVER_KIND = bytes(',"kind":2,"startTimeUnixNano":');
-const CLIENT_KIND = bytes(',"kind":3,"startTimeUnixNano":');
-const END_TIME = bytes(',"endTimeUnixNano":');
-const ATTRIBUTES = bytes(',"attributes":[');
-const KEY = bytes('{"key":"');
-const NEXT_KEY = bytes(',{"key":"');
-const VALUE = bytes('","value":');
-const STRING_VALUE = bytes('{"stringValue":');
-const INT_VALUE = bytes('{"intValue":');
-const DOUBLE_VALUE = bytes('{"doubleValue":');
-const TRUE_VALUE = bytes('{"boolValue":true}');
-const FALSE_VALUE = bytes('{"boolValue":false}');
-const ATTR_METHOD = bytes('{"key":"http.request.method","value":{"stringValue":');
-const ATTR_PATH = bytes('}},{"key":"url.path","value":{"stringValue":');
-const ATTR_STATUS_CODE_NEXT = bytes('}},{"key":"http.response.status_code","value":{"intValue":');
-const ATTR_ROUTE = bytes('}},{"key":"http.route","value":{"stringValue":');
-const ATTR_EVENT_ID = bytes('{"key":"outboxd.event_id","value":{"stringValue":');
-const ATTR_ENDPOINT_ID = bytes('}},{"key":"outboxd.endpoint_id","value":{"stringValue":');
-const ATTR_AGGREGATE = bytes('}},{"key":"outboxd.aggregate","value":{"stringValue":');
-const ATTR_SEQUENCE = bytes('}},{"key":"outboxd.sequence","value":');
-const ATTR_ATTEMPT = bytes('}},{"key":"outboxd.attempt","value":');
-const ATTR_STATUS_CODE = bytes(',{"key":"http.response.status_code","value":{"intValue":');
-const ATTR_ERROR_TYPE = bytes(',{"key":"error.type","value":{"stringValue":"');
-const CLOSE_VALUE = bytes("}}");
-const CLOSE_STRING_VALUE = bytes('"}}');
-// After the attributes: the status, then the key of the flags (W3C sampled flag: written after).
-const END_UNSET = bytes('],"status":{},"flags":');
-const END_ERROR = bytes('],"status":{"code":2},"flags":');
-const END_ERROR_MESSAGE = bytes('],"status":{"code":2,"message":');
-const CLOSE_STATUS = bytes('},"flags":');
-const QUOTE = 34;
-const SPACE = 32;
-const ONE = 49;
-const CLOSE_BRACE = 125;
 const NO_ATTRIBUTES: Record<string, never> = {};

@@ -139,7 +139,7 @@ onmessage = async (event) => {
     postMessage("ready");
     return;
   }
-  const shared = new Uint8Array(message.shared, 0, message.used);
+  const shared = new Uint8Array(message.shared, message.start, message.end - message.start);
   postMessage(await send(typeof Deno === "object" ? shared.slice() : shared));
 };
 `;
@@ -147,8 +147,8 @@ onmessage = async (event) => {
 export interface BatchSender {
   /** A zeroed buffer of `size` bytes that `send` can hand to the worker without copying it. */
   allocate(size: number): Uint8Array;
-  /** Sends `bytes[0, used)`; the bytes may be written again once this answers. One batch at a time. */
-  send(bytes: Uint8Array, used: number): Promise<SendOutcome>;
+  /** Sends `bytes[start, end)`; the bytes may be written again once this answers. One batch at a time. */
+  send(bytes: Uint8Array, start: number, end: number): Promise<SendOutcome>;
   /** Ends the worker (after the last send). */
   stop(): void;
 }
@@ -216,15 +216,15 @@ export function batchSender(transport: Transport, broken: (reason: string) => vo
 
   return {
     allocate: (size) => new Uint8Array(shared ? new SharedArrayBuffer(size) : new ArrayBuffer(size)),
-    async send(bytes, used) {
+    async send(bytes, from, end) {
       const worker = await start();
       if (worker === null) {
         inThread ??= exportSender(transport);
-        return inThread(shared ? bytes.slice(0, used) : bytes.subarray(0, used));
+        return inThread(shared ? bytes.slice(from, end) : bytes.subarray(from, end));
       }
       return new Promise<SendOutcome>((resolve) => {
         waiting = resolve;
-        worker.postMessage({ shared: bytes.buffer, used });
+        worker.postMessage({ shared: bytes.buffer, start: from, end });
       });
     },
     stop() {

@@ -11,7 +11,12 @@ export interface TracingSettings {
   /** The full OTLP/HTTP traces URL (…/v1/traces). */
   tracesUrl: string;
   serviceName: string;
+  /** The export requests' encoding: OTLP's default protobuf, or JSON when the variables ask for it. */
+  protocol: OtlpProtocol;
 }
+
+/** The OTLP/HTTP encodings outboxd writes (gRPC it does not speak). */
+export type OtlpProtocol = "http/protobuf" | "http/json";
 
 /** One delivery attempt, as the outboxd.deliver span's attributes name it. */
 export interface DeliverAttempt {
@@ -103,7 +108,8 @@ type Read = (name: string) => string | undefined;
 /**
  * Tracing settings from the standard variables (the OTel SDK environment specification), or
  * null when tracing is off: no endpoint, OTEL_SDK_DISABLED=true or OTEL_TRACES_EXPORTER=none.
- * outboxd exports OTLP over HTTP as JSON only, so another protocol is refused, not ignored.
+ * outboxd exports OTLP over HTTP (protobuf by default, as OTLP's own default, or JSON), so a
+ * protocol it does not speak (grpc) is refused, not ignored.
  */
 export function tracingSettings(read: Read, problems: string[]): TracingSettings | null {
   const tracesEndpoint = read("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT");
@@ -115,14 +121,17 @@ export function tracingSettings(read: Read, problems: string[]): TracingSettings
   if (exporter !== undefined && exporter !== "otlp") {
     problems.push(`OTEL_TRACES_EXPORTER=${exporter}: outboxd exports traces with otlp only (or none)`);
   }
+  let protocol: OtlpProtocol = "http/protobuf";
   for (const name of ["OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "OTEL_EXPORTER_OTLP_PROTOCOL"]) {
-    const protocol = read(name);
-    if (protocol !== undefined && protocol !== "http/json") {
+    const value = read(name)?.trim();
+    if (value === undefined || value === "") continue;
+    if (value === "http/protobuf" || value === "http/json") protocol = value;
+    else {
       problems.push(
-        `${name}=${protocol}: outboxd exports OTLP over HTTP as JSON; set it to http/json or leave it unset`,
+        `${name}=${value}: outboxd exports OTLP over HTTP; set it to http/protobuf (the default) or http/json`,
       );
     }
-    if (protocol !== undefined) break; // the traces-specific variable wins
+    break; // the traces-specific variable wins
   }
   // The signal-specific URL is used as given; the general one gets /v1/traces appended (spec).
   const tracesUrl = tracesEndpoint ?? `${(endpoint ?? "").replace(/\/+$/, "")}/v1/traces`;
@@ -131,7 +140,7 @@ export function tracingSettings(read: Read, problems: string[]): TracingSettings
   if (!URL.canParse(tracesUrl) || !/^https?:$/.test(new URL(tracesUrl).protocol)) {
     problems.push(`${name}=${tracesEndpoint ?? endpoint} must be an http:// or https:// URL`);
   }
-  return { tracesUrl, serviceName: read("OTEL_SERVICE_NAME") ?? "outboxd" };
+  return { tracesUrl, serviceName: read("OTEL_SERVICE_NAME") ?? "outboxd", protocol };
 }
 
 /** The tracing the settings ask for: NO_TRACING when off, else the OTel SDK (loaded only now). */

@@ -8,7 +8,8 @@ import { ConfigError, loadConfig } from "../../src/config.ts";
 import { NACKED } from "../../src/deliveries/ack.ts";
 import { LEASE_EXPIRED } from "../../src/deliveries/lease-expiry.ts";
 import { NO_TRACING, startTracing, validTraceparent } from "../../src/ops/tracing.ts";
-import { exportSettings, otlpJsonExporter } from "../../src/ops/tracing-export.ts";
+import { AttributeKey, exportSettings, INTERNAL, otlpExporter } from "../../src/ops/tracing-export.ts";
+import { otlpJson } from "../../src/ops/tracing-otlp-json.ts";
 import { samplerFromEnv } from "../../src/ops/tracing-sdk.ts";
 import { expectStatus } from "../helpers/assertions.ts";
 import { type OtlpReceiver, type ReceivedSpan, startOtlpReceiver } from "../helpers/otlp-receiver.ts";
@@ -99,18 +100,28 @@ describe("tracing on (OTEL_EXPORTER_OTLP_ENDPOINT set)", () => {
       traceparent: `00-${traceId}-${callerSpan}-01`,
     });
     const spans = await spansOf(traceId, 4);
-    expect(otlp.contentTypes.every((t) => t.startsWith("application/json"))).toBe(true);
+    // OTLP's default encoding, decoded strictly by the receiver.
+    expect(otlp.contentTypes.every((t) => t === "application/x-protobuf")).toBe(true);
+    expect(otlp.malformed).toEqual([]);
     expect(spans[0]?.resource["service.name"]).toBe("outboxd-under-test");
+    expect(spans[0]?.scope.name).toBe("outboxd");
 
     const serverSpan = spans.find((s) => s.kind === SERVER && s.attributes["http.route"] === "/v1/commits");
     expect(serverSpan).toMatchObject({
       name: "POST /v1/commits",
       parentSpanId: callerSpan,
-      attributes: { "http.request.method": "POST", "http.response.status_code": 201 },
+      flags: 0x301, // sampled, and the parent (the caller's span) is remote
+      attributes: {
+        "http.request.method": "POST",
+        "http.response.status_code": 201,
+        "url.path": "/v1/commits",
+      },
     });
     const commitSpan = spans.find((s) => s.name === "outboxd.commit");
     expect(commitSpan).toMatchObject({
       parentSpanId: serverSpan?.spanId,
+      kind: 1,
+      flags: 1,
       attributes: { "outboxd.commit_id": commitId, "outboxd.events": 1, "outboxd.replayed": false },
     });
 
@@ -165,7 +176,7 @@ describe("tracing on (OTEL_EXPORTER_OTLP_ENDPOINT set)", () => {
   test("a caller's unsampled traceparent: nothing is recorded, the context passed on keeps the trace with flags 00", async () => {
     const traceId = "5bf92f3577b34da6a3ce929d0e0e4737";
     const tracing = await startTracing(
-      { tracesUrl: `${otlp.url}/v1/traces`, serviceName: "unsampled" },
+      { tracesUrl: `${otlp.url}/v1/traces`, serviceName: "unsampled", protocol: "http/protobuf" },
       () => {},
     );
     const passedOn = await tracing.commit(
@@ -183,53 +194,86 @@ describe("tracing on (OTEL_EXPORTER_OTLP_ENDPOINT set)", () => {
     expect(otlp.spans.filter((s) => s.traceId === traceId)).toEqual([]);
   });
 
-  test("what the exporter writes is OTLP JSON for any text: escapes, non-ASCII, a span larger than a batch, many batches", async () => {
-    const traceId = "6bf92f3577b34da6a3ce929d0e0e4738";
-    const parent = `00-${traceId}-00f067aa0ba902b7-01`;
-    const env = { OTEL_BSP_MAX_EXPORT_BATCH_SIZE: "7", OTEL_BSP_SCHEDULE_DELAY: "50" };
-    Object.assign(process.env, env);
-    const tracing = await startTracing(
-      { tracesUrl: `${otlp.url}/v1/traces`, serviceName: "texts" },
-      () => {},
-    );
-    for (const name of Object.keys(env)) delete process.env[name];
-    const odd = 'quote " backslash \\ newline \n tab \t nul \u0000 é 漢字 😀 \u2028';
-    const huge = "x".repeat(700_000); // larger than one export request's buffer (512 KiB)
-    for (let i = 0; i < 20; i++) {
+  test.each([
+    ["http/protobuf", "6bf92f3577b34da6a3ce929d0e0e4738", "application/x-protobuf"],
+    ["http/json", "6bf92f3577b34da6a3ce929d0e0e4739", "application/json"],
+  ] as const)(
+    "what the exporter writes (%s) is OTLP for any text: escapes, non-ASCII, a span larger than a batch, many batches",
+    async (protocol, traceId, contentType) => {
+      const requestsBefore = otlp.contentTypes.length;
+      const parent = `00-${traceId}-00f067aa0ba902b7-01`;
+      const env = { OTEL_BSP_MAX_EXPORT_BATCH_SIZE: "7", OTEL_BSP_SCHEDULE_DELAY: "50" };
+      Object.assign(process.env, env);
+      const tracing = await startTracing(
+        { tracesUrl: `${otlp.url}/v1/traces`, serviceName: "texts", protocol },
+        () => {},
+      );
+      for (const name of Object.keys(env)) delete process.env[name];
+      const odd = 'quote " backslash \\ newline \n tab \t nul \u0000 é 漢字 😀 \u2028';
+      const huge = "x".repeat(700_000); // larger than one export request's buffer (512 KiB)
+      for (let i = 0; i < 20; i++) {
+        await tracing.commit(
+          parent,
+          async () => i,
+          () => ({
+            "outboxd.commit_id": `c${i}`,
+            "outboxd.note": odd,
+            n: 1.5,
+            big: 2 ** 40,
+            minus: -7,
+            no: false,
+          }),
+        );
+      }
+      await tracing.deliver({ ...attempt, aggregate: odd }, parent, async () => ({
+        statusCode: null,
+        error: huge,
+      }));
       await tracing.commit(
         parent,
-        async () => i,
-        () => ({ "outboxd.commit_id": `c${i}`, "outboxd.note": odd, n: 1.5 }),
+        async () => 0,
+        () => ({ "outboxd.commit_id": "after" }),
       );
-    }
-    await tracing.deliver({ ...attempt, aggregate: odd }, parent, async () => ({
-      statusCode: null,
-      error: huge,
-    }));
-    await tracing.commit(
-      parent,
-      async () => 0,
-      () => ({ "outboxd.commit_id": "after" }),
-    );
-    await tracing.shutdown();
-    const spans = otlp.spans.filter((s) => s.traceId === traceId);
-    expect(spans).toHaveLength(22);
-    const commits = spans.filter((s) => s.name === "outboxd.commit");
-    expect(commits.map((s) => s.attributes["outboxd.commit_id"])).toEqual([
-      ...Array.from({ length: 20 }, (_, i) => `c${i}`),
-      "after",
-    ]);
-    for (const span of commits.slice(0, 20))
-      expect(span.attributes).toMatchObject({ "outboxd.note": odd, n: 1.5 });
-    const deliver = spans.find((s) => s.name === "outboxd.deliver");
-    expect(deliver?.attributes).toMatchObject({ "outboxd.aggregate": odd, "error.type": "send_failed" });
-    expect(deliver?.statusMessage).toBe(huge);
-    for (const span of spans) {
-      expect(span.startTimeUnixNano).toMatch(/^\d{19}$/);
-      expect(BigInt(span.endTimeUnixNano) >= BigInt(span.startTimeUnixNano)).toBe(true);
-      expect(Math.abs(Number(BigInt(span.endTimeUnixNano) / 1_000_000n) - Date.now())).toBeLessThan(60_000);
-    }
-  });
+      // A message of 127 bytes or less, of 16 KiB or more: the span's length prefix is one or three bytes.
+      for (const size of [1, 20_000]) {
+        await tracing.deliver({ ...attempt, eventId: "sized" }, parent, async () => ({
+          statusCode: null,
+          error: "m".repeat(size),
+        }));
+      }
+      await tracing.shutdown();
+      expect(otlp.malformed).toEqual([]);
+      expect(otlp.contentTypes.slice(requestsBefore).every((t) => t === contentType)).toBe(true);
+      const spans = otlp.spans.filter((s) => s.traceId === traceId);
+      expect(spans).toHaveLength(24);
+      expect(spans[0]?.resource["service.name"]).toBe("texts");
+      const commits = spans.filter((s) => s.name === "outboxd.commit");
+      expect(commits.map((s) => s.attributes["outboxd.commit_id"])).toEqual([
+        ...Array.from({ length: 20 }, (_, i) => `c${i}`),
+        "after",
+      ]);
+      for (const span of commits.slice(0, 20))
+        expect(span.attributes).toMatchObject({
+          "outboxd.note": odd,
+          n: 1.5,
+          big: 2 ** 40,
+          minus: -7,
+          no: false,
+        });
+      const sized = spans.filter((s) => s.attributes["outboxd.event_id"] === "sized");
+      expect(sized.map((s) => s.statusMessage.length)).toEqual([1, 20_000]);
+      const deliver = spans.find(
+        (s) => s.name === "outboxd.deliver" && s.attributes["outboxd.event_id"] === "e",
+      );
+      expect(deliver?.attributes).toMatchObject({ "outboxd.aggregate": odd, "error.type": "send_failed" });
+      expect(deliver?.statusMessage).toBe(huge);
+      for (const span of spans) {
+        expect(span.startTimeUnixNano).toMatch(/^\d{19}$/);
+        expect(BigInt(span.endTimeUnixNano) >= BigInt(span.startTimeUnixNano)).toBe(true);
+        expect(Math.abs(Number(BigInt(span.endTimeUnixNano) / 1_000_000n) - Date.now())).toBeLessThan(60_000);
+      }
+    },
+  );
 
   test("without a traceparent the server span is a root and the delivery still joins its trace", async () => {
     const { webhooks } = await commitAndDeliver({});
@@ -305,6 +349,14 @@ describe("tracing on (OTEL_EXPORTER_OTLP_ENDPOINT set)", () => {
 });
 
 const attempt = { eventId: "e", endpointId: "ep_1", aggregate: "a", sequence: 1, attempt: 1 };
+/** A root span's ids, as the exporter's writers read them. */
+const IDS = {
+  idSource: "4bf92f3577b34da6a3ce929d0e0e4736",
+  traceAt: 0,
+  parentAt: -1,
+  spanSource: "00f067aa0ba902b7",
+  spanAt: 0,
+};
 
 describe("tracing off and its settings", () => {
   const base = { OUTBOXD_DATABASE_URL: "file:/tmp/outboxd-tracing-config.db" };
@@ -322,9 +374,10 @@ describe("tracing off and its settings", () => {
     expect(await runProbe(join(import.meta.dir, "tracing-off-probe.ts"))).toEqual({ status: 201, loaded: 0 });
   });
 
-  test("the standard variables: endpoint, traces endpoint, service name, disabled, none", () => {
+  test("the standard variables: endpoint, traces endpoint, service name, protocol, disabled, none", () => {
     expect(loadConfig({ ...base, OTEL_EXPORTER_OTLP_ENDPOINT: "http://collector:4318/" }).tracing).toEqual({
       tracesUrl: "http://collector:4318/v1/traces",
+      protocol: "http/protobuf",
       serviceName: "outboxd",
     });
     expect(
@@ -334,11 +387,21 @@ describe("tracing off and its settings", () => {
         OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: "https://tempo.example/otlp/v1/traces",
         OTEL_SERVICE_NAME: "orders-outbox",
       }).tracing,
-    ).toEqual({ tracesUrl: "https://tempo.example/otlp/v1/traces", serviceName: "orders-outbox" });
+    ).toEqual({
+      tracesUrl: "https://tempo.example/otlp/v1/traces",
+      serviceName: "orders-outbox",
+      protocol: "http/protobuf",
+    });
     const on = { ...base, OTEL_EXPORTER_OTLP_ENDPOINT: "http://collector:4318" };
     expect(loadConfig({ ...on, OTEL_SDK_DISABLED: "true" }).tracing).toBeNull();
     expect(loadConfig({ ...on, OTEL_TRACES_EXPORTER: "none" }).tracing).toBeNull();
-    expect(loadConfig({ ...on, OTEL_EXPORTER_OTLP_PROTOCOL: "http/json" }).tracing).not.toBeNull();
+    const protocol = (env: Record<string, string>) => loadConfig({ ...on, ...env }).tracing?.protocol;
+    expect(protocol({ OTEL_EXPORTER_OTLP_PROTOCOL: "http/json" })).toBe("http/json");
+    expect(protocol({ OTEL_EXPORTER_OTLP_PROTOCOL: "http/protobuf" })).toBe("http/protobuf");
+    // The traces-specific variable wins over the general one.
+    expect(
+      protocol({ OTEL_EXPORTER_OTLP_PROTOCOL: "grpc", OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: "http/json" }),
+    ).toBe("http/json");
   });
 
   test("what outboxd cannot do is refused at start with the variable named", () => {
@@ -355,8 +418,8 @@ describe("tracing off and its settings", () => {
     expect(refused({ ...on, OTEL_EXPORTER_OTLP_PROTOCOL: "grpc" })).toContain(
       "OTEL_EXPORTER_OTLP_PROTOCOL=grpc",
     );
-    expect(refused({ ...on, OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: "http/protobuf" })).toContain(
-      "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL=http/protobuf",
+    expect(refused({ ...on, OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: "grpc" })).toContain(
+      "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL=grpc",
     );
     expect(refused({ ...on, OTEL_TRACES_EXPORTER: "zipkin" })).toContain("OTEL_TRACES_EXPORTER=zipkin");
     expect(refused({ ...base, OTEL_EXPORTER_OTLP_ENDPOINT: "collector:4318" })).toContain(
@@ -437,20 +500,15 @@ describe("tracing off and its settings", () => {
       },
     });
     try {
-      const exporter = otlpJsonExporter(
+      const exporter = otlpExporter(
         { ...settings, url: `http://127.0.0.1:${collector.port}/v1/traces` },
-        '{"attributes":[]}',
-        '{"name":"test"}',
+        otlpJson({}, { name: "test", version: "1" }),
         "test",
         (message) => warnings.push(message),
       );
       const w = exporter.span();
-      w?.raw(new TextEncoder().encode('{"traceId":"'));
-      w?.ascii("4bf92f3577b34da6a3ce929d0e0e4736");
-      w?.raw(new TextEncoder().encode('","name":'));
-      w?.text('é " \n');
-      w?.byte(125);
-      w?.end();
+      w?.head(IDS, 'é " \n', null, INTERNAL, 1_796_000_000_000.5, 1_796_000_000_001);
+      w?.end(false, null, 1);
       await exporter.shutdown();
     } finally {
       collector.stop(true);
@@ -462,11 +520,23 @@ describe("tracing off and its settings", () => {
     expect(bodies[1]).toEqual({
       resourceSpans: [
         {
-          resource: { attributes: [] },
+          resource: { attributes: [], droppedAttributesCount: 0 },
           scopeSpans: [
             {
-              scope: { name: "test" },
-              spans: [{ traceId: "4bf92f3577b34da6a3ce929d0e0e4736", name: 'é " \n' }],
+              scope: { name: "test", version: "1" },
+              spans: [
+                {
+                  traceId: "4bf92f3577b34da6a3ce929d0e0e4736",
+                  spanId: "00f067aa0ba902b7",
+                  name: 'é " \n',
+                  kind: INTERNAL,
+                  startTimeUnixNano: "1796000000000500000",
+                  endTimeUnixNano: "1796000000001000000",
+                  attributes: [],
+                  status: {},
+                  flags: 1,
+                },
+              ],
             },
           ],
         },
@@ -492,14 +562,13 @@ describe("tracing off and its settings", () => {
     });
     try {
       const settings = exportSettings(`http://127.0.0.1:${collector.port}/v1/traces`, {}, () => {});
-      const exporter = otlpJsonExporter(settings, '{"attributes":[]}', '{"name":"test"}', "test", (m) =>
+      const exporter = otlpExporter(settings, otlpJson({}, { name: "test", version: "1" }), "test", (m) =>
         warnings.push(m),
       );
       const w = exporter.span();
-      w?.raw(new TextEncoder().encode('{"name":'));
-      w?.text("one");
-      w?.byte(125);
-      w?.end();
+      w?.head(IDS, "one", null, INTERNAL, 1000, 1001);
+      w?.string(new AttributeKey("k"), "v");
+      w?.end(false, null, 1);
       await exporter.shutdown();
     } finally {
       collector.stop(true);
