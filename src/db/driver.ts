@@ -76,8 +76,11 @@ export function localPragmas(options: DriverOptions): string[] {
     // Savepoint sub-journals in memory, not in a temporary file: one savepoint per grouped commit.
     "PRAGMA temp_store = MEMORY",
     // The default 2 MiB page cache thrashes once the tables outgrow it: every statement then
-    // re-reads pages through the WAL index. 32 MiB per connection keeps the hot b-tree pages.
-    "PRAGMA cache_size = -32768",
+    // re-reads pages through the WAL index (+7% main-thread CPU per commit after 100,000 commits).
+    // 8 MiB per connection keeps the hot b-tree pages: against 32 MiB, the same CPU per commit
+    // after 100,000 commits and per delivery in a 20,000 drain, and ~25 MB less peak RSS in the
+    // 5,000/s mixed run, where the writer's cache filled with pages appended once and never read.
+    "PRAGMA cache_size = -8192",
     // Checkpoint every ~40 MiB of WAL instead of SQLite's 4 MiB: the hot b-tree pages (indexes,
     // the queue heads) rewritten by every commit are copied once per checkpoint, so fewer
     // checkpoints copy far fewer pages. (A worker runs them off the event loop: checkpointer.ts.)
