@@ -2,8 +2,8 @@
 // same minutes: outboxd and the bare Hono handler with the same grouped statements
 // (bench/peers/bare-hono-sqlite.ts) both running, loaded in turn by autocannon; per run its
 // rate and the server's CPU per commit, per pair outboxd / limit (issue 12's ratio, which the
-// bench measures minutes apart). With STRACE=1, each run also counts the server's fdatasync
-// calls and their mean time (strace -c; strace slows both servers alike).
+// bench measures minutes apart). With PERF=1, each run also counts the server's fdatasync
+// calls and their mean time (perf trace, kernel tracepoints: no slowdown to speak of).
 //   bun bench/probe/commit-ratio.ts [pairs=4] [seconds=3] [KEY=VALUE env for outboxd …]
 import { BUN, cpuMs, load, startOutboxd, startPeer, TOKEN } from "../lib.ts";
 import { COMMIT_BODY } from "../scenarios/commit.ts";
@@ -14,18 +14,27 @@ const env = Object.fromEntries(process.argv.slice(4).map((kv) => kv.split("=", 2
 const outboxd = await startOutboxd({ OUTBOXD_SYNCHRONOUS: "FULL", ...env });
 const limit = await startPeer([BUN, "bench/peers/bare-hono-sqlite.ts"], {});
 
-async function syncs<T>(pid: number, work: () => Promise<T>): Promise<{ value: T; count: number; meanUs: number }> {
-  if (!process.env.STRACE) return { value: await work(), count: Number.NaN, meanUs: Number.NaN };
-  const strace = Bun.spawn(["strace", "-f", "-c", "-e", "trace=fdatasync,fsync", "-p", String(pid)], {
+async function syncs<T>(
+  pid: number,
+  work: () => Promise<T>,
+): Promise<{ value: T; count: number; meanUs: number }> {
+  if (!process.env.PERF) return { value: await work(), count: Number.NaN, meanUs: Number.NaN };
+  // perf trace (kernel tracepoints, no ptrace): every thread's fdatasync calls and their times.
+  const perf = Bun.spawn(["perf", "trace", "-s", "-e", "fdatasync", "-p", String(pid)], {
     stderr: "pipe",
-    stdout: "ignore",
+    stdout: "pipe",
   });
-  await Bun.sleep(300);
+  await Bun.sleep(500);
   const value = await work();
-  strace.kill("SIGINT");
-  const text = await new Response(strace.stderr).text();
-  const row = /^\s*[\d.]+\s+([\d.]+)\s+(\d+)\s+(\d+)\s+(?:\d+\s+)?fdatasync/m.exec(text);
-  return { value, count: Number(row?.[3] ?? 0), meanUs: Number(row?.[2] ?? 0) };
+  perf.kill("SIGINT");
+  const text = (await new Response(perf.stderr).text()) + (await new Response(perf.stdout).text());
+  let count = 0;
+  let totalMs = 0;
+  for (const row of text.matchAll(/^\s*fdatasync\s+(\d+)\s+\d+\s+([\d.]+)/gm)) {
+    count += Number(row[1]);
+    totalMs += Number(row[2]);
+  }
+  return { value, count, meanUs: Math.round((totalMs * 1000) / Math.max(1, count)) };
 }
 
 async function run(who: "outboxd" | "limit") {
@@ -70,4 +79,10 @@ try {
   await limit.stop();
 }
 const sorted = [...ratios].sort((a, b) => a - b);
-console.log(JSON.stringify({ env, ratios: ratios.map((r) => +r.toFixed(2)), median: +(sorted[sorted.length >> 1] ?? 0).toFixed(2) }));
+console.log(
+  JSON.stringify({
+    env,
+    ratios: ratios.map((r) => +r.toFixed(2)),
+    median: +(sorted[sorted.length >> 1] ?? 0).toFixed(2),
+  }),
+);

@@ -3,8 +3,9 @@
 // and libsql's code pages); sqlite (glibc's [heap]: only SQLite allocates through glibc here,
 // its page caches first; Bun's own allocations and JavaScriptCore's heap are mimalloc's);
 // jsHeap (JavaScriptCore's heap capacity, in mimalloc's arena); anon (all anonymous memory).
-import { appendFileSync, readFileSync } from "node:fs";
+
 import { heapStats } from "bun:jsc";
+import { appendFileSync, readFileSync } from "node:fs";
 
 const out = process.env.PEAK_RSS_OUT as string;
 const mb = (kb: string | undefined) => Math.round(Number(kb ?? 0) / 102.4) / 10;

@@ -10,11 +10,9 @@ import { join } from "node:path";
 import { BUN, peakRssMb, startOutboxd, startPeer, tempDir } from "../lib.ts";
 import { fixedRate } from "../scenarios/latency.ts";
 
-const [rate, seconds, warmup] = [5000, 10, 2].map((fallback, i) => Number(process.argv[2 + i] ?? fallback)) as [
-  number,
-  number,
-  number,
-];
+const [rate, seconds, warmup] = [5000, 10, 2].map((fallback, i) =>
+  Number(process.argv[2 + i] ?? fallback),
+) as [number, number, number];
 const env = Object.fromEntries(process.argv.slice(5).map((kv) => kv.split("=", 2) as [string, string]));
 const samplesDir = tempDir("outboxd-peak-rss-");
 const out = join(samplesDir, "samples.jsonl");

@@ -70,6 +70,14 @@ export class Writer {
       while (this.#queue.length > 0) {
         // Let the event loop run the requests that arrived meanwhile, so they join this batch.
         await new Promise((resolve) => setImmediate(resolve));
+        while (this.#holdForSync()) {
+          // The sync running now cannot cover these: their callers hear at the end of the next one
+          // whenever they commit, so they commit just before it, all in one transaction. Each
+          // transaction rewrites the pages every commit touches (index roots, the tables' last
+          // pages) into the WAL again: several per sync wrote and synced those pages several times.
+          await this.#syncing.values().next().value;
+          await new Promise((resolve) => setImmediate(resolve));
+        }
         const batch = this.#queue.splice(0, this.#maxBatch);
         const writeGroup = this.#driver.writeGroup?.bind(this.#driver);
         const grouped = writeGroup ? batch.filter((item) => item.again) : [];
@@ -104,6 +112,18 @@ export class Writer {
     } finally {
       this.#draining = null;
     }
+  }
+
+  /**
+   * Whether the queue waits for the transactions still syncing (a pipelined driver, so FULL:
+   * wal-sync.ts) before its own: only durable operations (a dispatcher's bookkeeping goes now, as
+   * before, not behind a sync it does not need), and fewer than a batch's worth.
+   */
+  #holdForSync(): boolean {
+    if (!this.#driver.pipelined || this.#syncing.size === 0 || this.#queue.length >= this.#maxBatch)
+      return false;
+    for (const item of this.#queue) if (!item.durable) return false;
+    return true;
   }
 
   async #transaction(batch: Queued[]): Promise<void> {
