@@ -51,9 +51,10 @@ export function report(r: Results): string {
         `| ${row.durability} | ${row.fanout ? "1, delivering" : "none"} | ${row.connections} | ${range(row.commitsPerSecond)} | ${row.p50Ms} | ${row.p99Ms} | ${row.peakRssMb} |`,
       );
     }
-    if (r.commitLimits) {
+    const limit = r.commits.find((row) => row.limit)?.limit;
+    if (limit) {
       lines.push(
-        `| limit: bare Hono + the same grouped SQLite statements, FULL | none | 64 | ${range(r.commitLimits.httpLimit)} | – | – | – |`,
+        `| limit: bare Hono + the same grouped SQLite statements, FULL (its runs alternated with outboxd's FULL, none, 64) | none | 64 | ${range(limit)} | – | – | – |`,
       );
     }
     lines.push("");
@@ -198,13 +199,13 @@ export function report(r: Results): string {
     lines.push(
       `- commits in process: ${c.inProcess.median}/s (target ≥ 10,000) / limit ${c.inProcessLimit.median}/s = ${ratio(c.inProcess.median, c.inProcessLimit.median)}`,
     );
-    const http = r.commits?.find((x) => x.durability === "FULL" && !x.fanout && x.connections === 64);
-    if (http) {
-      lines.push(
-        `- commits over HTTP, 64 connections, FULL: ${http.commitsPerSecond.median}/s / limit ${c.httpLimit.median}/s = ${ratio(http.commitsPerSecond.median, c.httpLimit.median)} (target ≥ 0.90)` +
-          (ref(64) > 0 ? `; ${ratio(http.commitsPerSecond.median, ref(64))}× the reference peer` : ""),
-      );
-    }
+  }
+  const http = r.commits?.find((x) => x.limit);
+  if (http?.limit) {
+    lines.push(
+      `- commits over HTTP, 64 connections, FULL: ${http.commitsPerSecond.median}/s / limit ${http.limit.median}/s (alternated) = ${ratio(http.commitsPerSecond.median, http.limit.median)} (target ≥ 0.90)` +
+        (ref(64) > 0 ? `; ${ratio(http.commitsPerSecond.median, ref(64))}× the reference peer` : ""),
+    );
   }
   if (iso) {
     lines.push(

@@ -1,15 +1,13 @@
-// Commits alone against their limits, in this run: outboxd in process (`app.request`, no
-// sockets) next to the bare Hono handler with the same grouped SQLite statements in process,
-// and that bare handler over HTTP (autocannon, 64 connections) as the limit of outboxd's HTTP
-// figure (bench/scenarios/commit.ts). All synchronous=FULL, no endpoint.
-import { BUN, load, repeat, startPeer } from "../lib.ts";
-import { COMMIT_BODY } from "./commit.ts";
+// Commits alone against their limit, in this run: outboxd in process (`app.request`, no
+// sockets) next to the bare Hono handler with the same grouped SQLite statements in process.
+// Both synchronous=FULL, no endpoint. (That bare handler over HTTP, the limit of outboxd's HTTP
+// figure, runs alternated with outboxd's own runs: bench/scenarios/commit.ts.)
+import { BUN, repeat } from "../lib.ts";
 import { runPeerScript } from "./peers.ts";
 
 export interface CommitLimitRow {
   inProcess: { median: number; min: number; max: number };
   inProcessLimit: { median: number; min: number; max: number };
-  httpLimit: { median: number; min: number; max: number };
 }
 
 const triple = (r: { median: number; min: number; max: number }) => ({
@@ -33,25 +31,10 @@ export async function commitLimitScenario(options: {
     () => runPeerScript([BUN, "bench/peers/bare-hono-sqlite.ts"], { ...env, IN_PROCESS: "1" }),
     (r) => r.commitsPerSecond as number,
   );
-  const peer = await startPeer([BUN, "bench/peers/bare-hono-sqlite.ts"], {});
-  let httpLimit: Awaited<ReturnType<typeof repeat>>;
-  try {
-    httpLimit = await repeat(
-      options.runs,
-      () =>
-        load({ url: `${peer.url}/v1/commits`, connections: 64, seconds: options.seconds, body: COMMIT_BODY }),
-      (r) => r.requestsPerSecond,
-    );
-  } finally {
-    await peer.stop();
-  }
   const row = {
     inProcess: triple(inProcess),
     inProcessLimit: triple(inProcessLimit),
-    httpLimit: triple(httpLimit),
   };
-  console.error(
-    `commits in process ${row.inProcess.median}/s (limit ${row.inProcessLimit.median}/s); HTTP limit ${row.httpLimit.median}/s`,
-  );
+  console.error(`commits in process ${row.inProcess.median}/s (limit ${row.inProcessLimit.median}/s)`);
   return row;
 }
