@@ -3,9 +3,11 @@
 // on a shared machine. PROF_DIR=dir: a `bun --cpu-prof-md` profile of the dispatcher. Also prints
 // the CPU per delivery of each of its threads (`main` is the dispatcher's own; the send worker,
 // Bun's HTTP client, JIT and GC threads are apart): the figure issue 12's A/Bs compare.
+// SQL_TIMES=1: also the main thread's time per delivery in each SQL statement (sql-times-preload.ts).
 //   bun bench/probe/drain.ts [total=10000] [KEY=VALUE env for the dispatcher …]
+import { join } from "node:path";
 import { newSecret } from "../../test/helpers/snippet-receiver.ts";
-import { BUN, cpuMs, startOutboxd, startPeer, tempDir, threadCpuMs, waitUntil } from "../lib.ts";
+import { BUN, cpuMs, REPO, startOutboxd, startPeer, tempDir, threadCpuMs, waitUntil } from "../lib.ts";
 import { prefill } from "../scenarios/delivery.ts";
 
 const total = Number(process.argv[2] ?? 10000);
@@ -14,12 +16,11 @@ const receiver = await startPeer([BUN, "bench/peers/receiver.ts"], {});
 const dir = tempDir("outboxd-probe-drain-");
 await prefill(dir, { url: `${receiver.url}/hook`, secret: newSecret() }, total, 1000);
 const count = async () => ((await (await fetch(`${receiver.url}/count`)).json()) as { count: number }).count;
-const dispatcher = await startOutboxd(
-  env,
-  "dispatch",
-  dir,
-  process.env.PROF_DIR ? ["--cpu-prof-md", `--cpu-prof-dir=${process.env.PROF_DIR}`] : [],
-);
+const sqlTimes = process.env.SQL_TIMES ? join(tempDir("outboxd-probe-sql-"), "times.json") : null;
+const dispatcher = await startOutboxd(sqlTimes ? { ...env, SQL_TIMES: sqlTimes } : env, "dispatch", dir, [
+  ...(process.env.PROF_DIR ? ["--cpu-prof-md", `--cpu-prof-dir=${process.env.PROF_DIR}`] : []),
+  ...(sqlTimes ? ["--preload", join(REPO, "bench/probe/sql-times-preload.ts")] : []),
+]);
 const started = performance.now();
 await waitUntil("the backlog to drain", async () => (await count()) >= total, 600_000);
 const seconds = (performance.now() - started) / 1000;
@@ -39,3 +40,10 @@ console.log(
 );
 await dispatcher.stop();
 await receiver.stop();
+if (sqlTimes) {
+  const times = JSON.parse(await Bun.file(sqlTimes).text()) as [string, number, number][];
+  const all = times.reduce((sum, [, , ms]) => sum + ms, 0);
+  console.log(`SQL on the main thread: ${((all / total) * 1000).toFixed(1)} us per delivery; by statement:`);
+  for (const [sql, calls, ms] of times.sort((a, b) => b[2] - a[2]).slice(0, 20))
+    console.log(`${((ms / total) * 1000).toFixed(1).padStart(6)} us  ${String(calls).padStart(6)}x  ${sql}`);
+}

@@ -11,13 +11,16 @@ import { rmSync } from "node:fs";
 import { loadavg } from "node:os";
 import { join } from "node:path";
 import { BUN, percentile, REPO, tempDir } from "../lib.ts";
-import { fixedRate } from "../scenarios/latency.ts";
 
 const rate = Number(process.argv[2] ?? 2000);
 const seconds = Number(process.argv[3] ?? 5);
 const env = Object.fromEntries(process.argv.slice(4).map((kv) => kv.split("=", 2) as [string, string]));
 const root = process.env.ROOT ?? REPO;
 const lib = (await import(`${root}/bench/lib.ts`)) as typeof import("../lib.ts");
+// That checkout's load too: it commits with the token its lib gave the server.
+const { fixedRate } = (await import(
+  `${root}/bench/scenarios/latency.ts`
+)) as typeof import("../scenarios/latency.ts");
 const outDir = tempDir("outboxd-slot-cycle-");
 const out = join(outDir, "stages.json");
 const receiver = await lib.startPeer([BUN, join(REPO, "bench/peers/receiver.ts")], {});
