@@ -1,19 +1,24 @@
 // One HTTP exchange of a webhook send: the POST as prepared by sender.ts (target checked, body
-// built and signed), and at most RESPONSE_PREFIX_BYTES of the answer read. Apart from sender.ts
-// so that the send worker (send-worker-main.ts) loads this and `fetch` only: the same code in
-// either thread, and a small worker.
+// built), signed here, and at most RESPONSE_PREFIX_BYTES of the answer read. Apart from sender.ts
+// so that the send worker (send-worker-main.ts) loads this, the signer and `fetch` only: the same
+// code in either thread, and a small worker. Signing here puts the HMAC on the send worker's
+// thread, off the dispatcher's (issue 12, session 6: ~3% of its time draining a backlog).
+
+import { signatureHeader } from "./signer.ts";
 
 export const RESPONSE_PREFIX_BYTES = 1024;
 
 /**
- * One HTTP exchange, prepared on the dispatcher's thread (target checked, body built and signed):
- * what `fetch` is asked, and how long it may still take. Plain data, so a send worker
- * (send-worker.ts) can make it on the second core.
+ * One HTTP exchange, prepared on the dispatcher's thread (target checked, body built): what
+ * `fetch` is asked, and how long it may still take. Plain data, so a send worker (send-worker.ts)
+ * can make it on the second core.
  */
 export interface Exchange {
   url: string;
   headers: Record<string, string>;
   body: string;
+  /** What the `webhook-signature` header signs (signer.ts), when the headers do not carry it yet. */
+  sign?: { secrets: readonly string[]; id: string; timestamp: number } | undefined;
   /** What is left of the send's budget after the lookup. */
   timeoutMs: number;
   /** Pinned to a checked address: no environment proxy, and this TLS server name (if any). */
@@ -35,9 +40,16 @@ export type Exchanger = (exchange: Exchange) => Promise<ExchangeResult>;
 /** One exchange, in whichever thread calls it: this one, or the send worker's (send-worker-main.ts). */
 export async function makeExchange(exchange: Exchange): Promise<ExchangeResult> {
   try {
+    const { sign } = exchange;
+    const headers = sign
+      ? {
+          ...exchange.headers,
+          "webhook-signature": signatureHeader(sign.secrets, sign.id, sign.timestamp, exchange.body),
+        }
+      : exchange.headers;
     const response = await fetch(exchange.url, {
       method: "POST",
-      headers: exchange.headers,
+      headers,
       body: exchange.body,
       redirect: "manual",
       signal: AbortSignal.timeout(exchange.timeoutMs),

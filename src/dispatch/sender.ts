@@ -11,7 +11,6 @@ import ipaddr from "ipaddr.js";
 import packageJson from "../../package.json" with { type: "json" };
 import { type Resolver, sendTarget } from "../endpoints/url-guard.ts";
 import { type ExchangeResult, type Exchanger, makeExchange } from "./exchange.ts";
-import { signatureHeader } from "./signer.ts";
 
 // From package.json at build time, so the compiled executable and Deno report it too.
 export const USER_AGENT = `outboxd/${packageJson.version}`;
@@ -116,7 +115,6 @@ export async function sendWebhook(
     "user-agent": USER_AGENT,
     "webhook-id": message.id,
     "webhook-timestamp": String(timestamp),
-    "webhook-signature": signatureHeader(options.secrets, message.id, timestamp, body),
     "outbox-aggregate": headerText(message.aggregate),
     "outbox-sequence": String(message.sequence),
     "outbox-attempt": String(message.attempt),
@@ -129,6 +127,8 @@ export async function sendWebhook(
     url: pinned?.url ?? options.url,
     headers,
     body,
+    // The `webhook-signature` header is made with the exchange (exchange.ts), on the send worker.
+    sign: { secrets: options.secrets, id: message.id, timestamp },
     timeoutMs: Math.max(1, Math.ceil(options.timeoutMs - (performance.now() - started))),
     pinned: pinned !== null,
     serverName: pinned?.serverName,

@@ -4,6 +4,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { type Exchange, makeExchange, RESPONSE_PREFIX_BYTES } from "../../src/dispatch/exchange.ts";
 import { SendWorker, sendWorkerSupported } from "../../src/dispatch/send-worker.ts";
+import { signatureHeader } from "../../src/dispatch/signer.ts";
 import type { Logger } from "../../src/ops/log.ts";
 
 const quiet: Logger = { log() {}, enabled: () => false };
@@ -77,6 +78,30 @@ describe.if(sendWorkerSupported())("send worker", () => {
       // A timeout is reported as one (sender.ts describes it as "timeout: …").
       const slow = await worker.exchange(exchange("/hang", 100));
       expect(slow.failure?.name).toBe("TimeoutError");
+    } finally {
+      worker.stop();
+    }
+  });
+
+  test("an exchange to sign is signed on the worker as the dispatcher's thread signs it", async () => {
+    const worker = new SendWorker(quiet);
+    try {
+      const secrets = [
+        "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
+        "whsec_c2Vjb25kIHNlY3JldCBmb3IgdGhlIHRlc3Q=",
+      ];
+      const { headers, ...rest } = exchange("/ok");
+      const { "webhook-signature": _, ...unsigned } = headers;
+      const toSign: Exchange = {
+        ...rest,
+        headers: unsigned,
+        sign: { secrets, id: "evt_sign", timestamp: 1_700_000_000 },
+      };
+      const before = seen.length;
+      expect((await worker.exchange(toSign)).statusCode).toBe(200);
+      expect(seen.slice(before).map((s) => s.signature)).toEqual([
+        signatureHeader(secrets, "evt_sign", 1_700_000_000, toSign.body),
+      ]);
     } finally {
       worker.stop();
     }
