@@ -1,7 +1,7 @@
 // Commits over HTTP (64 connections, FULL, no endpoint) against their limit, alternated in the
 // same minutes: outboxd and the bare Hono handler with the same grouped statements
 // (bench/peers/bare-hono-sqlite.ts) both running, loaded in turn by autocannon; per run its
-// rate and the server's CPU per commit, per pair outboxd / limit (issue 12's ratio, which the
+// rate and the server's CPU per commit (all threads, and its main thread's), per pair outboxd / limit (issue 12's ratio, which the
 // bench measures minutes apart). With PERF=1, each run also counts the server's fdatasync
 // calls and their mean time (perf trace, kernel tracepoints: no slowdown to speak of).
 //   bun bench/probe/commit-ratio.ts [pairs=4] [seconds=3] [KEY=VALUE env for outboxd …]
@@ -40,6 +40,7 @@ async function syncs<T>(
 async function run(who: "outboxd" | "limit") {
   const target = who === "outboxd" ? { url: outboxd.url, pid: outboxd.pid } : limit;
   const before = cpuMs(target.pid);
+  const beforeMain = cpuMs(target.pid, true);
   const { value, count, meanUs } = await syncs(target.pid, () =>
     load({
       url: `${target.url}/v1/commits`,
@@ -54,6 +55,7 @@ async function run(who: "outboxd" | "limit") {
     who,
     perSecond: value.requestsPerSecond,
     cpuUsPerCommit: Math.round(((cpuMs(target.pid) - before) * 1000) / Math.max(1, commits)),
+    mainUsPerCommit: Math.round(((cpuMs(target.pid, true) - beforeMain) * 1000) / Math.max(1, commits)),
     syncs: count,
     commitsPerSync: +(commits / count).toFixed(1),
     syncUs: meanUs,
