@@ -204,7 +204,7 @@ export function loadConfig(env: Env = process.env): Config {
     metricsPublic: flag("OUTBOXD_METRICS_PUBLIC"),
     leaseMs: duration("OUTBOXD_LEASE", "60s"),
     sendTimeoutMs: duration("OUTBOXD_SEND_TIMEOUT", "15s"),
-    concurrency: integer("OUTBOXD_CONCURRENCY", 64, 1, 4096),
+    concurrency: integer("OUTBOXD_CONCURRENCY", 128, 1, 4096),
     endpointConcurrency: integer("OUTBOXD_ENDPOINT_CONCURRENCY", 64, 1, 4096),
     sendThread: oneOf("OUTBOXD_SEND_THREAD", ["worker", "main"] as const, "worker"),
     retryBaseMs: duration("OUTBOXD_RETRY_BASE", "5s"),

@@ -2,8 +2,10 @@
 //
 // - A global pool of `concurrency` sends, shared fairly: ready deliveries start round-robin
 //   across endpoints, and an endpoint with nothing in flight may always start one send even
-//   when the pool is full. Eight receivers that never answer can fill the pool; they cannot
-//   keep a healthy endpoint waiting for one of their timeouts.
+//   when the pool is full. Receivers that never answer can fill the pool; they cannot keep a
+//   healthy endpoint waiting for one of their timeouts. The default pool (128) is twice the
+//   default endpoint limit: eight that never answer hold 8 each (START_LIMIT), and a healthy
+//   endpoint still gets its 64 (with 64 in all it got one send at a time: issue 12, session 6).
 // - Per endpoint, an adaptive limit between 1 and `endpointConcurrency` (additive increase,
 //   multiplicative decrease): a send that times out, cannot connect, or is told to slow down
 //   (429, 502, 503, 504) halves it, once per round of sends; each success adds one. An endpoint

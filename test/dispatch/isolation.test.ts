@@ -2,6 +2,7 @@
 // fill the global pool, but a healthy endpoint still gets its send at once; an endpoint that
 // times out or asks to slow down gets fewer slots (adaptive limit), and all back once it answers.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { loadConfig } from "../../src/config.ts";
 import type { ClaimedDelivery } from "../../src/deliveries/claim.ts";
 import { isTrouble, Slots, START_LIMIT } from "../../src/dispatch/slots.ts";
 import { startReceiver, type TestReceiver } from "../helpers/receiver.ts";
@@ -130,6 +131,30 @@ describe("adaptive per-endpoint limit", () => {
     expect(slots.inFlightAt("ep_hung")).toBe(START_LIMIT);
     for (let i = 0; i < START_LIMIT; i++) slots.finished("ep_hung", 0, true, now);
     expect(slots.limitOf("ep_hung")).toBe(START_LIMIT / 2);
+  });
+
+  test("with the default limits, eight receivers that never answer leave a healthy endpoint its whole limit", () => {
+    const { concurrency, endpointConcurrency } = loadConfig({ OUTBOXD_ADMIN_TOKEN: "x".repeat(32) });
+    const slots = new Slots({ concurrency, endpointConcurrency });
+    const hung = Array.from({ length: 8 }, (_, e) =>
+      Array.from({ length: 40 }, (_, i) => delivery(`h${e}_${i}`, `ep_hung${e}`)),
+    ).flat();
+    slots.add(hung, Number.MAX_SAFE_INTEGER);
+    expect(startAll(slots, 0)).toHaveLength(8 * START_LIMIT);
+    slots.add(
+      Array.from({ length: 400 }, (_, i) => delivery(`ok_${i}`, "ep_ok")),
+      Number.MAX_SAFE_INTEGER,
+    );
+    // The hanging sends never end; the healthy endpoint's answers earn it its whole limit.
+    let now = 0;
+    for (let round = 0; round < 6; round++) {
+      startAll(slots, now);
+      now += 10;
+      for (let i = slots.inFlightAt("ep_ok"); i > 0; i--) slots.finished("ep_ok", now - 10, false, now);
+    }
+    startAll(slots, now);
+    expect(slots.inFlightAt("ep_ok")).toBe(endpointConcurrency);
+    for (let e = 0; e < 8; e++) expect(slots.inFlightAt(`ep_hung${e}`)).toBe(START_LIMIT);
   });
 
   test("a full pool still lets an endpoint with nothing in flight start one send, fairly in turn", () => {
