@@ -118,8 +118,9 @@ interface ClaimedWithBatch extends CompletedBatch {
 const PRUNE_EVERY_MS = 3_600_000;
 /**
  * Outcomes are held for a larger batch (completions.ts HOLD_BATCH, HOLD_MS) while at least this
- * many claimed sends wait to start at each of their endpoints: the default endpoint limit's worth,
- * so its slots stay busy meanwhile.
+ * many claimed sends wait to start at each of their endpoints (the old default endpoint limit's
+ * worth, START_LIMIT in slots.ts), so its slots stay busy meanwhile. Not retuned for the limit of 64
+ * (issue 12, session 6): a higher threshold would write smaller batches, a lower one hold more.
  */
 const HOLD_READY = 8;
 /**
