@@ -3,7 +3,7 @@
 // from this checkout and from others, alternated, so that every side sees the same minutes of a
 // shared machine. Each checkout runs its own code, simulated server and scenario; the figures to
 // compare are CPU per commit (serve, its main thread, the simulated server), not commits/s.
-//   npx bun bench/probe/remote-cpu.ts [--rounds=3] [--serves=1] [--seconds=3] [<other checkout> …]
+//   npx bun bench/probe/remote-cpu.ts [--rounds=3] [--serves=1] [--seconds=3] [--warm=3] [<other checkout> …]
 // A checkout for the "before" side: `git worktree add /tmp/before <commit>` (node_modules
 // symlinked from this one's).
 import { join, resolve } from "node:path";
@@ -30,6 +30,7 @@ for (let round = 0; round < rounds; round++) {
     const { remoteCommitScenario } = await import(join(root, "bench/scenarios/remote.ts"));
     const row: Row = await remoteCommitScenario({
       seconds: flag("seconds", 3),
+      warmUpSeconds: flag("warm", 3),
       roundTripMs: 2,
       serves: flag("serves", 1),
       connections: 64,

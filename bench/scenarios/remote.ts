@@ -90,6 +90,8 @@ export interface RemoteDeliveryRow {
   /** CPU of the simulated server per delivery (µs), and of its threads by name. */
   serverCpuUsPerDelivery: number;
   serverThreadsUsPerDelivery: Record<string, number>;
+  /** The whole machine's idle share during the drain, %. */
+  machineIdlePercent: number;
 }
 
 type Counts = Record<string, number>;
@@ -288,9 +290,7 @@ export async function remoteCommitScenario(options: {
       ),
       serverCpuUsPerCommit: Math.round((serverMs * 1000) / commits),
       serverThreadsUsPerCommit: perCommit(serverThreads, commits),
-      machineIdlePercent: Math.round(
-        ((idleAfter.idle - idleBefore.idle) / Math.max(1, idleAfter.total - idleBefore.total)) * 100,
-      ),
+      machineIdlePercent: idlePercent(idleBefore, idleAfter),
     };
     console.error(
       `remote commit ${options.serves} serve(s) c=${row.connections} rtt=${options.roundTripMs}ms: ` +
@@ -343,6 +343,13 @@ function machineIdle(): { idle: number; total: number } {
   return { idle: (fields[3] ?? 0) + (fields[4] ?? 0), total: fields.reduce((a, b) => a + b, 0) };
 }
 
+function idlePercent(
+  before: { idle: number; total: number },
+  after: { idle: number; total: number },
+): number {
+  return Math.round(((after.idle - before.idle) / Math.max(1, after.total - before.total)) * 100);
+}
+
 /** A receiver in this process that answers 200 and checks each aggregate's sequences arrive 1, 2, 3… */
 function orderCheckingReceiver() {
   const last = new Map<string, number>();
@@ -393,8 +400,10 @@ export async function remoteDeliveryScenario(options: {
     const started = performance.now();
     const threadsBefore = threadCpuMs(dispatcher.pid);
     const serverThreadsBefore = server ? threadCpuMs(server.pid) : {};
+    const idleBefore = machineIdle();
     await waitUntil("the backlog to drain", async () => receiver.state.count >= options.total, 600_000);
     const seconds = (performance.now() - started) / 1000;
+    const idleAfter = machineIdle();
     const used = (after: Record<string, number>, before: Record<string, number>) =>
       Object.entries(after).map(([name, ms]) => [name, ms - (before[name] ?? 0)] as const);
     const threads = used(threadCpuMs(dispatcher.pid), threadsBefore);
@@ -417,11 +426,12 @@ export async function remoteDeliveryScenario(options: {
       dispatchThreadsUsPerDelivery: perCommit(threads, options.total),
       serverCpuUsPerDelivery: total(serverThreads),
       serverThreadsUsPerDelivery: perCommit(serverThreads, options.total),
+      machineIdlePercent: idlePercent(idleBefore, idleAfter),
     };
     console.error(
       `remote delivery rtt=${options.roundTripMs}ms: ${row.deliveriesPerSecond}/s, ${row.orderViolations} order violations, ` +
         `${row.roundTripsPerSecond} round trips/s, CPU per delivery ${row.dispatchCpuUsPerDelivery} µs dispatch (${threadList(row.dispatchThreadsUsPerDelivery)}) ` +
-        `+ ${row.serverCpuUsPerDelivery} µs server (${threadList(row.serverThreadsUsPerDelivery)})`,
+        `+ ${row.serverCpuUsPerDelivery} µs server (${threadList(row.serverThreadsUsPerDelivery)}), machine idle ${row.machineIdlePercent}%`,
     );
     return row;
   } finally {

@@ -3,7 +3,7 @@
 // server's answers become row objects and errors (a failed statement names its index; a failed
 // request does not). The round-trip suite runs it against the simulated libSQL server too.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { HranaBatchError, hranaBatcher } from "../../src/db/hrana-batch.ts";
+import { HranaBatchError, hranaBatcher, numberedParameters } from "../../src/db/hrana-batch.ts";
 
 interface Seen {
   path: string;
@@ -83,14 +83,14 @@ describe("the Hrana batcher", () => {
     const steps = seen[0]?.body.requests.find((r) => r.type === "batch")?.batch?.steps ?? [];
     expect(steps.map((step) => (step.stmt as { sql?: string }).sql)).toEqual([
       "BEGIN TRANSACTION READONLY",
-      "SELECT :n AS n, :s AS s",
+      "SELECT ?1 AS n, ?2 AS s",
       "COMMIT",
       "ROLLBACK",
     ]);
-    // Integers travel as Hrana integers, strings as text.
-    expect((steps[1]?.stmt as { named_args?: unknown } | undefined)?.named_args).toEqual([
-      { name: "n", value: { type: "integer", value: "7" } },
-      { name: "s", value: { type: "text", value: "x" } },
+    // Arguments by position; integers travel as Hrana integers, strings as text.
+    expect((steps[1]?.stmt as { args?: unknown } | undefined)?.args).toEqual([
+      { type: "integer", value: "7" },
+      { type: "text", value: "x" },
     ]);
   });
 
@@ -145,6 +145,37 @@ describe("the Hrana batcher", () => {
       ["/elsewhere/v2/pipeline", "b1"],
     ]);
     expect(seen[1]?.body.requests.map((r) => r.type)).toEqual(["batch", "close"]);
+  });
+
+  test("named parameters go as numbered ones: the same name, the same number; quotes and comments untouched", () => {
+    expect(
+      numberedParameters(
+        "SELECT ':not' AS \"a:b\", [c:d], `e:f` -- :nor\n/* :this */ FROM t WHERE x = :x AND y = :yy OR z = :x",
+      ),
+    ).toEqual({
+      sql: "SELECT ':not' AS \"a:b\", [c:d], `e:f` -- :nor\n/* :this */ FROM t WHERE x = ?1 AND y = ?2 OR z = ?1",
+      names: ["x", "yy"],
+    });
+    expect(numberedParameters("SELECT 'it''s :here', :a")).toEqual({
+      sql: "SELECT 'it''s :here', ?1",
+      names: ["a"],
+    });
+    expect(numberedParameters("SELECT 1")).toEqual({ sql: "SELECT 1", names: [] });
+    // Other forms of parameters (and an unterminated quote) are left to be sent by name.
+    for (const sql of ["SELECT ?", "SELECT @a", "SELECT $a", "SELECT :a, ?2", "SELECT 'open :a"])
+      expect(numberedParameters(sql)).toBeNull();
+  });
+
+  test("a statement whose parameters cannot be numbered goes with named arguments", async () => {
+    const batcher = hranaBatcher(`http://127.0.0.1:${server.port}`, undefined);
+    answer = (body) => batchAnswer(body, { cols: [], rows: [], affected_row_count: 1 });
+    seen.length = 0;
+    await batcher?.batch([{ sql: "INSERT INTO t (v) VALUES (@v)", args: { v: 1 } }], "write");
+    const steps = seen[0]?.body.requests.find((r) => r.type === "batch")?.batch?.steps ?? [];
+    expect(steps[1]?.stmt).toEqual({
+      sql: "INSERT INTO t (v) VALUES (@v)",
+      named_args: [{ name: "v", value: { type: "integer", value: "1" } }],
+    });
   });
 
   test("local files and WebSocket URLs are left to @libsql/client", () => {
