@@ -4,7 +4,7 @@
 // completions) go through the remote write path, a few round trips per group (remote-writer.ts).
 import { type Client, createClient, type InArgs, type Transaction } from "@libsql/client";
 import { type Driver, type DriverOptions, localPragmas } from "./driver.ts";
-import { type HranaBatcher, hranaBatcher } from "./hrana-batch.ts";
+import { type BatchAnswer, type HranaBatcher, hranaBatcher } from "./hrana-batch.ts";
 import { type Execute, type Op, runOp, type Statement } from "./op.ts";
 import { answerOf, RemoteWriter } from "./remote-writer.ts";
 
@@ -43,7 +43,16 @@ export async function openClientDriver(target: ClientDriverTarget, options: Driv
   };
   let writer = await open();
   const reader = await open();
-  const executeOnReader = executor(reader);
+  // A server: the group path's batches sent by outboxd itself (hrana-batch.ts says why).
+  const lean = local ? null : hranaBatcher(target.url, target.authToken);
+  const batcher: HranaBatcher | null = lean && clientSeam.wrap ? clientSeam.wrap(lean) : lean;
+  // A server: reads through the batcher too, each statement a one-statement read batch (what
+  // @libsql/client's execute costs this thread is most of a read's: its encoder, its streams, its
+  // rows with named and indexed properties); rows come back as plain objects, as the engine
+  // driver gives them.
+  const executeOnReader: Execute = batcher
+    ? async (statement) => answerOf(statement, (await batcher.batch([statement], "read"))[0] as BatchAnswer)
+    : executor(reader);
   const reconnect = async () => {
     writer.close();
     writer = await open();
@@ -74,9 +83,6 @@ export async function openClientDriver(target: ClientDriverTarget, options: Driv
       tx.close();
     }
   };
-  // A server: the group path's batches sent by outboxd itself (hrana-batch.ts says why).
-  const lean = local ? null : hranaBatcher(target.url, target.authToken);
-  const batcher: HranaBatcher | null = lean && clientSeam.wrap ? clientSeam.wrap(lean) : lean;
   const remote = new RemoteWriter({
     // Reads on the reader: the writer's connection may be held by a transaction meanwhile
     // (groups overlap, remote-writer.ts).

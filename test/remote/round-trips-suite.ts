@@ -305,6 +305,18 @@ export function roundTripTests(backend: "file" | "hrana"): void {
     });
   });
 
+  test("a read outside the write queue is one request, and answers rows by column name", async () => {
+    await db.writer.idle();
+    network.reset();
+    const rows = await db.driver.read(
+      all("SELECT id, url FROM endpoints WHERE id = :id", { id: endpointId }),
+    );
+    expect(rows).toEqual([{ id: endpointId, url: "https://example.com/hook" }]);
+    expect(network.total()).toBe(1);
+    // On a server, outboxd's batcher carries it (a read batch), not @libsql/client's execute.
+    expect(network.counts[backend === "hrana" ? "read-batch" : "execute"]).toBe(1);
+  });
+
   describe("overlapping groups on the remote write path", () => {
     /** Commits to `ids`, queued while the group before's write batch is on its way (just before it reaches the database). */
     async function whileWriting(first: string[], then: string[]) {
