@@ -191,7 +191,7 @@ export function report(r: Results): string {
   const backlog = r.deliveries?.[0];
   if (backlog && r.limits) {
     lines.push(
-      `- backlog of ${backlog.deliveries}, default settings: ${backlog.deliveriesPerSecond}/s (target ≥ 15,000) / bare fetch 8 in flight ${r.limits.bareFetch8RequestsPerSecond}/s = ${ratio(backlog.deliveriesPerSecond, r.limits.bareFetch8RequestsPerSecond)}`,
+      `- backlog of ${backlog.deliveries}, default settings: ${backlog.deliveriesPerSecond}/s (target ≥ 15,000) / bare fetch 64 in flight (the default per-endpoint limit) ${r.limits.bareFetchRequestsPerSecond}/s = ${ratio(backlog.deliveriesPerSecond, r.limits.bareFetchRequestsPerSecond)}`,
     );
   }
   if (r.commitLimits) {
