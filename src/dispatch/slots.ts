@@ -11,8 +11,10 @@
 //   (429, 502, 503, 504) halves it, once per round of sends; each success adds one. An endpoint
 //   starts at START_LIMIT and earns the rest by answering (one more per answer: the limit
 //   doubles each round), so receivers that never answer hold no more than they did when the
-//   limit was 8, while a healthy one soon has `endpointConcurrency` in flight. An endpoint in
-//   trouble ends up with one probe in flight and recovers as soon as it answers.
+//   limit was 8, while a healthy one soon has `endpointConcurrency` in flight. An endpoint that
+//   goes idle keeps what it earned: under a commit flood a round is one busy event-loop turn
+//   (tens of ms), so starting each burst again at 8 put rounds of ramp into its tail latency.
+//   An endpoint in trouble ends up with one probe in flight and recovers as soon as it answers.
 // - Claims run ahead: per healthy endpoint up to CLAIM_AHEAD times more than it may send, kept here,
 //   so a slot freed by an answer is refilled at once instead of after a claim has waited its
 //   turn at the single writer, and one claim serves dozens of sends. The next claim for an
@@ -84,6 +86,12 @@ export class Slots {
   #order: string[] = [];
   /** Per endpoint, a moving average of its sends' durations (kept while the endpoint is idle). */
   readonly #paceMs = new Map<string, number>();
+  /**
+   * Per endpoint forgotten while idle, the limit it had earned: where it starts again (one number
+   * per endpoint ever seen, as #paceMs). One that then hangs holds at most that limit until its
+   * timeouts halve it, as one that starts hanging while busy does.
+   */
+  readonly #earned = new Map<string, number>();
   readonly #promised = new Map<string, number>();
   #promisedTotal = 0;
 
@@ -121,7 +129,7 @@ export class Slots {
   #state(endpointId: string): EndpointState {
     let state = this.#endpoints.get(endpointId);
     if (!state) {
-      state = { limit: this.#start, inFlight: 0, ready: [], decreasedAt: 0 };
+      state = { limit: this.#earned.get(endpointId) ?? this.#start, inFlight: 0, ready: [], decreasedAt: 0 };
       this.#endpoints.set(endpointId, state);
       this.#order.push(endpointId);
     }
@@ -282,7 +290,7 @@ export class Slots {
       state.limit += 1;
     }
     const held = state.inFlight + state.ready.length;
-    // Idle and not in trouble: forgotten (it starts again at START_LIMIT, soon earned back).
+    // Idle and not in trouble: forgotten (it starts again at the limit it earned: #earned).
     if (held === 0 && state.limit >= this.#start) {
       this.#forget(endpointId);
       return true;
@@ -291,6 +299,8 @@ export class Slots {
   }
 
   #forget(endpointId: string): void {
+    const state = this.#endpoints.get(endpointId);
+    if (state) this.#earned.set(endpointId, state.limit);
     this.#endpoints.delete(endpointId);
     const i = this.#order.indexOf(endpointId);
     if (i >= 0) this.#order.splice(i, 1);

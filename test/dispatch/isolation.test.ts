@@ -133,6 +133,28 @@ describe("adaptive per-endpoint limit", () => {
     expect(slots.limitOf("ep_hung")).toBe(START_LIMIT / 2);
   });
 
+  test("an endpoint that goes idle keeps the limit it earned: its next burst does not start again at START_LIMIT", () => {
+    const slots = new Slots({ concurrency: 1024, endpointConcurrency: 64 });
+    const burst = (tag: string, n: number) =>
+      Array.from({ length: n }, (_, i) => delivery(`${tag}_${i}`, "ep_ok"));
+    slots.add(burst("a", 200), Number.MAX_SAFE_INTEGER);
+    let now = 0;
+    startAll(slots, now);
+    // Answers earn it its whole limit; then everything is answered and it has nothing left (idle).
+    while (slots.inFlightAt("ep_ok") > 0) {
+      now += 10;
+      for (let i = slots.inFlightAt("ep_ok"); i > 0; i--) slots.finished("ep_ok", now - 10, false, now);
+      startAll(slots, now);
+    }
+    expect(slots.readyAt("ep_ok")).toBe(0);
+    // The next burst starts as many as it had earned, not START_LIMIT.
+    slots.add(burst("b", 200), Number.MAX_SAFE_INTEGER);
+    expect(startAll(slots, now)).toHaveLength(64);
+    // Trouble still halves it (and what it is forgotten with is what it starts from next time).
+    for (let i = 0; i < 64; i++) slots.finished("ep_ok", now, true, now + 1);
+    expect(slots.limitOf("ep_ok")).toBe(32);
+  });
+
   test("with the default limits, eight receivers that never answer leave a healthy endpoint its whole limit", () => {
     const { concurrency, endpointConcurrency } = loadConfig({ OUTBOXD_ADMIN_TOKEN: "x".repeat(32) });
     const slots = new Slots({ concurrency, endpointConcurrency });
