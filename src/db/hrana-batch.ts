@@ -17,6 +17,7 @@
 // Integers travel as Hrana integers (@libsql/client sends every JS number as a float, which
 // SQLite then stores by the column's affinity); rows come back as plain objects by column name,
 // as the engine driver gives them.
+import { memoized } from "../lib/memo.ts";
 
 /** A statement of a batch: its SQL and named arguments (op.ts Args). */
 export interface BatchStatement {
@@ -337,24 +338,13 @@ function wireStatement(statement: WireStatement, sqlId: number | undefined): unk
   return named.length > 0 ? { ...text, named_args: named } : text;
 }
 
-/** SQL texts rewritten so far (a few dozen in practice; started over past the cap). */
-const numbered = new Map<string, { sql: string; names: string[] } | null>();
-const MAX_NUMBERED = 2_000;
-
 /**
  * The SQL with each `:name` parameter as `?N` (the same name, the same number), and the names in
  * number order; null when the text has parameters of another form (`?`, `@name`, `$name`), which
- * are then sent by name. Quoted strings and identifiers and comments are left as they are.
+ * are then sent by name. Quoted strings and identifiers and comments are left as they are. Each
+ * text rewritten once (a few dozen in practice).
  */
-export function numberedParameters(sql: string): { sql: string; names: string[] } | null {
-  let known = numbered.get(sql);
-  if (known === undefined) {
-    known = numberParameters(sql);
-    if (numbered.size >= MAX_NUMBERED) numbered.clear();
-    numbered.set(sql, known);
-  }
-  return known;
-}
+export const numberedParameters = memoized(numberParameters, 2_000);
 
 function numberParameters(sql: string): { sql: string; names: string[] } | null {
   const names: string[] = [];

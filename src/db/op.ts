@@ -3,6 +3,7 @@
 // statements without leaving the event loop turn, the client driver by awaiting
 // @libsql/client. This keeps the logic of every operation in one place for both drivers,
 // and sidesteps drizzle's trap where an async callback on a synchronous engine commits early.
+import { memoized } from "../lib/memo.ts";
 
 export type Args = Record<string, string | number | null>;
 export type Row = Record<string, unknown>;
@@ -86,32 +87,27 @@ export function* allBatchShared<R = Row>(table: string, sql: string, args: Args 
   return (yield { sql, args, kind: "all", batchShared: { table } }) as R[];
 }
 
-/** writesTable's answers per table and statement text (it runs after every statement of a group). */
-const writeAnswers = new Map<string, { pattern: RegExp; answers: Map<string, boolean> }>();
-/** Statement texts are the code's own, a bounded set; this bounds the memo anyway. */
-const MAX_REMEMBERED = 4096;
+/**
+ * writesTable's answers per table and statement text (it runs after every statement of a group).
+ * Statement texts are the code's own, a bounded set; the memo's cap bounds it anyway.
+ */
+const writeAnswers = new Map<string, (sql: string) => boolean>();
 
 /**
  * Whether `sql` may write `table` (INSERT INTO, UPDATE, DELETE FROM, REPLACE INTO it, anywhere
  * in the statement, so a CTE before the UPDATE counts too). Errs on the side of yes.
  */
 export function writesTable(sql: string, table: string): boolean {
-  let memo = writeAnswers.get(table);
-  if (!memo) {
+  let writes = writeAnswers.get(table);
+  if (!writes) {
     const pattern = new RegExp(
       `\\b(?:INSERT(?:\\s+OR\\s+\\w+)?\\s+INTO|REPLACE\\s+INTO|UPDATE(?:\\s+OR\\s+\\w+)?|DELETE\\s+FROM)\\s+["\\x60\\[]?${table}\\b`,
       "i",
     );
-    memo = { pattern, answers: new Map() };
-    writeAnswers.set(table, memo);
+    writes = memoized((text: string) => pattern.test(text), 4096);
+    writeAnswers.set(table, writes);
   }
-  let answer = memo.answers.get(sql);
-  if (answer === undefined) {
-    answer = memo.pattern.test(sql);
-    if (memo.answers.size >= MAX_REMEMBERED) memo.answers.clear();
-    memo.answers.set(sql, answer);
-  }
-  return answer;
+  return writes(sql);
 }
 
 export function* get<R = Row>(sql: string, args: Args = {}): Op<R | undefined> {

@@ -28,10 +28,11 @@ import type { HeadLease, HeadLeases, LeasedHead } from "../deliveries/enqueue.ts
 import { expireAllDeadlines } from "../deliveries/expire.ts";
 import type { PromotedHead } from "../deliveries/heads.ts";
 import { pruneAll } from "../deliveries/retention.ts";
-import type { SecretBox } from "../endpoints/secrets.ts";
+import type { SecretBox, StoredSecret } from "../endpoints/secrets.ts";
 import { activeSecrets } from "../endpoints/secrets.ts";
 import type { Resolver } from "../endpoints/url-guard.ts";
 import { failpoint } from "../failpoints.ts";
+import { memoized } from "../lib/memo.ts";
 import type { Clock } from "../lib/time.ts";
 import type { Logger } from "../ops/log.ts";
 import type { Tracing } from "../ops/tracing.ts";
@@ -40,7 +41,6 @@ import { CompletionQueue, type PendingCompletion } from "./completions.ts";
 import { decide } from "./decide.ts";
 import { type HintedDelivery, Hints } from "./hints.ts";
 import { KnownEndpoints } from "./known-endpoints.ts";
-import { OpenedSecrets } from "./opened-secrets.ts";
 import { type EndpointToSend, type EventToSend, loadSendContext, type SendContext } from "./send-context.ts";
 import { SendWorker, sendWorkerSupported } from "./send-worker.ts";
 import { type SendOutcome, sendWebhook, type WebhookMessage } from "./sender.ts";
@@ -170,7 +170,13 @@ export class Dispatcher extends EventEmitter {
   #lastPruneAt = 0;
   /** The webhook requests' thread (send-worker.ts); null: this one. */
   readonly #sendWorker: SendWorker | null;
-  readonly #secrets: OpenedSecrets;
+  /**
+   * An endpoint's stored secrets, opened once per stored text rather than at every send: opening
+   * parses (and, with OUTBOXD_MASTER_KEY, decrypts) the list, and a backlog sends thousands per
+   * second to a few endpoints. Keyed by the text itself, so a rotation (a new text) is opened anew;
+   * which of the secrets still sign is decided at each send. A text that fails to open is not kept.
+   */
+  readonly #openSecrets: (stored: string) => StoredSecret[];
 
   constructor(deps: DispatcherDeps) {
     super();
@@ -180,7 +186,7 @@ export class Dispatcher extends EventEmitter {
     this.#sendWorker =
       deps.config.sendThread !== "main" && sendWorkerSupported() ? new SendWorker(deps.logger) : null;
     this.#slots = new Slots(deps.config);
-    this.#secrets = new OpenedSecrets(deps.secretBox);
+    this.#openSecrets = memoized((stored: string) => deps.secretBox.open(stored), 1024);
     this.#attemptLog = new AttemptLog(deps.logger);
     this.#completions = new CompletionQueue<AttemptEvent>({
       // Functions, not operations: the remote write path may run them again (remote-writer.ts).
@@ -665,7 +671,7 @@ export class Dispatcher extends EventEmitter {
     if (!event || !endpoint) return failed("endpoint or event no longer exists");
     let secrets: string[];
     try {
-      secrets = activeSecrets(this.#secrets.open(endpoint.secrets), startedAt);
+      secrets = activeSecrets(this.#openSecrets(endpoint.secrets), startedAt);
     } catch (error) {
       // E.g. another OUTBOXD_MASTER_KEY. A throw here used to leave the row leased, re-claimed
       // each time the lease ran out, with nothing in last_error or the attempt log.

@@ -1,20 +1,13 @@
 // Standard Webhooks signatures (DESIGN §4): HMAC-SHA256 over `<id>.<timestamp>.<body>` with the
 // base64-decoded bytes of each `whsec_` secret, one `v1,<base64>` entry per active secret.
 import { createHmac } from "node:crypto";
+import { memoized } from "../lib/memo.ts";
 
 /** Each secret's key bytes, decoded once (a send signs with the same few secrets thousands of times). */
-const keys = new Map<string, Buffer>();
-const MAX_KEYS = 1024;
-
-function keyOf(secret: string): Buffer {
-  let key = keys.get(secret);
-  if (key === undefined) {
-    key = Buffer.from(secret.startsWith("whsec_") ? secret.slice(6) : secret, "base64");
-    if (keys.size >= MAX_KEYS) keys.clear();
-    keys.set(secret, key);
-  }
-  return key;
-}
+const keyOf = memoized(
+  (secret: string) => Buffer.from(secret.startsWith("whsec_") ? secret.slice(6) : secret, "base64"),
+  1024,
+);
 
 export function signatureHeader(
   secrets: readonly string[],

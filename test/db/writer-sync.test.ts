@@ -63,13 +63,19 @@ function* insert(k: string): Op<number> {
 
 const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
 
-test("durable writes queued during a running sync commit together in one transaction once it ends", async () => {
+/** A writer on the gated driver whose first durable write has committed and waits for its sync. */
+async function firstWriteSyncing() {
   const g = gated(driver);
   const writer = new Writer(g.driver);
   await writer.write(run("CREATE TABLE scratch (k TEXT PRIMARY KEY)"));
   g.holdNext();
   const first = writer.write(insert("first"));
   await waitFor("the first transaction to commit", () => g.state.transactions === 2);
+  return { g, writer, first };
+}
+
+test("durable writes queued during a running sync commit together in one transaction once it ends", async () => {
+  const { g, writer, first } = await firstWriteSyncing();
   // Requests arriving one by one while the sync runs: each in a turn of the event loop of its own.
   const later: Promise<number>[] = [];
   for (let i = 0; i < 5; i++) {
@@ -87,12 +93,7 @@ test("durable writes queued during a running sync commit together in one transac
 });
 
 test("bookkeeping (not durable) is not held behind a running sync", async () => {
-  const g = gated(driver);
-  const writer = new Writer(g.driver);
-  await writer.write(run("CREATE TABLE scratch (k TEXT PRIMARY KEY)"));
-  g.holdNext();
-  const first = writer.write(insert("first"));
-  await waitFor("the first transaction to commit", () => g.state.transactions === 2);
+  const { g, writer, first } = await firstWriteSyncing();
   const bookkeeping = writer.write(insert("bookkeeping"), { durable: false });
   await waitFor(
     "the bookkeeping transaction to commit while the sync runs",
