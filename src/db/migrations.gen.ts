@@ -181,5 +181,16 @@ export const migrations: EmbeddedMigration[] = [
     "statements": [
       "DROP INDEX `deliveries_ready`;"
     ]
+  },
+  {
+    "tag": "0015_heads_by_queue",
+    "when": 1796183019418,
+    "hash": "507366c1b9b931a3141d13cfaf7e9e444e0b64cda2d72bcc1f2677a428fe59e7",
+    "statements": [
+      "DROP INDEX `deliveries_queue`;",
+      "DROP INDEX `deliveries_deadline`;",
+      "CREATE INDEX `deliveries_heads` ON `deliveries` (`endpoint_id`,`aggregate`) WHERE status = 'pending' AND is_head = 1;",
+      "CREATE INDEX `deliveries_deadline` ON `deliveries` (`endpoint_id`,`deliver_by`) WHERE status = 'pending';"
+    ]
   }
 ];

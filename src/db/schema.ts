@@ -109,8 +109,16 @@ export const deliveries = sqliteTable(
     index("deliveries_endpoint_ready")
       .on(t.endpointId, t.nextAttemptAt)
       .where(sql`status = 'pending' AND is_head = 1`),
-    index("deliveries_queue").on(t.endpointId, t.aggregate, t.sequence).where(sql`status = 'pending'`),
-    index("deliveries_deadline").on(t.deliverBy).where(sql`status = 'pending'`),
+    // The head of each (endpoint, aggregate) queue, by queue: whether a queue has a pending row
+    // (it has one iff it has a head), for a new delivery's head flag and a replay's. Heads only:
+    // a queue's next head is found through events(aggregate, sequence) when its head leaves
+    // (src/deliveries/heads.ts), so a waiting row enters and leaves no index of its queue. (Was
+    // deliveries_queue, every pending row by (endpoint, aggregate, sequence): a drain of 1,000
+    // aggregates wrote a leaf page of it per delivery; issue 12, session 7.)
+    index("deliveries_heads").on(t.endpointId, t.aggregate).where(sql`status = 'pending' AND is_head = 1`),
+    // Pending rows by endpoint, oldest deadline first: the sweep's expiry walks each endpoint's
+    // range; counts of an endpoint's pending rows and its dead-lettering read its range alone.
+    index("deliveries_deadline").on(t.endpointId, t.deliverBy).where(sql`status = 'pending'`),
     index("deliveries_event").on(t.eventId),
     // Dead letters are few and listed often; the rest is found through the primary key, whose
     // time-ordered ids put the newest (pending) rows first. Fewer indexes on this table make

@@ -11,7 +11,7 @@
 import { all, exec, type Op } from "../db/op.ts";
 import { type Completion, type CompletionItem, completeDeliveries, touchEndpointHealth } from "./complete.ts";
 import { recordDeliveredMany } from "./counters.ts";
-import { distinctQueues, promoteHeads } from "./heads.ts";
+import { promoteHeads } from "./heads.ts";
 import type { Delivery } from "./read.ts";
 
 export interface LeaseRef {
@@ -166,7 +166,7 @@ function* deliverAcked(endpointId: string, now: number, acks: LeaseRef[]): Op<De
      SELECT value, :now, 0, NULL, NULL, :response FROM json_each(:ids)`,
     { now, response: ACK_RESPONSE, ids: JSON.stringify(rows.map((r) => r.id)) },
   );
-  yield* promoteHeads(distinctQueues(rows.map((r) => ({ endpointId, aggregate: r.aggregate }))));
+  yield* promoteHeads(rows.map((r) => r.id));
   yield* recordDeliveredMany(rows.map((r) => ({ endpointId, at: now, latencyMs: now - r.availableAt })));
   yield* touchEndpointHealth(endpointId, { kind: "delivered", at: now, latencyMs: 0 });
   return rows;

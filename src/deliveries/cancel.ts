@@ -7,7 +7,7 @@
 // row becomes the head (heads.ts promoteHeads), in the same transaction.
 import { all, get, type Op } from "../db/op.ts";
 import { DEAD_LETTER_SET, type DeadReason } from "./dead-letter.ts";
-import { promoteHeads, type Queue, RETURNING_QUEUE } from "./heads.ts";
+import { promoteHeads } from "./heads.ts";
 
 export type CancelOutcome =
   | { kind: "cancelled" }
@@ -25,12 +25,12 @@ export function* cancelDelivery(id: string, now: number): Op<CancelOutcome> {
   if (row.leaseExpiresAt !== null && row.leaseExpiresAt > now) {
     return { kind: "leased", leaseExpiresAt: row.leaseExpiresAt };
   }
-  const queues = yield* all<Queue>(
+  const rows = yield* all<{ id: string }>(
     `UPDATE deliveries SET ${DEAD_LETTER_SET}
      WHERE id = :id AND status = 'pending' AND (lease_expires_at IS NULL OR lease_expires_at <= :at)
-     ${RETURNING_QUEUE}`,
+     RETURNING id`,
     { id, at: now, reason: "cancelled" satisfies DeadReason },
   );
-  yield* promoteHeads(queues);
+  yield* promoteHeads(rows.map((row) => row.id));
   return { kind: "cancelled" };
 }

@@ -10,13 +10,17 @@
 import { all, exec, type Op, run } from "../db/op.ts";
 import { bumpDeadlineCounter, recordDelivered, recordDeliveredMany } from "./counters.ts";
 import { DEAD_LETTER_SET } from "./dead-letter.ts";
-import { distinctQueues, type PromotedHead, promoteHeads } from "./heads.ts";
+import { type PromotedHead, promoteHeads } from "./heads.ts";
 
 export interface AttemptRecord {
   deliveryId: string;
   owner: string;
   endpointId: string;
-  /** The delivery's aggregate: with endpointId, its queue, whose next head a completion promotes. */
+  /**
+   * The delivery's aggregate. Not read any more: a completion finds its queue by deliveryId
+   * (heads.ts promoteHeads). Kept this session so the op's callers need no change (issue 12,
+   * session 7, beside the writer-thread work); drop it with them.
+   */
   aggregate: string;
   startedAt: number;
   durationMs: number;
@@ -50,7 +54,7 @@ export function* completeDelivery(attempt: AttemptRecord, completion: Completion
   if (!changed) return false;
   if (completion.kind === "delivered" || completion.kind === "dead") {
     // It left pending: the next of its queue becomes the head.
-    yield* promoteHeads([{ endpointId: attempt.endpointId, aggregate: attempt.aggregate }]);
+    yield* promoteHeads([attempt.deliveryId]);
   }
   yield* touchEndpointHealth(attempt.endpointId, completion);
   return true;
@@ -139,7 +143,7 @@ export function* completeDeliveries(items: CompletionItem[]): Op<CompletedBatch>
   const left = items.filter(
     (item, i) => recorded[i] && (item.completion.kind === "delivered" || item.completion.kind === "dead"),
   );
-  const promoted = yield* promoteHeads(distinctQueues(left.map((item) => item.attempt)));
+  const promoted = yield* promoteHeads(left.map((item) => item.attempt.deliveryId));
   // Endpoint health: the latest time per endpoint and column.
   const health = new Map<string, { endpointId: string; completion: Completion }>();
   for (const [i, item] of items.entries()) {

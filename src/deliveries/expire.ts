@@ -8,24 +8,25 @@ import type { Writer } from "../db/writer.ts";
 import { type Chunked, inChunks } from "./chunks.ts";
 import { bumpDeadlineCounter } from "./counters.ts";
 import { DEAD_LETTER_SET, type DeadReason } from "./dead-letter.ts";
-import { distinctQueues, promoteHeads, type Queue, RETURNING_QUEUE } from "./heads.ts";
+import { promoteHeads } from "./heads.ts";
 
 const EXPIRE_CHUNK = 1_000;
 
 /** Expires up to `limit` rows; returns how many. */
 export function* expireDeadlines(now: number, limit = EXPIRE_CHUNK): Op<number> {
-  const queues = yield* all<Queue>(
+  const rows = yield* all<{ id: string }>(
     `UPDATE deliveries SET ${DEAD_LETTER_SET}
      WHERE id IN (
-       SELECT id FROM deliveries
-       WHERE status = 'pending' AND deliver_by <= :at AND (lease_expires_at IS NULL OR lease_expires_at <= :at)
+       SELECT d.id FROM endpoints e CROSS JOIN deliveries d INDEXED BY deliveries_deadline
+       WHERE d.endpoint_id = e.id AND d.status = 'pending' AND d.deliver_by <= :at
+         AND (d.lease_expires_at IS NULL OR d.lease_expires_at <= :at)
        LIMIT :limit)
-     ${RETURNING_QUEUE}`,
+     RETURNING id`,
     { at: now, reason: "deadline_exceeded" satisfies DeadReason, limit },
   );
-  yield* promoteHeads(distinctQueues(queues));
-  if (queues.length > 0) yield* bumpDeadlineCounter(queues.length);
-  return queues.length;
+  yield* promoteHeads(rows.map((row) => row.id));
+  if (rows.length > 0) yield* bumpDeadlineCounter(rows.length);
+  return rows.length;
 }
 
 /**

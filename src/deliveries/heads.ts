@@ -6,23 +6,43 @@
 //
 // The claim takes heads only, which is what keeps order per aggregate (n+1 waits while n is
 // pending, due or not) and what keeps a claim's cost independent of the backlog. Who keeps it:
-//   - enqueue.ts: a new row is the head iff its queue has no pending row yet (sequences only
-//     grow within an aggregate, so a later row never comes before an existing head);
-//   - complete.ts, expire.ts (rows leave pending): promoteHeads on their queues;
+//   - enqueue.ts: a new row is the head iff its queue has no head yet (a queue has a pending row
+//     iff it has a head; sequences only grow within an aggregate, so a later row never comes
+//     before an existing head);
+//   - complete.ts, expire.ts, cancel.ts, ack.ts (rows leave pending): promoteHeads on their queues;
 //   - replay.ts (rows re-enter pending, possibly older than the head): resetHeads;
 //   - dead-letter.ts deadLetterEndpoint: every pending row of the endpoint leaves, so none of
 //     its queues has a pending row left and there is no head to keep.
 // Every one of them runs in the same transaction as the change that needs it.
-import { allHinted, type Op, run } from "../db/op.ts";
+//
+// Only heads are indexed by queue (deliveries_heads): a row waiting behind its head is in no
+// index of its queue. When a head leaves, the next one is found by walking the aggregate's
+// events from the head's sequence on (events_aggregate_sequence), each event's deliveries by
+// deliveries_event, to the first still pending to that endpoint: usually the very next event.
+// Events are never deleted (an erasure keeps the row), so the walk misses no queued row. It
+// steps over events the endpoint does not take (another type) or not expanded yet (a deferred
+// fan-out: then no later event of the aggregate has deliveries either, enqueue.ts); each such
+// event is stepped over at most once per queue, by the walk from the head before it.
+import { allHinted, exec, type Op } from "../db/op.ts";
 
 export interface Queue {
   endpointId: string;
   aggregate: string;
 }
 
-/** For a new delivery: 1 if its queue has no pending delivery yet (it is then the head). */
-export const IS_FIRST_IN_QUEUE = `NOT EXISTS (SELECT 1 FROM deliveries q
-  WHERE q.status = 'pending' AND q.endpoint_id = :endpointId AND q.aggregate = :aggregate)`;
+/** A row of a queue: which queue, and where in it (what RETURNING_QUEUE returns). */
+export interface QueuedRow extends Queue {
+  id: string;
+  sequence: number;
+}
+
+/** For a new delivery: 1 if its queue has no pending row yet (it has no head), when the new row is the head. */
+export const IS_FIRST_IN_QUEUE = `NOT EXISTS (SELECT 1 FROM deliveries q INDEXED BY deliveries_heads
+  WHERE q.endpoint_id = :endpointId AND q.aggregate = :aggregate AND q.status = 'pending' AND q.is_head = 1)`;
+
+/** Whether the queue of row `q` (q.endpointId, q.aggregate) has a head. */
+const HAS_HEAD = `EXISTS (SELECT 1 FROM deliveries h INDEXED BY deliveries_heads
+  WHERE h.endpoint_id = q.endpointId AND h.aggregate = q.aggregate AND h.status = 'pending' AND h.is_head = 1)`;
 
 /** A delivery that became the head of its queue. */
 export interface PromotedHead {
@@ -31,51 +51,71 @@ export interface PromotedHead {
 }
 
 /**
- * After deliveries left `pending` (delivered, dead): the queue's lowest pending sequence, if any,
- * becomes its head. Cheap: every other pending row of the queue is already 0. One statement for
- * all the queues (a completion batch promotes hundreds at once). Returns the new heads (the
- * dispatcher claims them by id: claim.ts claimDeliveriesById); the remote write path answers
- * none (op.ts Statement.hint), and its dispatcher finds them by its scan.
+ * After deliveries left `pending` (delivered, dead; their ids): each of their queues that has no
+ * head now gets its lowest pending row as the head, found after the lowest sequence that left
+ * (every pending row of a queue comes after its head). A queue whose head did not leave (a later
+ * row expired or was cancelled) keeps it. One statement for all the queues (a completion batch
+ * promotes hundreds at once). Returns the new heads (the dispatcher claims them by id: claim.ts
+ * claimDeliveriesById); the remote write path answers none (op.ts Statement.hint), and its
+ * dispatcher finds them by its scan.
  */
-export function* promoteHeads(queues: Iterable<Queue>): Op<PromotedHead[]> {
-  const list = [...queues];
-  if (list.length === 0) return [];
+export function* promoteHeads(left: Iterable<string>): Op<PromotedHead[]> {
+  const ids = [...left];
+  if (ids.length === 0) return [];
   return yield* allHinted<PromotedHead>(
-    `UPDATE deliveries SET is_head = 1
+    `WITH q AS (
+       SELECT l.endpoint_id AS endpointId, l.aggregate, min(l.sequence) AS after
+       FROM deliveries l WHERE l.id IN (SELECT value FROM json_each(:ids))
+       GROUP BY l.endpoint_id, l.aggregate)
+     UPDATE deliveries SET is_head = 1
      WHERE id IN (
-       SELECT (SELECT p.id FROM deliveries p
-               WHERE p.status = 'pending' AND p.endpoint_id = q.value ->> 0
-                 AND p.aggregate = q.value ->> 1
-               ORDER BY p.sequence LIMIT 1)
-       FROM json_each(:queues) q)
-       AND is_head = 0
+       SELECT (SELECT d.id FROM events e CROSS JOIN deliveries d INDEXED BY deliveries_event
+               WHERE e.aggregate = q.aggregate AND e.sequence > q.after
+                 AND d.event_id = e.id AND d.endpoint_id = q.endpointId AND d.status = 'pending'
+               ORDER BY e.sequence LIMIT 1)
+       FROM q WHERE NOT ${HAS_HEAD})
      RETURNING id, endpoint_id AS endpointId`,
-    { queues: JSON.stringify(list.map((q) => [q.endpointId, q.aggregate])) },
+    { ids: JSON.stringify(ids) },
   );
 }
 
 /**
- * After deliveries re-entered `pending` out of order (a replay of an older event): recomputes
- * the head of each queue from scratch.
+ * After deliveries re-entered `pending` with is_head = 0 (a replay, of events possibly older
+ * than their queue's head): per queue, the lowest of them becomes the head unless the queue's
+ * head comes before it; a head that comes after it stops being one.
  */
-export function* resetHeads(queues: Iterable<Queue>): Op<void> {
-  for (const queue of queues) {
-    yield* run(
-      `UPDATE deliveries SET is_head = (sequence = (
-         SELECT min(p.sequence) FROM deliveries p
-         WHERE p.status = 'pending' AND p.endpoint_id = :endpointId AND p.aggregate = :aggregate))
-       WHERE status = 'pending' AND endpoint_id = :endpointId AND aggregate = :aggregate`,
-      { endpointId: queue.endpointId, aggregate: queue.aggregate },
-    );
-  }
+export function* resetHeads(reentered: Iterable<QueuedRow>): Op<void> {
+  const queues = lowestPerQueue(reentered);
+  if (queues.length === 0) return;
+  const args = { queues: JSON.stringify(queues.map((q) => [q.endpointId, q.aggregate, q.sequence, q.id])) };
+  yield* exec(
+    `UPDATE deliveries INDEXED BY deliveries_heads SET is_head = 0
+     FROM (SELECT value ->> 0 AS endpointId, value ->> 1 AS aggregate, value ->> 2 AS sequence
+           FROM json_each(:queues)) AS q
+     WHERE deliveries.endpoint_id = q.endpointId AND deliveries.aggregate = q.aggregate
+       AND deliveries.status = 'pending' AND deliveries.is_head = 1 AND deliveries.sequence > q.sequence`,
+    args,
+  );
+  yield* exec(
+    `UPDATE deliveries SET is_head = 1
+     WHERE id IN (
+       SELECT q.id FROM (SELECT value ->> 0 AS endpointId, value ->> 1 AS aggregate, value ->> 3 AS id
+                         FROM json_each(:queues)) AS q
+       WHERE NOT ${HAS_HEAD})`,
+    args,
+  );
 }
 
-/** What an UPDATE … RETURNING must return for its queues to be kept (see distinctQueues). */
-export const RETURNING_QUEUE = "RETURNING endpoint_id AS endpointId, aggregate";
+/** What an UPDATE … RETURNING must return for its queues to be kept (QueuedRow). */
+export const RETURNING_QUEUE = "RETURNING id, endpoint_id AS endpointId, aggregate, sequence";
 
-/** The distinct queues of some rows (RETURNING_QUEUE). */
-export function distinctQueues(rows: Queue[]): Queue[] {
-  const seen = new Map<string, Queue>();
-  for (const row of rows) seen.set(`${row.endpointId}\u0000${row.aggregate}`, row);
-  return [...seen.values()];
+/** Of some rows, the one with the lowest sequence of each queue. */
+function lowestPerQueue(rows: Iterable<QueuedRow>): QueuedRow[] {
+  const lowest = new Map<string, QueuedRow>();
+  for (const row of rows) {
+    const key = `${row.endpointId}\u0000${row.aggregate}`;
+    const seen = lowest.get(key);
+    if (!seen || row.sequence < seen.sequence) lowest.set(key, row);
+  }
+  return [...lowest.values()];
 }

@@ -6,9 +6,10 @@
 import { all, get, type Op } from "../db/op.ts";
 import type { Writer } from "../db/writer.ts";
 import { type Chunked, inChunks } from "./chunks.ts";
-import { distinctQueues, type Queue, RETURNING_QUEUE, resetHeads } from "./heads.ts";
+import { type QueuedRow, RETURNING_QUEUE, resetHeads } from "./heads.ts";
 
-const REPLAY_SET = `status = 'pending', attempt_count = 0, next_attempt_at = :now, available_at = :now,
+// is_head = 0: resetHeads decides which of them, if any, heads its queue.
+const REPLAY_SET = `status = 'pending', is_head = 0, attempt_count = 0, next_attempt_at = :now, available_at = :now,
   deliver_by = :deliverBy, dead_reason = NULL, dead_at = NULL, lease_owner = NULL, lease_expires_at = NULL`;
 
 const REPLAY_CHUNK = 500;
@@ -24,11 +25,11 @@ export function* replayDelivery(id: string, now: number, deliverBy: number): Op<
   if (!row) return "not_found";
   if (row.status !== "dead") return "not_dead";
   if (!row.endpointExists) return "endpoint_deleted";
-  const queues = yield* all<Queue>(
+  const rows = yield* all<QueuedRow>(
     `UPDATE deliveries SET ${REPLAY_SET} WHERE id = :id AND status = 'dead' ${RETURNING_QUEUE}`,
     { id, now, deliverBy },
   );
-  yield* resetHeads(queues);
+  yield* resetHeads(rows);
   return "replayed";
 }
 
@@ -57,14 +58,14 @@ function replayArgs(filter: ReplayFilter, now: number) {
 
 /** Replays up to `limit` dead deliveries matching the filter; returns how many. */
 export function* replayDead(filter: ReplayFilter, now: number, deliverBy: number, limit: number): Op<number> {
-  const queues = yield* all<Queue>(
+  const rows = yield* all<QueuedRow>(
     `UPDATE deliveries SET ${REPLAY_SET}
      WHERE id IN (SELECT d.id FROM deliveries d WHERE ${REPLAYABLE} LIMIT :limit)
      ${RETURNING_QUEUE}`,
     { ...replayArgs(filter, now), deliverBy, limit },
   );
-  yield* resetHeads(distinctQueues(queues));
-  return queues.length;
+  yield* resetHeads(rows);
+  return rows.length;
 }
 
 /** How many dead deliveries a replay with this filter would take (for progress). */

@@ -6,6 +6,7 @@ import { join } from "node:path";
 import { createOutboxd, type Outboxd } from "../../src/app.ts";
 import { loadConfig } from "../../src/config.ts";
 import { all, run } from "../../src/db/op.ts";
+import { cancelDelivery } from "../../src/deliveries/cancel.ts";
 import { claimDeliveries } from "../../src/deliveries/claim.ts";
 import { completeDelivery } from "../../src/deliveries/complete.ts";
 import { expireDeadlines } from "../../src/deliveries/expire.ts";
@@ -158,4 +159,79 @@ test("heads stay the lowest pending sequence through commits, deliveries, deadli
   );
   await expectHeadsConsistent(o);
   expect(endpoints).toHaveLength(2);
+});
+
+test("a queue's next head is found past events its endpoint does not take and rows that left behind the head", async () => {
+  const o = await setup();
+  const some = await post(o, "/v1/endpoints", { url: "http://127.0.0.1:9/a", eventTypes: ["t.a"] });
+  const every = await post(o, "/v1/endpoints", { url: "http://127.0.0.1:9/b" });
+  // One aggregate, 24 events; `some` takes every third (t.a), `every` takes them all.
+  await post(o, "/v1/commits", {
+    events: Array.from({ length: 24 }, (_, i) => ({
+      type: i % 3 === 0 ? "t.a" : "t.b",
+      aggregate: "agg",
+      payload: { i },
+    })),
+  });
+  await expectHeadsConsistent(o);
+  const pendingOf = async (endpointId: string) =>
+    (await rows(o)).filter((r) => r.endpointId === endpointId && r.status === "pending");
+
+  // Rows behind the head leave first (a cancel, a deadline): the head stays where it is.
+  const [head, second, third] = await pendingOf(every.id);
+  if (!head || !second || !third) throw new Error("expected pending rows of `every`");
+  expect(await o.db.writer.write(cancelDelivery(second.id, Date.now()))).toEqual({ kind: "cancelled" });
+  await o.db.writer.write(run("UPDATE deliveries SET deliver_by = 1 WHERE id = :id", { id: third.id }));
+  expect(await o.db.writer.write(expireDeadlines(Date.now()))).toBe(1);
+  await expectHeadsConsistent(o);
+  expect((await rows(o)).find((r) => r.id === head.id)?.isHead).toBe(1);
+
+  // Deliver everything, one claim and completion at a time: each endpoint gets its events in order.
+  const sent = new Map<string, number[]>();
+  for (;;) {
+    const claimed = await o.db.writer.write(
+      claimDeliveries({
+        owner: "t2",
+        now: Date.now(),
+        leaseMs: 60_000,
+        limit: 100,
+        endpointRoom: {},
+        endpointLimit: 100,
+      }),
+    );
+    if (claimed.length === 0) break;
+    for (const c of claimed) {
+      sent.set(c.endpointId, [...(sent.get(c.endpointId) ?? []), c.sequence]);
+      const at = Date.now();
+      await o.db.writer.write(
+        completeDelivery(
+          {
+            deliveryId: c.id,
+            owner: "t2",
+            endpointId: c.endpointId,
+            aggregate: c.aggregate,
+            startedAt: at,
+            durationMs: 1,
+            statusCode: 200,
+            error: null,
+            responsePrefix: null,
+          },
+          { kind: "delivered", at, latencyMs: 0 },
+        ),
+      );
+      await expectHeadsConsistent(o);
+    }
+  }
+  expect(sent.get(some.id)).toEqual([1, 4, 7, 10, 13, 16, 19, 22]);
+  expect(sent.get(every.id)).toEqual(
+    Array.from({ length: 24 }, (_, i) => i + 1).filter((n) => n !== second.sequence && n !== third.sequence),
+  );
+  expect(await pendingOf(every.id)).toEqual([]);
+
+  // A replay of the two that died behind the head: the older one heads the queue again.
+  expect(
+    await o.db.writer.write(replayDead({ endpoint: every.id }, Date.now() + 1, Date.now() + 60_000, 10)),
+  ).toBe(2);
+  await expectHeadsConsistent(o);
+  expect((await rows(o)).find((r) => r.id === second.id)?.isHead).toBe(1);
 });

@@ -1,0 +1,112 @@
+// The drain's SQL alone, in process (no HTTP, no receiver, no send worker): a backlog over 1,000
+// aggregates (bench/scenarios/delivery.ts prefill) completed as delivered, GROUP at a time, each
+// batch's promoted heads claimed by id and their events read in the same transaction, as the
+// dispatcher's completeAndClaim does, with up to 64 leased at a time as its slots are. Prints the
+// main thread's CPU per delivery: a steadier figure than drain.ts's for comparing the delivery
+// rows' SQL (issue 12, session 7: the heads-only index). ROOT=other checkout: its SQL and schema.
+//   [ROOT=/path] bun bench/probe/drain-sql.ts [total=30000] [group=64]
+import { readFileSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import { REPO, tempDir } from "../lib.ts";
+
+const root = process.env.ROOT ?? REPO;
+const total = Number(process.argv[2] ?? 30000);
+const group = Number(process.argv[3] ?? 64);
+const AGGREGATES = 1000;
+const IN_FLIGHT = 64;
+
+const { prefill } = await import(join(root, "bench/scenarios/delivery.ts"));
+const { loadConfig } = await import(join(root, "src/config.ts"));
+const { openDatabase } = await import(join(root, "src/db/open.ts"));
+const { all } = await import(join(root, "src/db/op.ts"));
+const { claimDeliveries, claimDeliveriesById } = await import(join(root, "src/deliveries/claim.ts"));
+const { completeDeliveries } = await import(join(root, "src/deliveries/complete.ts"));
+
+interface Leased {
+  id: string;
+  endpointId: string;
+  aggregate: string;
+  sequence: number;
+}
+
+const dir = tempDir("outboxd-probe-drain-sql-");
+await prefill(dir, { url: "http://127.0.0.1:9/never", secret: `whsec_${"a".repeat(32)}` }, total, AGGREGATES);
+const db = await openDatabase(
+  loadConfig({
+    OUTBOXD_DATABASE_URL: `file:${join(dir, "outboxd.db")}`,
+    OUTBOXD_ADMIN_TOKEN: "x".repeat(32),
+  }),
+);
+const OWNER = "probe";
+const lease = () => ({ owner: OWNER, now: Date.now(), leaseMs: 600_000 });
+const eventsOf = (rows: Leased[]) =>
+  all(
+    `SELECT id, type, aggregate, sequence, payload, occurred_at AS occurredAt, traceparent FROM events
+     WHERE id IN (SELECT value FROM json_each(:ids))`,
+    { ids: JSON.stringify(rows.map((r) => (r as Leased & { eventId: string }).eventId)) },
+  );
+
+let leased: Leased[] = await db.writer.write(
+  claimDeliveries({ ...lease(), limit: IN_FLIGHT, endpointRoom: {}, endpointLimit: IN_FLIGHT }),
+);
+/** Bytes this process has written (WAL frames, mostly): how many pages the drain dirties. */
+const written = () => Number(/wchar: (\d+)/.exec(readFileSync("/proc/self/io", "utf8"))?.[1]);
+let delivered = 0;
+const writtenBefore = written();
+const started = process.threadCpuUsage();
+const wallStarted = performance.now();
+while (leased.length > 0) {
+  const batch = leased.slice(0, group);
+  const rest = leased.slice(group);
+  const now = Date.now();
+  const claimed: Leased[] = await db.writer.write(function* () {
+    const { promoted } = yield* completeDeliveries(
+      batch.map((d) => ({
+        attempt: {
+          deliveryId: d.id,
+          owner: OWNER,
+          endpointId: d.endpointId,
+          aggregate: d.aggregate,
+          startedAt: now,
+          durationMs: 1,
+          statusCode: 200,
+          error: null,
+          responsePrefix: null,
+        },
+        completion: { kind: "delivered", at: now, latencyMs: 1 },
+      })),
+    );
+    const ids = (promoted as { id: string }[]).map((p) => p.id);
+    const rows: Leased[] = yield* claimDeliveriesById({ ...lease(), ids });
+    yield* eventsOf(rows);
+    return rows;
+  });
+  delivered += batch.length;
+  leased = [...rest, ...claimed];
+  if (leased.length < IN_FLIGHT / 2) {
+    const more: Leased[] = await db.writer.write(
+      claimDeliveries({
+        ...lease(),
+        limit: IN_FLIGHT - leased.length,
+        endpointRoom: {},
+        endpointLimit: IN_FLIGHT,
+      }),
+    );
+    leased = [...leased, ...more];
+  }
+}
+const cpu = process.threadCpuUsage(started);
+const seconds = (performance.now() - wallStarted) / 1000;
+console.log(
+  JSON.stringify({
+    root,
+    total,
+    delivered,
+    group,
+    mainUsPerDelivery: +((cpu.user + cpu.system) / delivered).toFixed(1),
+    perSecond: Math.round(delivered / seconds),
+    bytesWrittenPerDelivery: Math.round((written() - writtenBefore) / delivered),
+  }),
+);
+await db.close();
+rmSync(dir, { recursive: true, force: true });
