@@ -3,10 +3,13 @@
 // batch's promoted heads claimed by id and their events read in the same transaction, as the
 // dispatcher's completeAndClaim does, with up to 64 leased at a time as its slots are. Prints the
 // main thread's CPU per delivery: a steadier figure than drain.ts's for comparing the delivery
-// rows' SQL (issue 12, session 7: the heads-only index). ROOT=other checkout: its SQL and schema.
+// rows' SQL (issue 12, session 7: the heads-only index). Also the pages each of the last drain
+// transactions wrote to the WAL, by b-tree (its frame headers, mapped through dbstat): where
+// the index maintenance goes. ROOT=other checkout: its SQL and schema.
 //   [ROOT=/path] bun bench/probe/drain-sql.ts [total=30000] [group=64]
 import { readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
+import Database from "libsql";
 import { REPO, tempDir } from "../lib.ts";
 
 const root = process.env.ROOT ?? REPO;
@@ -52,6 +55,7 @@ let leased: Leased[] = await db.writer.write(
 /** Bytes this process has written (WAL frames, mostly): how many pages the drain dirties. */
 const written = () => Number(/wchar: (\d+)/.exec(readFileSync("/proc/self/io", "utf8"))?.[1]);
 let delivered = 0;
+let halfway: Record<string, number> | null = null;
 const writtenBefore = written();
 const started = process.threadCpuUsage();
 const wallStarted = performance.now();
@@ -82,6 +86,8 @@ while (leased.length > 0) {
     return rows;
   });
   delivered += batch.length;
+  // Mid-drain, when every queue still has rows behind its head.
+  if (!halfway && delivered >= total / 2) halfway = walFramesByTree(join(dir, "outboxd.db"), 5);
   leased = [...rest, ...claimed];
   if (leased.length < IN_FLIGHT / 2) {
     const more: Leased[] = await db.writer.write(
@@ -108,5 +114,43 @@ console.log(
     bytesWrittenPerDelivery: Math.round((written() - writtenBefore) / delivered),
   }),
 );
+console.log(JSON.stringify({ walFramesPerTransactionHalfway: halfway }));
 await db.close();
 rmSync(dir, { recursive: true, force: true });
+
+/** The WAL frames of its last `count` transactions, per transaction and b-tree. */
+function walFramesByTree(file: string, count: number): Record<string, number> {
+  const wal = readFileSync(`${file}-wal`);
+  const pageSize = wal.readUInt32BE(8);
+  const salt = [wal.readUInt32BE(16), wal.readUInt32BE(20)];
+  const transactions: number[][] = [];
+  let pages: number[] = [];
+  // Frames of the WAL's current generation (its salts), a transaction ending at each commit frame.
+  for (let at = 32; at + 24 + pageSize <= wal.length; at += 24 + pageSize) {
+    if (wal.readUInt32BE(at + 8) !== salt[0] || wal.readUInt32BE(at + 12) !== salt[1]) break;
+    pages.push(wal.readUInt32BE(at));
+    if (wal.readUInt32BE(at + 4) !== 0) {
+      transactions.push(pages);
+      pages = [];
+    }
+  }
+  const raw = new Database(file, { readonly: true });
+  const tree = new Map(
+    (raw.prepare("SELECT pageno, name FROM dbstat").all() as { pageno: number; name: string }[]).map((r) => [
+      r.pageno,
+      r.name,
+    ]),
+  );
+  raw.close();
+  const last = transactions.slice(-count);
+  const frames: Record<string, number> = { all: last.flat().length / last.length };
+  for (const page of last.flat()) {
+    const name = tree.get(page) ?? "?";
+    frames[name] = (frames[name] ?? 0) + 1 / last.length;
+  }
+  return Object.fromEntries(
+    Object.entries(frames)
+      .sort((a, b) => b[1] - a[1])
+      .map(([name, n]) => [name, Math.round(n * 10) / 10]),
+  );
+}
