@@ -2,10 +2,12 @@
 // commit resolved, when it joined the slots (claimed or leased: Slots.add), when its send started
 // (Slots.next), when the main thread saw the receiver's answer (CompletionQueue.push) and when its
 // outcome was written (the "attempt" event); the writer's wait for the dispatcher's bookkeeping
-// (non-durable operations, queued → resolved); the slots' occupancy and the event loop's lag,
-// sampled every 2 ms. Written to PROBE_OUT as the process exits. It patches the checkout's own
+// (non-durable operations, queued → resolved); each wait for the WAL's fsync; the slots' occupancy and the event loop's lag,
+// sampled every 2 ms with the WAL's frames (written, checkpointed) and the JS heap's size and the JIT's compile time so far (a stall that
+// shrinks the heap was a collection; one that adds compile time, a compilation). Written to PROBE_OUT as the process exits. It patches the checkout's own
 // modules (the server's working directory), so it works on older checkouts too.
-import { writeFileSync } from "node:fs";
+import { heapSize, totalCompileTime } from "bun:jsc";
+import { openSync, readSync, writeFileSync } from "node:fs";
 
 type Method = (...args: unknown[]) => unknown;
 interface Patchable {
@@ -26,13 +28,22 @@ const Slots = await mod("src/dispatch/slots.ts", "Slots");
 const CompletionQueue = await mod("src/dispatch/completions.ts", "CompletionQueue");
 const Dispatcher = await mod("src/dispatch/dispatcher.ts", "Dispatcher");
 const Writer = await mod("src/db/writer.ts", "Writer");
+const WalSync = await mod("src/db/wal-sync.ts", "WalSync");
 const now = () => performance.now();
 
 const committed: [string, number][] = [];
 /** id, eventId, aggregate, sequence, ready, started, answered, written */
 const deliveries = new Map<string, [string, string, string, number, number, number, number, number]>();
 const bookkeeping: [number, number][] = [];
-const samples: [number, number, number, number][] = [];
+/** Each wait for the WAL's fsync (WalSync.afterCommit: asked → on disk). */
+const syncs: [number, number][] = [];
+/** The WAL's last frame and frames checkpointed (its index header, as checkpoint-worker.ts reads it), every 2 ms. */
+const wal: [number, number, number][] = [];
+const databaseFile = (process.env.OUTBOXD_DATABASE_URL ?? "").replace(/^file:/, "");
+let shm: number | null = null;
+const shmHeader = Buffer.alloc(100);
+/** at, event-loop lag, in flight, ready, JS heap MB, JIT compile ms so far: what a stall coincides with. */
+const samples: [number, number, number, number, number, number][] = [];
 const slotsSeen = new Set<{ inFlight: number; ready: number }>();
 let dispatcher: { leasedBy: Record<string, number> } | null = null;
 
@@ -87,6 +98,16 @@ Writer.prototype.write = function (this: unknown, ...args: unknown[]) {
   }
   return promise;
 };
+const afterCommit = WalSync.prototype.afterCommit as Method;
+WalSync.prototype.afterCommit = function (this: unknown, ...args: unknown[]) {
+  const at = now();
+  const promise = afterCommit.apply(this, args) as Promise<unknown>;
+  void promise.then(
+    () => syncs.push([at, now()]),
+    () => {},
+  );
+  return promise;
+};
 let last = now();
 setInterval(() => {
   const at = now();
@@ -96,7 +117,14 @@ setInterval(() => {
     inFlight += s.inFlight;
     ready += s.ready;
   }
-  samples.push([at, at - last - 2, inFlight, ready]);
+  samples.push([at, at - last - 2, inFlight, ready, heapSize() / 1e6, totalCompileTime()]);
+  try {
+    shm ??= openSync(`${databaseFile}-shm`, "r");
+    if (readSync(shm, shmHeader, 0, 100, 0) === 100)
+      wal.push([at, shmHeader.readUInt32LE(16), shmHeader.readUInt32LE(96)]);
+  } catch {
+    // Not created yet.
+  }
   last = at;
 }, 2).unref();
 process.on("exit", () => {
@@ -107,6 +135,8 @@ process.on("exit", () => {
       deliveries: [...deliveries.values()],
       bookkeeping,
       samples,
+      syncs,
+      wal,
       leasedBy: dispatcher?.leasedBy ?? null,
     }),
   );

@@ -57,7 +57,9 @@ const data = JSON.parse(await Bun.file(out).text()) as {
   committed: [string, number][];
   deliveries: [string, string, string, number, number, number, number, number][];
   bookkeeping: [number, number][];
-  samples: [number, number, number, number][];
+  samples: [number, number, number, number, number, number][];
+  syncs: [number, number][];
+  wal: [number, number, number][];
   leasedBy: Record<string, number> | null;
 };
 rmSync(outDir, { recursive: true, force: true });
@@ -76,17 +78,23 @@ const stages: Record<string, number[]> = {
   "→ outcome written": [],
   "commit→outcome written": [],
 };
+/** Per measured delivery: when it was committed and its stages, in the order of `stages`. */
+const measuredStages: { committedAt: number; stages: number[] }[] = [];
 for (const [, eventId, aggregate, sequence, ready, started, answered, w] of data.deliveries) {
   const c = committedAt.get(eventId);
   if (c === undefined || c < from || !w) continue;
   const before = written.get(`${aggregate}\u0000${sequence - 1}`) ?? 0;
   const free = Math.max(c, before);
-  stages["commit→predecessor written"]?.push(free - c);
-  stages["→ joined the slots"]?.push(Math.max(0, ready - free));
-  stages["→ send started"]?.push(started - ready);
-  stages["→ answer seen"]?.push(answered - started);
-  stages["→ outcome written"]?.push(w - answered);
-  stages["commit→outcome written"]?.push(w - c);
+  const times = [
+    free - c,
+    Math.max(0, ready - free),
+    started - ready,
+    answered - started,
+    w - answered,
+    w - c,
+  ];
+  for (const [i, xs] of Object.values(stages).entries()) xs.push(times[i] as number);
+  measuredStages.push({ committedAt: c, stages: times });
 }
 const during = data.samples.filter(([at]) => at >= from && at <= to);
 const lag = during.map(([, l]) => Math.max(0, l));
@@ -114,6 +122,55 @@ console.log(`${"writer wait (bookkeeping)".padEnd(28)} ${fmt(waits)}`);
 console.log(
   `${"event loop lag (2 ms timer)".padEnd(28)} ${fmt(lag)} sum ${(lag.reduce((a, b) => a + b, 0) / (to - from)).toFixed(2)} of the time`,
 );
+// The tail: the slowest 1% (commit → outcome written), where their time went and when they were
+// committed (ms after the measured run began): a burst at one moment points at a stall (a long
+// event-loop turn, a slow fsync), a spread at a rate the process cannot keep.
+const slowest = measuredStages
+  .sort((a, b) => (b.stages[5] as number) - (a.stages[5] as number))
+  .slice(0, Math.max(1, Math.ceil(measuredStages.length / 100)));
+const stageMeans = Object.keys(stages).map(
+  (name, i) => `${name.replace("→ ", "")} ${mean(slowest.map((d) => d.stages[i] as number)).toFixed(1)}`,
+);
+console.log(`slowest 1% (${slowest.length}), mean ms: ${stageMeans.join(", ")}`);
+const bySecond = new Map<number, number>();
+for (const d of slowest) {
+  const at = Math.floor((d.committedAt - from) / 100) * 100;
+  bySecond.set(at, (bySecond.get(at) ?? 0) + 1);
+}
+console.log(
+  `slowest 1% committed at (ms into the run: count): ${[...bySecond]
+    .sort((a, b) => a[0] - b[0])
+    .map(([at, n]) => `${at}:${n}`)
+    .join(" ")}`,
+);
+const stalls: string[] = [];
+during.forEach(([at, l, , , heap, compiled], i) => {
+  const [, , , , heapBefore, compiledBefore] = during[i - 1] ?? during[i] ?? [];
+  if (l <= 20) return;
+  const heapDelta = heap - (heapBefore ?? heap);
+  const jit = compiled - (compiledBefore ?? compiled);
+  stalls.push(
+    `${Math.round(at - l - from)}+${Math.round(l)} (heap ${heapDelta.toFixed(0)} MB, JIT ${jit.toFixed(0)} ms)`,
+  );
+});
+console.log(
+  `event loop stalls > 20 ms (start+length ms into the run, heap change, JIT compile time): ${stalls.join(" ") || "none"}`,
+);
+const syncWaits = data.syncs.filter(([at]) => at >= from && at <= to).map(([a, b]) => b - a);
+console.log(`${"WAL fsync wait".padEnd(28)} ${fmt(syncWaits)} max ${Math.max(0, ...syncWaits).toFixed(1)}`);
+const slowSyncs = data.syncs
+  .filter(([at, done]) => at >= from && at <= to && done - at > 20)
+  .map(([at, done]) => `${Math.round(at - from)}+${Math.round(done - at)}`);
+console.log(`WAL fsync waits > 20 ms (start+length, ms into the run): ${slowSyncs.join(" ") || "none"}`);
+// Checkpoints: the checkpointed count rises (the worker copied frames), the last frame falls (the WAL started over).
+const checkpoints: string[] = [];
+data.wal.forEach(([at, frames, copied], i) => {
+  const previous = data.wal[i - 1];
+  if (!previous || at < from || at > to) return;
+  if (copied > previous[2]) checkpoints.push(`${Math.round(at - from)}:copied ${copied - previous[2]}`);
+  if (frames < previous[1]) checkpoints.push(`${Math.round(at - from)}:restart`);
+});
+console.log(`WAL checkpoints (ms into the run): ${checkpoints.join(" ") || "none"}`);
 console.log(
   `slots while committing: in flight mean ${mean(during.map((s) => s[2])).toFixed(1)}, ready mean ${mean(during.map((s) => s[3])).toFixed(1)}, ` +
     `starved (in flight < 8, none ready) ${((during.filter((s) => s[2] < 8 && s[3] === 0).length / Math.max(1, during.length)) * 100).toFixed(0)}% of samples`,
