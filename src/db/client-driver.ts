@@ -88,27 +88,38 @@ export async function openClientDriver(target: ClientDriverTarget, options: Driv
     // (groups overlap, remote-writer.ts).
     batch: (statements, mode) =>
       batcher ? batcher.batch(statements, mode) : (mode === "read" ? reader : writer).batch(statements, mode),
-    async lockedBatch(first, build) {
+    async lock(reads) {
       const tx = batcher ? await batcher.transaction("write") : await beginWrite();
-      try {
-        const answer = await tx.execute(first).catch((error: unknown) => {
-          // Not a statement of the batch (see GroupConnection.lockedBatch).
-          throw Object.assign(new Error(String((error as Error)?.message ?? error)), {
+      const end = async (error: unknown) => {
+        if (!tx.closed) await tx.rollback().catch(() => undefined);
+        tx.close();
+        throw error;
+      };
+      const answers = await tx.batch(reads).catch((error: unknown) =>
+        // Not a statement of the write batch (see GroupConnection.lock).
+        end(
+          Object.assign(new Error(String((error as Error)?.message ?? error)), {
             code: (error as { code?: unknown })?.code,
             cause: error,
-          });
-        });
-        // COMMIT rides with the batch (the same statement tx.commit() would send alone): one
-        // request less, and the lock is released as the batch ends (on a server, the stream's
-        // close rides with it too: hrana-batch.ts).
-        const results = await tx.batch([...build(answer), { sql: "COMMIT", args: {} }]);
-        return results.slice(0, -1);
-      } catch (error) {
-        if (!tx.closed) await tx.rollback().catch(() => undefined);
-        throw error;
-      } finally {
-        tx.close();
-      }
+          }),
+        ),
+      );
+      return {
+        answers,
+        async commit(statements) {
+          try {
+            // COMMIT rides with the batch (the same statement tx.commit() would send alone): one
+            // request less, and the lock is released as the batch ends (on a server, the stream's
+            // close rides with it too: hrana-batch.ts).
+            const results = await tx.batch([...statements, { sql: "COMMIT", args: {} }]);
+            tx.close();
+            return results.slice(0, -1);
+          } catch (error) {
+            return end(error);
+          }
+        },
+        release: () => void end(null).catch(() => undefined),
+      };
     },
     transaction,
     reconnect,

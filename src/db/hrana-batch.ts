@@ -74,13 +74,12 @@ export interface HranaBatcher {
 
 /**
  * An interactive write transaction, shaped as @libsql/client's (client-driver.ts uses either):
- * BEGIN rides with the first statement; a batch that ends with COMMIT also closes the stream, so
- * no request is left to send after it; a stream closed with its transaction open is rolled back
- * by the server.
+ * BEGIN rides with the first request (a failed BEGIN throws without a statement index); a batch
+ * that ends with COMMIT also closes the stream, so no request is left to send after it; a stream
+ * closed with its transaction open is rolled back by the server.
  */
 export interface HranaTransaction {
   readonly closed: boolean;
-  execute(statement: BatchStatement): Promise<BatchAnswer>;
   /** The statements in order, each run only if the one before succeeded. */
   batch(statements: BatchStatement[]): Promise<BatchAnswer[]>;
   rollback(): Promise<void>;
@@ -177,21 +176,9 @@ export function hranaBatcher(url: string, authToken: string | undefined): HranaB
         get closed() {
           return closed;
         },
-        async execute(statement) {
+        async batch(statements) {
           const first = baton === null;
           const steps: unknown[] = first ? [{ stmt: { sql: "BEGIN IMMEDIATE" } }] : [];
-          chainSteps(steps, [toWire(statement)], null);
-          const { results, errors } = batchResult(await send([{ type: "batch", batch: { steps } }]), 0);
-          if (first && errors[0]) {
-            // BEGIN failed: nothing to roll back, the stream is of no further use.
-            void send([{ type: "close" }]).catch(() => undefined);
-            closed = true;
-            throw failure(errors[0]);
-          }
-          return statementAnswers(results, errors, first ? 1 : 0, 1)[0] as BatchAnswer;
-        },
-        async batch(statements) {
-          const steps: unknown[] = [];
           const wired = statements.map(toWire);
           const texts = new SqlTexts(wired, nextSqlId);
           nextSqlId += texts.stored.length;
@@ -204,7 +191,13 @@ export function hranaBatcher(url: string, authToken: string | undefined): HranaB
           ]);
           if (ends) closed = true;
           const { results, errors } = batchResult(answer, texts.stored.length);
-          return statementAnswers(results, errors, 0, statements.length);
+          if (first && errors[0]) {
+            // BEGIN failed: nothing to roll back, the stream is of no further use.
+            if (!closed) void send([{ type: "close" }]).catch(() => undefined);
+            closed = true;
+            throw failure(errors[0]);
+          }
+          return statementAnswers(results, errors, first ? 1 : 0, statements.length);
         },
         async rollback() {
           if (closed) return;

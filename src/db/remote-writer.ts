@@ -21,6 +21,9 @@
 //   - end with one write that returns rows (UPDATE … RETURNING, a claim): it runs in the batch
 //     and its rows are the operation's last answer; a write whose rows are only a hint
 //     (Statement.hint: the heads a completion promoted) may come anywhere and is answered none.
+// While machines race for the ledger's chain, a group's first reads take the write lock instead
+// (BEGIN rides with them) and its batch carries COMMIT: still 2 requests, and nothing read needs a
+// guard, since nothing can change it before that COMMIT.
 // Two operations of one group that read the same thing (same SQL, same arguments: the record,
 // the aggregate's last sequence, the idempotency key) never share a batch: the later one waits
 // for the next group, so one never overwrites what the other read. An operation that reads
@@ -36,14 +39,12 @@ export interface GroupConnection {
   /** One request: the statements as one transaction ("write") or one snapshot ("read"). */
   batch(statements: BatchStatement[], mode: "read" | "write"): Promise<BatchAnswer[]>;
   /**
-   * One write transaction in two requests: `first` (BEGIN rides with it), then the statements
-   * `build` makes from its answer, as one batch with COMMIT. A failure of `first` has no
-   * statementIndex; one of the batch has its index in the built statements. Rolled back on failure.
+   * A write transaction whose first request runs `reads` (BEGIN rides with it) and holds the
+   * write lock until `commit` sends the statements with COMMIT as one more request, or `release`
+   * rolls it back. A failure of the reads has no statementIndex; one of `commit` has its index in
+   * its statements. Rolled back on any failure.
    */
-  lockedBatch(
-    first: BatchStatement,
-    build: (answer: BatchAnswer) => BatchStatement[],
-  ): Promise<BatchAnswer[]>;
+  lock(reads: BatchStatement[]): Promise<Held>;
   /** Runs one operation alone in an interactive write transaction (the general, slower path). */
   transaction<T>(op: Op<T>): Promise<T>;
   /** Starts over on a fresh connection (after a lost connection or a failed BEGIN). */
@@ -56,12 +57,21 @@ export interface GroupConnection {
   readonly pipelines: boolean;
 }
 
+/** Groups running at once on a server (nextGroup); on a local file, 2. */
+const GROUPS_IN_FLIGHT = 2;
+/** The write lock held by a group (GroupConnection.lock), with the answers of the reads that took it. */
+export interface Held {
+  answers: BatchAnswer[];
+  commit(statements: BatchStatement[]): Promise<BatchAnswer[]>;
+  release(): void;
+}
+
 /** After this many guard failures in a row, an operation runs alone on the general path. */
 const MAX_GROUP_ATTEMPTS = 4;
 /** After this many times the ledger's head alone moved under a write batch, the group runs again from its reads. */
 const MAX_HEAD_RETRIES = 8;
 /**
- * Groups chain under the write lock (#locked) from when RACED_TO_LOCK of the last RACE_WINDOW
+ * Groups read under the write lock (LockedReads) from when RACED_TO_LOCK of the last RACE_WINDOW
  * groups that chained found another machine's entries on the head since their reads (a head's
  * guard failed, or the head read under the lock was not this writer's own) until none of the
  * last RACE_WINDOW did.
@@ -122,14 +132,25 @@ interface Role {
   head?: boolean;
 }
 
+/** The write lock a group's first reads took (while machines race for the chain), and what they read. */
+interface LockedReads {
+  /** Until the group's batch commits with it (null after, or when its reads did not take it). */
+  held: Held | null;
+  /** Keys of the reads made under it: they need no guard in that batch. */
+  keys: Set<string>;
+}
+
+const NONE: ReadonlySet<string> = new Set();
+
 type Want = { kind: "read"; statement: Statement } | { kind: "prefetch"; statements: Statement[] };
 
-/** A group between its first read and its end, as the group after it sees it (pipelining). */
+/** A group between its first read and its end, as the groups after it see it (pipelining). */
 interface InFlight {
-  /** The statement keys its operations read: the next group's operations that read one wait. */
+  /** The statement keys its operations read: a later group's operations that read one wait. */
   keys: Set<string>;
-  /** Settles when the group has ended (its outcomes known). */
+  /** Settles when the group has ended (its outcomes known); `ended` says so at once. */
   done: Promise<void>;
+  ended: boolean;
   /** Settles once its first write batch is on its way (or the group ended without one). */
   sent: Promise<void>;
 }
@@ -138,8 +159,8 @@ export class RemoteWriter {
   readonly #connection: GroupConnection;
   /** The row count last seen per write SQL: the next guess. */
   readonly #counts = new Map<string, number>();
-  /** The group whose writes go before the next group's (null: none in flight). */
-  #previous: InFlight | null = null;
+  /** The groups started and not ended yet, oldest first (see nextGroup). */
+  readonly #flights: InFlight[] = [];
   /** Settles once the latest group has sent its writes or ended: the next may start (nextGroup). */
   #sent: Promise<void> = Promise.resolve();
   /** Write batches sent by this writer so far, and answered so far (tells a read from before or after them). */
@@ -172,43 +193,46 @@ export class RemoteWriter {
   }
 
   /**
-   * Resolves once the group started last has sent its writes (or ended) and the group before it
-   * has ended: the next group may then read while those writes are on their way. Groups overlap
-   * that way two at a time: the later one's operations that read what the earlier one's read
-   * wait for it to end, and its ledger entries are placed on the head the earlier group's batch
-   * makes (guarded as any head is: another machine may have chained between, or that batch
-   * failed). Its write batch goes once the earlier one is on its way (`pipelines`: the server
-   * runs them in the order they come, and a batch that comes first anyway fails its head's guard
-   * and is built again), else once the earlier group has ended. The database then runs the two
-   * batches back to back instead of a round trip apart.
+   * Resolves once the group started last has sent its writes (or ended) and fewer than
+   * GROUPS_IN_FLIGHT groups are still running: the next group may then read while the writes
+   * of those before it are on their way. A later group's operations that read what an earlier
+   * one still running read wait for it to end, and its ledger entries are placed on the head the
+   * batch sent just before its own makes (guarded as any head is: another machine may have
+   * chained between, or that batch failed). Its write batch goes once the one before is on its
+   * way (`pipelines`: the server runs them in the order they come, and a batch that comes first
+   * anyway fails its head's guard and is built again), else once the group before has ended. The
+   * database then runs the batches back to back instead of a round trip apart.
    */
   nextGroup(): Promise<void> {
     return this.#sent;
   }
 
   async writeGroup(ops: GroupedOp[]): Promise<Outcome[]> {
-    const previous = this.#previous;
     let ended!: () => void;
     let sent!: () => void;
     const current: InFlight = {
       keys: new Set(),
       done: new Promise((resolve) => (ended = resolve)),
+      ended: false,
       sent: new Promise((resolve) => (sent = resolve)),
     };
-    this.#previous = current;
-    this.#sent = previous ? Promise.all([current.sent, previous.done]).then(() => undefined) : current.sent;
+    let before = [...this.#flights];
+    this.#flights.push(current);
+    // The group that must end before the next may start: GROUPS_IN_FLIGHT - 1 before this one.
+    const limit = this.#connection.pipelines ? GROUPS_IN_FLIGHT : 2;
+    const oldest = this.#flights.at(-limit);
+    this.#sent = oldest ? Promise.all([current.sent, oldest.done]).then(() => undefined) : current.sent;
     const outcomes: Outcome[] = new Array(ops.length);
     try {
       let queue = ops.map((item, index) => newTask(index, item.again, item.op, 0));
-      let before = previous;
       while (queue.length > 0) {
         const next: Task[] = [];
         const alone: Task[] = [];
         await this.#group(queue, next, alone, { before, current, sent });
-        // Operations sent to the next round wait for the group before to end (they may be
-        // waiting for what it read).
-        if (before) await before.done;
-        before = null;
+        // Operations sent to the next round wait for the groups before to end (they may be
+        // waiting for what those read).
+        await Promise.all(before.map((flight) => flight.done));
+        before = [];
         for (const task of alone) {
           this.stats.alone += 1;
           // Whatever the operation answered itself in its buffered run, this run decides.
@@ -220,8 +244,9 @@ export class RemoteWriter {
       return outcomes;
     } finally {
       sent();
+      current.ended = true;
       ended();
-      if (this.#previous === current) this.#previous = null;
+      this.#flights.splice(this.#flights.indexOf(current), 1);
     }
   }
 
@@ -230,13 +255,16 @@ export class RemoteWriter {
     tasks: Task[],
     next: Task[],
     alone: Task[],
-    flight: { before: InFlight | null; current: InFlight; sent: () => void },
+    flight: { before: InFlight[]; current: InFlight; sent: () => void },
   ): Promise<void> {
     this.stats.groups += 1;
     const requests = { count: 0, read: false };
+    const locked: LockedReads = { held: null, keys: new Set() };
     try {
-      await this.#groupOf(tasks, next, alone, flight, requests);
+      await this.#groupOf(tasks, next, alone, flight, requests, locked);
     } finally {
+      // Not committed (the group wrote nothing, or failed before its batch): roll back.
+      locked.held?.release();
       if (requests.read) {
         this.stats.readingGroups += 1;
         this.stats.readingGroupRequests += requests.count;
@@ -248,11 +276,12 @@ export class RemoteWriter {
     tasks: Task[],
     next: Task[],
     alone: Task[],
-    flight: { before: InFlight | null; current: InFlight; sent: () => void },
+    flight: { before: InFlight[]; current: InFlight; sent: () => void },
     requests: { count: number; read: boolean },
+    locked: LockedReads,
   ): Promise<void> {
-    // What the group before (still in flight) read is taken: a task that reads it waits.
-    const taken = flight.before?.keys;
+    // What the groups before (still in flight) read is taken: a task that reads it waits.
+    const taken = (key: string) => flight.before.some((group) => !group.ended && group.keys.has(key));
     const owners = new Map<string, Task>();
     const sharedAnswers = new Map<string, unknown>();
     const sharedReads = new Map<string, Statement>();
@@ -263,7 +292,7 @@ export class RemoteWriter {
       if (task.outcome) continue;
       // A task carried over from an earlier group keeps what it read there: it still owns that.
       const keys = [...task.cache.keys(), ...task.reads.map((read) => statementKey(read.statement))];
-      if (keys.some((key) => (owners.get(key) ?? task) !== task || taken?.has(key))) {
+      if (keys.some((key) => (owners.get(key) ?? task) !== task || taken(key))) {
         next.push(task);
         continue;
       }
@@ -298,7 +327,7 @@ export class RemoteWriter {
       for (const { task, want } of wanting) {
         const asked = want.kind === "read" ? [want.statement] : want.statements;
         const keys = asked.filter((s) => !s.batchShared).map(statementKey);
-        if (keys.some((key) => (owners.get(key) ?? task) !== task || taken?.has(key))) {
+        if (keys.some((key) => (owners.get(key) ?? task) !== task || taken(key))) {
           next.push(task);
           moved.add(task);
           continue;
@@ -324,11 +353,21 @@ export class RemoteWriter {
       active = active.filter((task) => !moved.has(task));
       if (statements.length === 0) continue;
       let results: BatchAnswer[];
+      // Machines race for the ledger's chain (see RACED_TO_LOCK): the group's first reads take
+      // the write lock, so nothing they answer can change before the group's batch commits.
+      const underLock = requests.count === 0 && this.#raceMode();
       try {
         this.stats.readBatches += 1;
         requests.count += 1;
         requests.read = true;
-        results = await this.#connection.batch(statements, "read");
+        if (underLock) {
+          this.stats.locked += 1;
+          // A local file's one write connection: the group before must have ended.
+          const last = flight.before.at(-1);
+          if (last && !this.#connection.pipelines) await last.done;
+          locked.held = await this.#connection.lock(statements);
+          results = locked.held.answers;
+        } else results = await this.#connection.batch(statements, "read");
       } catch {
         // Only reads were sent: nothing of this group was written.
         await this.#connection.reconnect().catch(() => undefined);
@@ -338,6 +377,10 @@ export class RemoteWriter {
         return;
       }
       for (const { task, want, at } of answerAt) {
+        if (underLock) {
+          const asked = want.kind === "read" ? [want.statement] : want.statements;
+          for (const statement of asked) locked.keys.add(statementKey(statement));
+        }
         if (want.kind === "prefetch") {
           want.statements.forEach((statement, i) => {
             const answer = answerOf(statement, results[at[i] as number] as BatchAnswer);
@@ -361,9 +404,18 @@ export class RemoteWriter {
         }
       }
     }
-    // The group before writes first: this one's guards and ledger entries go on top of it.
-    if (flight.before) await (this.#connection.pipelines ? flight.before.sent : flight.before.done);
-    await this.#commit(active, next, alone, sharedReads, sharedAnswers, sharedReadAt, flight.sent, requests);
+    // The groups before write first: this one's guards and ledger entries go on top of theirs.
+    const last = flight.before.at(-1);
+    if (last) await (this.#connection.pipelines ? last.sent : last.done);
+    await this.#commit(
+      active,
+      next,
+      alone,
+      { reads: sharedReads, answers: sharedAnswers, readAt: sharedReadAt },
+      flight.sent,
+      requests,
+      locked,
+    );
   }
 
   /**
@@ -454,12 +506,12 @@ export class RemoteWriter {
     tasks: Task[],
     next: Task[],
     alone: Task[],
-    sharedReads: Map<string, Statement>,
-    sharedAnswers: Map<string, unknown>,
-    sharedReadAt: Map<string, number>,
+    shared: { reads: Map<string, Statement>; answers: Map<string, unknown>; readAt: Map<string, number> },
     sent: () => void,
     requests: { count: number },
+    lockedReads: LockedReads,
   ): Promise<void> {
+    const { reads: sharedReads, answers: sharedAnswers, readAt: sharedReadAt } = shared;
     // An operation that threw (a version conflict, decided from its reads) writes nothing.
     let batchTasks = tasks.filter(
       (task) => !(task.outcome && !task.outcome.ok) && (task.writes.length > 0 || task.final !== null),
@@ -471,9 +523,16 @@ export class RemoteWriter {
       .map((write) => (write.chain ? statementKey(write.chain.head) : null))
       .find((key) => key !== null);
     // A head read before this writer's own last write batch was answered is that batch's head now
-    // (unless another machine chained since, or that batch failed: the head's guard tells).
+    // (unless another machine chained since, or that batch failed: the head's guard tells). One
+    // read under the write lock is the head, whatever was sent before.
     const own = this.#ownHead;
-    if (headKey !== undefined && own?.key === headKey && (sharedReadAt.get(headKey) ?? own.at) < own.at) {
+    const headLocked = headKey !== undefined && lockedReads.keys.has(headKey);
+    if (
+      headKey !== undefined &&
+      !headLocked &&
+      own?.key === headKey &&
+      (sharedReadAt.get(headKey) ?? own.at) < own.at
+    ) {
       sharedAnswers.set(headKey, own.link);
     }
     let { entries, head } = placeChainEntries(batchTasks, sharedAnswers);
@@ -483,13 +542,11 @@ export class RemoteWriter {
     let roles: Role[] = [];
     let statements: BatchStatement[] = [];
     let results: BatchAnswer[] | null = null;
-    // Another machine chained lately: this group's chain goes under the write lock (#locked).
-    // In at RACED_TO_LOCK raced groups of the window, out once the whole window is quiet.
-    const raced = this.#races.filter(Boolean).length;
-    if (raced >= RACED_TO_LOCK) this.#racing = true;
-    else if (raced === 0) this.#racing = false;
-    let locked = headKey !== undefined && this.#racing;
-    let racedNow = false;
+    // Another machine chained lately: this group's chain goes under the write lock (its reads
+    // took it already, else #locked).
+    let locked = headKey !== undefined && this.#raceMode();
+    // Another machine's entries since this writer's own, found under the lock?
+    let racedNow = headLocked && own?.key === headKey && !sameAnswer(sharedAnswers.get(headKey), own.link);
     /** This batch's head is the one the next group builds on, from when it is sent. */
     const sending = () => {
       this.#sends += 1;
@@ -498,7 +555,25 @@ export class RemoteWriter {
     };
     for (let headRetries = 0; results === null; headRetries++) {
       try {
-        if (locked && headKey !== undefined) {
+        const held = lockedReads.held;
+        if (held) {
+          // The group's reads hold the write lock: its batch with COMMIT, unguarded for them.
+          lockedReads.held = null;
+          ({ statements, roles } = this.#batch(
+            batchTasks,
+            entries,
+            sharedReads,
+            sharedAnswers,
+            headKey,
+            lockedReads.keys,
+          ));
+          requests.count += 1;
+          const request = held.commit(statements);
+          sending();
+          sent();
+          results = await request;
+          this.#answered += 1;
+        } else if (locked && headKey !== undefined) {
           // BEGIN with the head's read, then the batch with COMMIT.
           requests.count += 2;
           const request = this.#locked(headKey, sharedReads, sharedAnswers, (headAnswer, moved) => {
@@ -506,7 +581,14 @@ export class RemoteWriter {
             sharedAnswers.set(headKey, headAnswer);
             ({ entries, head } = placeChainEntries(batchTasks, sharedAnswers));
             batchTasks = batchTasks.filter((task) => !(task.outcome && !task.outcome.ok));
-            ({ statements, roles } = this.#batch(batchTasks, entries, sharedReads, sharedAnswers, headKey));
+            ({ statements, roles } = this.#batch(
+              batchTasks,
+              entries,
+              sharedReads,
+              sharedAnswers,
+              headKey,
+              new Set([headKey]),
+            ));
             sending();
             return statements;
           });
@@ -514,7 +596,14 @@ export class RemoteWriter {
           results = await request;
           this.#answered += 1;
         } else {
-          ({ statements, roles } = this.#batch(batchTasks, entries, sharedReads, sharedAnswers, headKey));
+          ({ statements, roles } = this.#batch(
+            batchTasks,
+            entries,
+            sharedReads,
+            sharedAnswers,
+            headKey,
+            NONE,
+          ));
           this.stats.writeBatches += 1;
           requests.count += 1;
           const request = this.#connection.batch(statements, "write");
@@ -588,9 +677,9 @@ export class RemoteWriter {
   /**
    * The write batch with the ledger's head read under the write lock: one write transaction whose
    * first request reads the head (BEGIN rides with it) and whose second carries the batch built
-   * on it, with COMMIT. Another machine cannot chain in between, so the head's guard cannot fail;
-   * the price is the lock held across a round trip. Used while machines race for the chain
-   * (RACED_TO_LOCK), and for a group whose head's guard failed twice.
+   * on it, with COMMIT. Another machine cannot chain in between, so the head needs no guard; the
+   * price is the lock held across a round trip. Used for a group whose head's guard failed twice
+   * (and while machines race for the chain, for a group whose reads did not take the lock).
    */
   async #locked(
     headKey: string,
@@ -600,22 +689,40 @@ export class RemoteWriter {
   ): Promise<BatchAnswer[]> {
     this.stats.locked += 1;
     const headRead = sharedReads.get(headKey) as Statement;
-    return this.#connection.lockedBatch({ sql: headRead.sql, args: headRead.args }, (fresh) => {
-      const answer = answerOf(headRead, fresh);
+    const held = await this.#connection.lock([{ sql: headRead.sql, args: headRead.args }]);
+    let statements: BatchStatement[];
+    try {
+      const answer = answerOf(headRead, held.answers[0] as BatchAnswer);
       // Another machine's entries since this writer's own (or since the group's reads)?
       const own = this.#ownHead;
       const expected = own?.key === headKey ? own.link : sharedAnswers.get(headKey);
-      return build(answer, JSON.stringify(answer ?? null) !== JSON.stringify(expected ?? null));
-    });
+      statements = build(answer, !sameAnswer(answer, expected));
+    } catch (error) {
+      held.release();
+      throw error;
+    }
+    return held.commit(statements);
   }
 
-  /** The group's write batch: guards, then each task's writes (the ledger's entries built), in order. */
+  /** Whether groups chain under the write lock now: in at RACED_TO_LOCK raced groups of the window, out once it is quiet. */
+  #raceMode(): boolean {
+    const raced = this.#races.filter(Boolean).length;
+    if (raced >= RACED_TO_LOCK) this.#racing = true;
+    else if (raced === 0) this.#racing = false;
+    return this.#racing;
+  }
+
+  /**
+   * The group's write batch: guards, then each task's writes (the ledger's entries built), in
+   * order. Reads made under the write lock this batch commits in (`unguarded`) need no guard.
+   */
   #batch(
     batchTasks: Task[],
     entries: Map<Write, Statement>,
     sharedReads: Map<string, Statement>,
     sharedAnswers: Map<string, unknown>,
     headKey: string | undefined,
+    unguarded: ReadonlySet<string>,
   ): { statements: BatchStatement[]; roles: Role[] } {
     const roles: Role[] = [];
     const statements: BatchStatement[] = [];
@@ -626,12 +733,13 @@ export class RemoteWriter {
     const usedShared = new Set(batchTasks.flatMap((task) => [...task.shared]));
     for (const key of usedShared) {
       const statement = sharedReads.get(key);
-      if (!statement) continue;
+      if (!statement || unguarded.has(key)) continue;
       for (const guard of readGuards(statement, sharedAnswers.get(key)))
         push(guard, { task: null, role: "guard", head: key === headKey });
     }
     for (const task of batchTasks) {
       for (const read of task.reads) {
+        if (unguarded.has(statementKey(read.statement))) continue;
         for (const guard of readGuards(read.statement, read.answer)) push(guard, { task, role: "guard" });
       }
       for (const write of task.writes) {
@@ -839,6 +947,11 @@ export function answerOf(statement: Statement, result: BatchAnswer): unknown {
     case "run":
       return result.rowsAffected;
   }
+}
+
+/** Whether two answers of one read are the same (a ledger head: a row or none). */
+function sameAnswer(a: unknown, b: unknown): boolean {
+  return JSON.stringify(a ?? null) === JSON.stringify(b ?? null);
 }
 
 function copy(answer: unknown): unknown {

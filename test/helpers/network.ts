@@ -90,8 +90,10 @@ export function installNetwork(options: { delayMs: number }): Network {
       get(target, property) {
         if (property === "execute" || property === "batch" || property === "executeMultiple") {
           return (...args: unknown[]) =>
-            request("tx-statement", () =>
-              (target[property] as (...a: unknown[]) => Promise<unknown>)(...args),
+            request(
+              "tx-statement",
+              () => (target[property] as (...a: unknown[]) => Promise<unknown>)(...args),
+              property === "batch" ? (args[0] as unknown[]).length : 1,
             );
         }
         if (property === "commit" || property === "rollback") {

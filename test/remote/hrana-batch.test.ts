@@ -122,7 +122,7 @@ describe("the Hrana batcher", () => {
     expect((error as HranaBatchError).statementIndex).toBeUndefined();
   });
 
-  test("a transaction's later requests go where the server's base_url says (Turso routes a stream so); COMMIT's batch closes the stream", async () => {
+  test("a transaction's first request carries BEGIN; its later requests go where the server's base_url says (Turso routes a stream so); COMMIT's batch closes the stream", async () => {
     const batcher = hranaBatcher(`http://127.0.0.1:${server.port}`, undefined);
     const elsewhere = `http://127.0.0.1:${server.port}/elsewhere/`;
     answer = (body) =>
@@ -134,7 +134,8 @@ describe("the Hrana batcher", () => {
       );
     seen.length = 0;
     const tx = await batcher?.transaction("write");
-    expect((await tx?.execute({ sql: "SELECT 1 AS seq", args: {} }))?.rows).toEqual([{ seq: 1 }]);
+    const [read] = (await tx?.batch([{ sql: "SELECT 1 AS seq", args: {} }])) ?? [];
+    expect(read?.rows).toEqual([{ seq: 1 }]);
     await tx?.batch([
       { sql: "INSERT INTO t (v) VALUES (1)", args: {} },
       { sql: "COMMIT", args: {} },
@@ -144,7 +145,11 @@ describe("the Hrana batcher", () => {
       ["/v2/pipeline", null],
       ["/elsewhere/v2/pipeline", "b1"],
     ]);
+    const sqls = (at: number) =>
+      seen[at]?.body.requests[0]?.batch?.steps.map((step) => (step.stmt as { sql: string }).sql);
+    expect(sqls(0)).toEqual(["BEGIN IMMEDIATE", "SELECT 1 AS seq"]);
     expect(seen[1]?.body.requests.map((r) => r.type)).toEqual(["batch", "close"]);
+    expect(sqls(1)).toEqual(["INSERT INTO t (v) VALUES (1)", "COMMIT"]);
   });
 
   test("named parameters go as numbered ones: the same name, the same number; quotes and comments untouched", () => {
