@@ -201,6 +201,11 @@ export function hranaBatcher(url: string, authToken: string | undefined): HranaB
         },
         async rollback() {
           if (closed) return;
+          if (baton === null) {
+            // Nothing reached the server: no transaction to roll back.
+            closed = true;
+            return;
+          }
           await send([{ type: "execute", stmt: { sql: "ROLLBACK" } }, { type: "close" }]);
           closed = true;
         },

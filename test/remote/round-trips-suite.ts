@@ -477,5 +477,62 @@ export function roundTripTests(backend: "file" | "hrana"): void {
       expect((await group([() => commitOp(commit())])).requests).toBe(2);
       expect(await db.driver.read(verifyLedger())).toMatchObject({ ok: true });
     });
+
+    /** Commits of this many records stored, and of events (a commit is stored whole or not at all). */
+    async function stored(inputs: CommitInput[]): Promise<{ records: number; events: number }> {
+      let records = 0;
+      let events = 0;
+      for (const input of inputs) {
+        const id = input.records[0]?.id as string;
+        const count = (sql: string, args: Record<string, string>) =>
+          db.driver.read(get<{ n: number }>(sql, args)).then((row) => row?.n ?? 0);
+        records += await count("SELECT count(*) AS n FROM records WHERE collection = 'orders' AND id = :id", {
+          id,
+        });
+        events += await count("SELECT count(*) AS n FROM events WHERE aggregate = :aggregate", {
+          aggregate: `orders/${id}`,
+        });
+      }
+      return { records, events };
+    }
+
+    test.each([
+      ["its reads (BEGIN with them)", "before"],
+      ["its reads (BEGIN with them)", "after"],
+      ["its batch with COMMIT", "before"],
+      ["its batch with COMMIT", "after"],
+    ] as const)(
+      "a group under the write lock that loses %s %s reaching the database: 503 for each commit, all or nothing, the lock released",
+      async (what, when) => {
+        // Four groups whose head's guard fails once each: the next group's reads take the lock.
+        for (let i = 0; i < 4; i++) {
+          network.beforeNext("write-batch", elsewhere);
+          await group([() => commitOp(commit())]);
+        }
+        await db.writer.idle();
+        network.reset();
+        if (what === "its batch with COMMIT") {
+          network.afterNext("tx-statement", () => network.failNext("tx-statement", when));
+        } else network.failNext("tx-statement", when);
+        const inputs = Array.from({ length: 4 }, () => commit());
+        const outcomes = await Promise.allSettled(
+          inputs.map((input) => db.writer.write(() => commitOp(input))),
+        );
+        expect(network.counts["tx-statement"]).toBe(what === "its batch with COMMIT" ? 2 : 1);
+        for (const outcome of outcomes) {
+          expect(outcome.status).toBe("rejected");
+          expect((outcome as PromiseRejectedResult).reason).toMatchObject({ status: 503 });
+        }
+        // Only a batch with COMMIT that reached the database wrote anything: all of it.
+        const committed = what === "its batch with COMMIT" && when === "after" ? 4 : 0;
+        expect(await stored(inputs)).toEqual({ records: committed, events: committed });
+        // The write lock was released at once (a stream left holding it would keep the next group
+        // waiting until the server expires it: 10 s on the simulated server, never on a file).
+        const next = db.writer.write(() => commitOp(commit()));
+        const released = await Promise.race([next.then(() => true), Bun.sleep(5_000).then(() => false)]);
+        expect(released).toBe(true);
+        expect(await db.driver.read(verifyLedger())).toMatchObject({ ok: true });
+      },
+    );
   });
 }
