@@ -12,6 +12,8 @@
 
 import { readdirSync, readFileSync } from "node:fs";
 import { Hono } from "hono";
+import { requestLog } from "../../src/http/request-log.ts";
+import { createLogger } from "../../src/ops/log.ts";
 import { NO_TRACING, type OtlpProtocol, startTracing, type Tracing } from "../../src/ops/tracing.ts";
 import { BUN, median, startPeer, waitUntil } from "../lib.ts";
 
@@ -46,18 +48,19 @@ const traced = (protocol: OtlpProtocol) =>
     (message, fields) => console.error(protocol, message, JSON.stringify(fields)),
   );
 let dropped = 0;
-const describe = () => ({
-  "outboxd.commit_id": "cmt_000mx5a39id1dbf755beddd5a6eb951",
-  "outboxd.events": 1,
-  "outboxd.deliveries": 0,
-  "outboxd.replayed": false,
-});
+const outcome = {
+  result: { commitId: "cmt_000mx5a39id1dbf755beddd5a6eb951", events: [{}] },
+  deliveries: 0,
+  replayed: false,
+};
+const logger = createLogger("warn", () => {});
+/** outboxd's first middleware (the server span) and a route that makes one outboxd.commit span. */
 function makeApp(tracing: Tracing) {
   const app = new Hono();
-  const middleware = tracing.middleware();
-  if (middleware) app.use(middleware);
+  app.use(requestLog(logger, tracing));
   app.post("/v1/commits", async (c) => {
-    await tracing.commit(tracing.requestTraceparent(c.req.raw), async (t) => t, describe);
+    const parent = tracing.requestTraceparent(c.req.raw);
+    if (tracing.enabled) tracing.commitEnded(tracing.commitBegun(parent), outcome);
     return c.json({ ok: true }, 201);
   });
   return { app, tracing };

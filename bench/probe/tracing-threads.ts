@@ -1,32 +1,110 @@
-// What one span costs each thread of the process (issue 18), without HTTP or SQLite: the commit
-// hook (tracing.commit around trivial work, one outboxd.commit span each) at a paced rate,
-// blocks alternated in one process: tracing off, this checkout's tracing and, with ROOT_B, another
-// checkout's. A span's cost is not only the main thread's: the garbage it leaves keeps JSC's
-// block warm-up thread (JSCWarmUp), mimalloc's scavenger and the collector's helpers busy, and
-// on a 2-core machine under load that CPU is taken from the commits. Exports go to an OTLP sink
-// in another process. Prints, per span, the medians of each variant's CPU over "off", by thread
-// (/proc schedstat, ns).
-//   bun bench/probe/tracing-threads.ts [rounds=8] [spans=20000]
+// What one span costs each thread of the process (issue 18), without SQLite or sockets for the
+// commits: at a paced rate, blocks alternated in one process: tracing off, this checkout's
+// tracing and, with ROOT_B, another checkout's. Two modes:
+//   commit   the commit hook as the commit service calls it, around trivial work (one
+//            outboxd.commit span each);
+//   request  a Hono app with outboxd's first middleware (src/http/request-log.ts, the server span)
+//            and a route that runs the commit hook, driven through app.fetch (two spans each,
+//            as a commit over HTTP makes).
+// A span's cost is not only the main thread's: the garbage it leaves keeps JSC's block warm-up
+// thread (JSCWarmUp), mimalloc's scavenger and the collector's helpers busy, and on a 2-core
+// machine under load that CPU is taken from the commits. Exports go to an OTLP sink in another
+// process. Prints, per commit, the medians of each variant's CPU over "off", by thread
+// (/proc schedstat, ns). ROOT_B may hold the hooks of before session 7 (commit(parent, run)).
+//   bun bench/probe/tracing-threads.ts [rounds=8] [spans=20000] [commit|request]
 //   ROOT_B=/path/to/other/checkout bun bench/probe/tracing-threads.ts
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { NO_TRACING, type Tracing, type TracingSettings } from "../../src/ops/tracing.ts";
+import { Hono, type MiddlewareHandler } from "hono";
+import { requestLog } from "../../src/http/request-log.ts";
+import { createLogger } from "../../src/ops/log.ts";
+import { type CommitSummary, NO_TRACING, type Tracing, type TracingSettings } from "../../src/ops/tracing.ts";
 import { otelTracing } from "../../src/ops/tracing-sdk.ts";
 import { BUN, median, startPeer } from "../lib.ts";
 
 const rounds = Number(process.argv[2] ?? 8);
 const spans = Number(process.argv[3] ?? 20_000);
-const RATE = 5000; // spans/s: what a loaded server's commits make, well within the exporter's pace
+const mode = process.argv[4] === "request" ? "request" : "commit";
+const RATE = 5000; // commits/s: what a loaded server makes, well within the exporter's pace
 const sink = await startPeer([BUN, "bench/peers/otlp-sink.ts"], {});
 const settings: TracingSettings = {
   tracesUrl: `${sink.url}/v1/traces`,
   serviceName: "threads",
   protocol: "http/protobuf",
 };
-const variants: Record<string, Tracing> = { off: NO_TRACING, a: otelTracing(settings, () => {}) };
+const parent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+const outcome: CommitSummary = {
+  result: { commitId: "cmt_000mx5a39id1dbf755beddd5a6eb951", events: [{}] },
+  deliveries: 0,
+  replayed: false,
+};
+const work = async (traceparent: string | undefined) => traceparent;
+
+/** The commit hook as src/commit/service.ts calls it: untraced when off, else one outboxd.commit span. */
+function commit(tracing: Tracing, traceparent: string | undefined): Promise<unknown> {
+  return tracing.enabled ? traced(tracing, traceparent) : work(traceparent);
+}
+async function traced(tracing: Tracing, traceparent: string | undefined) {
+  const span = tracing.commitBegun(traceparent);
+  try {
+    const answer = await work(span.traceparent);
+    tracing.commitEnded(span, outcome);
+    return answer;
+  } catch (error) {
+    tracing.commitFailed(span, error);
+    throw error;
+  }
+}
+
+/** The hooks of before session 7 (another checkout's): callbacks, and a middleware of their own. */
+interface OldHooks {
+  middleware(): MiddlewareHandler | null;
+  commit(parent: string | undefined, run: typeof work, describe: () => object): Promise<unknown>;
+}
+const describe = () => ({
+  "outboxd.commit_id": outcome.result.commitId,
+  "outboxd.events": outcome.result.events.length,
+  "outboxd.deliveries": outcome.deliveries,
+  "outboxd.replayed": outcome.replayed,
+});
+
+/** One commit (mode commit) or one request making one (mode request) with `tracing`. */
+function variant(
+  tracing: Tracing,
+  firstMiddleware: MiddlewareHandler[],
+  oneCommit: (tp: string | undefined) => Promise<unknown>,
+) {
+  if (mode === "commit") return () => oneCommit(parent);
+  const app = new Hono();
+  for (const middleware of firstMiddleware) app.use(middleware);
+  app.post("/v1/commits", async (c) => {
+    await oneCommit(tracing.requestTraceparent(c.req.raw));
+    return c.json({ ok: true }, 201);
+  });
+  const init = { method: "POST", headers: { traceparent: parent } };
+  return async () => app.fetch(new Request("http://outboxd/v1/commits", init));
+}
+
+const logger = createLogger("warn", () => {});
+const tracings: Tracing[] = [otelTracing(settings, () => {})];
+const variants: Record<string, () => Promise<unknown>> = {
+  off: variant(NO_TRACING, [requestLog(logger, NO_TRACING)], (tp) => commit(NO_TRACING, tp)),
+};
+variants.a = variant(tracings[0] as Tracing, [requestLog(logger, tracings[0] as Tracing)], (tp) =>
+  commit(tracings[0] as Tracing, tp),
+);
 if (process.env.ROOT_B) {
-  const other = await import(join(process.env.ROOT_B, "src/ops/tracing-sdk.ts"));
-  variants.b = other.otelTracing(settings, () => {}) as Tracing;
+  const sdk = await import(join(process.env.ROOT_B, "src/ops/tracing-sdk.ts"));
+  const log = await import(join(process.env.ROOT_B, "src/http/request-log.ts"));
+  const other = sdk.otelTracing(settings, () => {}) as Tracing | (Tracing & OldHooks);
+  tracings.push(other);
+  variants.b = !("middleware" in other)
+    ? variant(other, [log.requestLog(logger, other)], (tp) => commit(other, tp))
+    : variant(
+        other,
+        [other.middleware(), log.requestLog(logger)].filter((m) => m !== null),
+        (tp) => other.commit(tp, work, describe),
+      );
 }
 const names = Object.keys(variants);
 
@@ -49,15 +127,12 @@ function threads(): Record<string, number> {
   return byName;
 }
 
-const parent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
-const describe = () => ({ "outboxd.commit_id": "cmt_000mx5a39id1dbf755beddd5a6eb951", "outboxd.events": 1 });
-const work = async (traceparent: string | undefined) => traceparent;
 async function block(name: string): Promise<Record<string, number>> {
-  const tracing = variants[name] as Tracing;
+  const once = variants[name] as () => Promise<unknown>;
   const before = threads();
   const startedAt = performance.now();
   for (let i = 0; i < spans; i++) {
-    await tracing.commit(parent, work, describe);
+    await once();
     if (i % 50 === 49) await Bun.sleep(Math.max(0, startedAt + ((i + 1) * 1000) / RATE - performance.now()));
   }
   const after = threads();
@@ -74,14 +149,16 @@ try {
     for (const name of order) samples[name]?.push(await block(name));
   }
 } finally {
-  for (const tracing of Object.values(variants)) await tracing.shutdown();
+  for (const tracing of tracings) await tracing.shutdown();
   await sink.stop();
 }
 const off = samples.off as Record<string, number>[];
 const added = (name: string, pick: (s: Record<string, number>) => number) =>
   median((samples[name] ?? []).map((s, i) => pick(s) - pick(off[i] ?? {})));
 const total = (s: Record<string, number>) => Object.values(s).reduce((sum, us) => sum + us, 0);
-console.log(`µs per span over tracing off, medians of ${rounds} rounds × ${spans} spans at ${RATE}/s:`);
+console.log(
+  `${mode}: µs per commit over tracing off, medians of ${rounds} rounds × ${spans} commits at ${RATE}/s:`,
+);
 for (const name of names.filter((n) => n !== "off")) {
   const threadNames = [...new Set((samples[name] ?? []).flatMap((s) => Object.keys(s)))];
   const byThread = threadNames

@@ -9,7 +9,7 @@ import { failpoint } from "../failpoints.ts";
 import { canonicalJson, sha256Hex } from "../lib/canonical-json.ts";
 import { invalidField, problems } from "../lib/problem.ts";
 import type { Clock } from "../lib/time.ts";
-import { NO_TRACING, type Tracing } from "../ops/tracing.ts";
+import type { Tracing } from "../ops/tracing.ts";
 import {
   type CommitOutcome,
   type CommitResult,
@@ -83,11 +83,21 @@ export class CommitService {
   commit(request: CommitRequest): Promise<CommitAnswer> {
     // With tracing on, the events store the commit span's context (their deliveries become its
     // children); with it off, the caller's traceparent as it came.
-    return (this.#deps.tracing ?? NO_TRACING).commit(
-      request.traceparent,
-      (traceparent) => this.#commit(request, traceparent),
-      describeCommit,
-    );
+    const tracing = this.#deps.tracing;
+    return tracing?.enabled ? this.#traced(request, tracing) : this.#commit(request, request.traceparent);
+  }
+
+  /** The commit in an `outboxd.commit` span (src/ops/tracing.ts). */
+  async #traced(request: CommitRequest, tracing: Tracing): Promise<CommitAnswer> {
+    const span = tracing.commitBegun(request.traceparent);
+    try {
+      const answer = await this.#commit(request, span.traceparent);
+      tracing.commitEnded(span, answer);
+      return answer;
+    } catch (error) {
+      tracing.commitFailed(span, error);
+      throw error;
+    }
   }
 
   async #commit(request: CommitRequest, traceparent: string | undefined): Promise<CommitAnswer> {
@@ -159,15 +169,6 @@ function* withAlso(commit: Op<CommitOutcome>, also: (result: CommitResult) => Op
   const outcome = yield* commit;
   if (!outcome.replayed) yield* also(outcome.result);
   return outcome;
-}
-
-function describeCommit(outcome: CommitAnswer): Record<string, string | number | boolean> {
-  return {
-    "outboxd.commit_id": outcome.result.commitId,
-    "outboxd.events": outcome.result.events.length,
-    "outboxd.deliveries": outcome.deliveries,
-    "outboxd.replayed": outcome.replayed,
-  };
 }
 
 function checkKey(request: CommitRequest): { key: string; requestHash: string } {

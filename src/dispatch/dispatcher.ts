@@ -588,16 +588,18 @@ export class Dispatcher extends EventEmitter {
     const startedAt = clock();
     let trouble = false;
     let outcome: SendOutcome;
+    // The attempt's outboxd.deliver span (src/ops/tracing.ts); tracing off: none, the stored context sent as it is.
+    const tracing = this.#deps.tracing;
+    const parent = claim.event?.traceparent ?? null;
+    const span = tracing?.enabled ? tracing.deliverBegun(parent) : null;
     try {
-      const tracing = this.#deps.tracing;
-      const parent = claim.event?.traceparent ?? null;
-      // Tracing off: straight to the send, without the span's attributes or a closure per attempt.
-      outcome = tracing?.enabled
-        ? await tracing.deliver({ ...delivery, attempt: delivery.attemptCount }, parent, (traceparent) =>
-            this.#send(delivery, claim, startedAt, traceparent),
-          )
-        : await this.#send(delivery, claim, startedAt, parent);
+      outcome = await this.#send(delivery, claim, startedAt, span === null ? parent : span.traceparent);
+      if (span !== null) tracing?.deliverEnded(span, delivery, delivery.attemptCount, outcome);
       trouble = isTrouble(outcome.statusCode);
+    } catch (error) {
+      const failed = { statusCode: null, error: String(error) };
+      if (span !== null) tracing?.deliverEnded(span, delivery, delivery.attemptCount, failed);
+      throw error;
     } finally {
       // The slot is free as soon as the receiver has answered; the outcome is written behind it.
       const more = this.#slots.finished(delivery.endpointId, startedAt, trouble, clock());

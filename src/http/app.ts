@@ -34,10 +34,8 @@ export function createHttpApp(given: HttpDeps): Hono<AppEnv> {
     tracing: given.tracing ?? NO_TRACING,
   };
   const app = new Hono<AppEnv>();
-  // First, so the server span covers everything else (absent when tracing is off).
-  const serverSpans = deps.tracing.middleware();
-  if (serverSpans) app.use(serverSpans);
-  app.use(requestLog(deps.logger));
+  // First, so the server span covers everything else.
+  app.use(requestLog(deps.logger, deps.tracing));
   app.onError(errorHandler(deps.logger));
   app.notFound(onNotFound);
   operationRoutes(app, deps);

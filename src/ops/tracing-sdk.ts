@@ -20,12 +20,14 @@ import { Buffer } from "node:buffer";
 import { ROOT_CONTEXT } from "@opentelemetry/api";
 import { detectResources, envDetector, resourceFromAttributes } from "@opentelemetry/resources";
 import { TraceIdRatioBasedSampler } from "@opentelemetry/sdk-trace-base";
-import type { Context, MiddlewareHandler } from "hono";
+import type { Context } from "hono";
 import { routePath } from "hono/route";
 import packageJson from "../../package.json" with { type: "json" };
 import {
   type AttemptResult,
-  type DeliverAttempt,
+  type CommitSummary,
+  type DeliveryNames,
+  type OpenSpan,
   type Tracing,
   type TracingSettings,
   validTraceparent,
@@ -45,9 +47,10 @@ import { otlpProto } from "./tracing-otlp-proto.ts";
 type Warn = (message: string, fields: Record<string, unknown>) => void;
 
 /**
- * For bench/probe/tracing-cpu.ts only: while `off`, the hooks of a process with tracing on call
- * straight through as NO_TRACING's do, so one process can alternate blocks of commits with and
- * without spans (the same heap, JIT state and machine load for both).
+ * For the benches only (bench/probe/tracing-switch.ts, tracing-cpu.ts): while `off`, a process
+ * with tracing on says it is not `enabled`, so its callers take their untraced paths as with
+ * NO_TRACING, and one process can alternate blocks of commits with and without spans (the same
+ * heap, JIT state and machine load for both).
  */
 export const tracingBenchSwitch = { off: false };
 
@@ -83,26 +86,7 @@ export function otelTracing(settings: TracingSettings, warn: Warn): Tracing {
     return new Begun(valid, 3, 36, hexPool, spanAt, sampled(flags, valid, 3));
   }
 
-  /**
-   * The server span per request; its traceparent is kept on the request for the commit route
-   * (requestTraceparent). A promise's then() rather than an async function around next(): each
-   * request's span leaves less garbage behind (issue 18: the garbage the spans made kept JSC's
-   * block warm-up thread, mimalloc's scavenger and the collector busy on the other core).
-   */
-  const middleware: MiddlewareHandler = (c, next) => {
-    if (tracingBenchSwitch.off) return next();
-    const span = begin(c.req.raw.headers.get("traceparent"));
-    (c.req.raw as RequestWithSpan)[SERVER_SPAN] = span.traceparent;
-    if (!span.sampled) return next();
-    return next().then(
-      () => endServer(span, c),
-      (error: unknown) => {
-        endServer(span, c);
-        throw error;
-      },
-    );
-  };
-
+  /** A server span: method, path, status and route (its name), once the response is set. */
   function endServer(span: Begun, c: Context) {
     const endMs = now();
     const w = exporter.span();
@@ -121,12 +105,13 @@ export function otelTracing(settings: TracingSettings, warn: Warn): Tracing {
   }
 
   /** A webhook send's span: its status code when an answer came; failed unless 2xx. */
-  function endSend(span: Begun, attempt: DeliverAttempt, result: AttemptResult) {
+  function endSend(span: Begun, delivery: DeliveryNames, attempt: number, result: AttemptResult) {
     const code = result.statusCode;
     const ok = code !== null && code >= 200 && code < 300;
     endAttempt(
       span,
       CLIENT,
+      delivery,
       attempt,
       code,
       ok ? null : code === null ? "send_failed" : String(code),
@@ -141,7 +126,8 @@ export function otelTracing(settings: TracingSettings, warn: Warn): Tracing {
   function endAttempt(
     span: Begun,
     kind: number,
-    attempt: DeliverAttempt,
+    delivery: DeliveryNames,
+    attempt: number,
     code: number | null,
     failure: string | null,
     message: string | null,
@@ -150,81 +136,75 @@ export function otelTracing(settings: TracingSettings, warn: Warn): Tracing {
     const w = exporter.span();
     if (w === null) return;
     w.head(span, "outboxd.deliver", null, kind, span.startMs, endMs);
-    w.string(EVENT_ID, attempt.eventId);
-    w.string(ENDPOINT_ID, attempt.endpointId);
-    w.string(AGGREGATE, attempt.aggregate);
-    w.number(SEQUENCE, attempt.sequence);
-    w.number(ATTEMPT, attempt.attempt);
+    w.string(EVENT_ID, delivery.eventId);
+    w.string(ENDPOINT_ID, delivery.endpointId);
+    w.string(AGGREGATE, delivery.aggregate);
+    w.number(SEQUENCE, delivery.sequence);
+    w.number(ATTEMPT, attempt);
     if (code !== null) w.number(HTTP_STATUS_CODE, code);
     if (failure !== null) w.string(ERROR_TYPE, failure);
     w.end(failure !== null, failure !== null && message ? message : null, SAMPLED);
   }
 
-  /** An outboxd.commit span: the attributes `describe` gave, or the problem it failed with. */
-  function endCommit(span: Begun, attributes: Record<string, unknown>, error?: string) {
+  /** An outboxd.commit span: the commit's id and counts, or the problem it failed with. */
+  function endCommit(
+    span: Begun,
+    outcome: CommitSummary | null,
+    problemStatus: number | null,
+    error: string | null,
+  ) {
     const endMs = now();
     const w = exporter.span();
     if (w === null) return;
     w.head(span, "outboxd.commit", null, INTERNAL, span.startMs, endMs);
-    for (const name in attributes) {
-      const value = attributes[name];
-      if (value === undefined || value === null) continue;
-      const key = attributeKey(name);
-      if (typeof value === "number") w.number(key, value);
-      else if (typeof value === "boolean") w.bool(key, value);
-      else w.string(key, String(value));
+    if (outcome !== null) {
+      w.string(COMMIT_ID, outcome.result.commitId);
+      w.number(EVENTS, outcome.result.events.length);
+      w.number(DELIVERIES, outcome.deliveries);
+      w.bool(REPLAYED, outcome.replayed);
     }
-    w.end(error !== undefined, error ?? null, SAMPLED);
+    if (problemStatus !== null) w.number(PROBLEM_STATUS, problemStatus);
+    w.end(error !== null, error, SAMPLED);
   }
 
   return {
-    enabled: true,
-    middleware: () => middleware,
-    requestTraceparent: (request) =>
-      (request as RequestWithSpan)[SERVER_SPAN] ?? validTraceparent(request.headers.get("traceparent")),
-
-    // then() rather than async functions, for the same reason as the middleware.
-    commit(parent, run, describe) {
-      if (tracingBenchSwitch.off) return run(parent);
-      const span = begin(parent);
-      if (!span.sampled) return run(span.traceparent);
-      return run(span.traceparent).then(
-        (result) => {
-          endCommit(span, describe ? describe(result) : NO_ATTRIBUTES);
-          return result;
-        },
-        (error: unknown) => {
-          const problem = error as { status?: unknown; message?: unknown };
-          const attributes =
-            typeof problem.status === "number" ? { "outboxd.problem_status": problem.status } : {};
-          endCommit(span, attributes, String(problem.message ?? error));
-          throw error;
-        },
-      );
+    // Read at every span (bench/probe/tracing-switch.ts switches it): callers check it first.
+    get enabled() {
+      return !tracingBenchSwitch.off;
     },
 
-    deliver(attempt, parent, run) {
-      if (tracingBenchSwitch.off) return run(parent);
-      const span = begin(parent);
-      if (!span.sampled) return run(span.traceparent);
-      return run(span.traceparent).then(
-        (result) => {
-          endSend(span, attempt, result);
-          return result;
-        },
-        (error: unknown) => {
-          endSend(span, attempt, { statusCode: null, error: String(error) });
-          throw error;
-        },
-      );
+    serverBegun(request) {
+      const span = begin(request.headers.get("traceparent"));
+      (request as RequestWithSpan)[SERVER_SPAN] = span;
+      return span.sampled ? span : null;
+    },
+    serverEnded: (span, c) => endServer(span as Begun, c),
+    requestTraceparent: (request) =>
+      (request as RequestWithSpan)[SERVER_SPAN]?.traceparent ??
+      validTraceparent(request.headers.get("traceparent")),
+
+    commitBegun: begin,
+    commitEnded(span, outcome) {
+      if ((span as Begun).sampled) endCommit(span as Begun, outcome, null, null);
+    },
+    commitFailed(span, error) {
+      if (!(span as Begun).sampled) return;
+      const problem = error as { status?: unknown; message?: unknown } | null;
+      const status = typeof problem?.status === "number" ? problem.status : null;
+      endCommit(span as Begun, null, status, String(problem?.message ?? error));
+    },
+
+    deliverBegun: begin,
+    deliverEnded(span, delivery, attempt, result) {
+      if ((span as Begun).sampled) endSend(span as Begun, delivery, attempt, result);
     },
 
     delivered(attempt, parent, startedAt, result) {
       const span = begin(parent);
       if (!span.sampled) return;
       span.startMs = startedAt;
-      if (result.acked) endAttempt(span, INTERNAL, attempt, null, null, null);
-      else endAttempt(span, INTERNAL, attempt, null, result.errorType, result.error);
+      if (result.acked) endAttempt(span, INTERNAL, attempt, attempt.attempt, null, null, null);
+      else endAttempt(span, INTERNAL, attempt, attempt.attempt, null, result.errorType, result.error);
     },
 
     shutdown: () => exporter.shutdown(),
@@ -239,12 +219,13 @@ function spanFlags(span: Begun): number {
 
 /**
  * A span begun: where its ids are (offsets into the strings that hold them: the parent's
- * traceparent, the pool of random hex), whether it is sampled, the traceparent naming it, its start.
+ * traceparent, the pool of random hex), whether it is sampled, its start, and the traceparent
+ * naming it, made when first read (a server span's only when a route asks: commits, proposals).
  * Offsets, not id strings: writing an id is then a scan of a flat string.
  */
-class Begun implements SpanIds {
-  readonly traceparent: string;
+class Begun implements SpanIds, OpenSpan {
   startMs: number;
+  #traceparent: string | null = null;
 
   constructor(
     /** Holds the trace id at `traceAt`, and the parent's span id at `parentAt` (-1: a root span). */
@@ -256,15 +237,20 @@ class Begun implements SpanIds {
     readonly spanAt: number,
     readonly sampled: boolean,
   ) {
-    this.traceparent = `00-${idSource.slice(traceAt, traceAt + 32)}-${spanSource.slice(spanAt, spanAt + 16)}-${
-      sampled ? "01" : "00"
-    }`;
     this.startMs = sampled ? now() : 0;
+  }
+
+  get traceparent(): string {
+    this.#traceparent ??= `00-${this.idSource.slice(this.traceAt, this.traceAt + 32)}-${this.spanSource.slice(
+      this.spanAt,
+      this.spanAt + 16,
+    )}-${this.sampled ? "01" : "00"}`;
+    return this.#traceparent;
   }
 }
 
 const SERVER_SPAN = Symbol("outboxd.serverSpan");
-type RequestWithSpan = Request & { [SERVER_SPAN]?: string };
+type RequestWithSpan = Request & { [SERVER_SPAN]?: Begun };
 
 /**
  * Random lower-case hex ids from a pool: 4 KiB of crypto.getRandomValues turned into hex at once
@@ -344,14 +330,8 @@ const AGGREGATE = new AttributeKey("outboxd.aggregate");
 const SEQUENCE = new AttributeKey("outboxd.sequence");
 const ATTEMPT = new AttributeKey("outboxd.attempt");
 const ERROR_TYPE = new AttributeKey("error.type");
-/** The keys `describe` gives an outboxd.commit span: a handful of names, so kept. */
-const commitKeys = new Map<string, AttributeKey>();
-function attributeKey(name: string): AttributeKey {
-  let key = commitKeys.get(name);
-  if (key === undefined) {
-    key = new AttributeKey(name);
-    commitKeys.set(name, key);
-  }
-  return key;
-}
-const NO_ATTRIBUTES: Record<string, never> = {};
+const COMMIT_ID = new AttributeKey("outboxd.commit_id");
+const EVENTS = new AttributeKey("outboxd.events");
+const DELIVERIES = new AttributeKey("outboxd.deliveries");
+const REPLAYED = new AttributeKey("outboxd.replayed");
+const PROBLEM_STATUS = new AttributeKey("outboxd.problem_status");

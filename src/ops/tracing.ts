@@ -2,9 +2,9 @@
 // OTEL_EXPORTER_OTLP_TRACES_ENDPOINT is set. This module is all the rest of outboxd sees: the
 // settings read from the standard OTEL_* variables, the W3C traceparent rule, and the hooks the
 // HTTP app, the commit service and the dispatcher call. When tracing is off the hooks are
-// NO_TRACING, which calls straight through; the SDK (./tracing-sdk.ts and the @opentelemetry
+// NO_TRACING and the callers take their untraced paths; the SDK (./tracing-sdk.ts and the @opentelemetry
 // packages) is imported only when tracing is on, so a process without it never loads them.
-import type { MiddlewareHandler } from "hono";
+import type { Context } from "hono";
 
 /** What the OTEL_* variables ask for, checked at start (src/config.ts). */
 export interface TracingSettings {
@@ -18,12 +18,16 @@ export interface TracingSettings {
 /** The OTLP/HTTP encodings outboxd writes (gRPC it does not speak). */
 export type OtlpProtocol = "http/protobuf" | "http/json";
 
-/** One delivery attempt, as the outboxd.deliver span's attributes name it. */
-export interface DeliverAttempt {
+/** The delivery a webhook or pull attempt is for, as the outboxd.deliver span's attributes name it. */
+export interface DeliveryNames {
   eventId: string;
   endpointId: string;
   aggregate: string;
   sequence: number;
+}
+
+/** One delivery attempt (a pull's ack, nack or lapsed lease). */
+export interface DeliverAttempt extends DeliveryNames {
   /** 1 for the first attempt. */
   attempt: number;
 }
@@ -34,6 +38,13 @@ export interface AttemptResult {
   error: string | null;
 }
 
+/** What an outboxd.commit span's attributes are read from: the commit's answer. */
+export interface CommitSummary {
+  result: { commitId: string; events: { length: number } };
+  deliveries: number;
+  replayed: boolean;
+}
+
 /**
  * What a pull attempt ended with (DESIGN §12): an ack, or a failure (a nack; a lease that ran
  * out) with its `error.type` and why. No HTTP answer is involved, so no status code.
@@ -42,46 +53,69 @@ export type PullResult =
   | { acked: true }
   | { acked: false; errorType: "nacked" | "lease_expired"; error: string };
 
+/** A span a hook began; the matching hook ends it, once. What it is otherwise is the SDK's. */
+export interface OpenSpan {
+  /** The W3C traceparent naming this span: what its work passes on (stored with events, sent). */
+  readonly traceparent: string;
+}
+
+/**
+ * The hooks. Each span is begun and ended by plain calls (no callback, closure or promise of its
+ * own per span: issue 18 measured those as a large part of a span's cost), and only when
+ * `enabled`: with tracing off a caller takes its untraced path and calls nothing here but
+ * `enabled` and `requestTraceparent`.
+ */
 export interface Tracing {
   readonly enabled: boolean;
-  /** The server-span middleware for the Hono app; null when tracing is off (nothing is added). */
-  middleware(): MiddlewareHandler | null;
+  /**
+   * Begins a request's server span, kept on the request for requestTraceparent; null when it
+   * records nothing (not sampled: its traceparent is still passed on). Call first, before the
+   * rest of the request's work (src/http/request-log.ts).
+   */
+  serverBegun(request: Request): OpenSpan | null;
+  /** Ends a server span once the request's response is set. */
+  serverEnded(span: OpenSpan, c: Context): void;
   /**
    * The trace context a request's work continues: the server span's when tracing is on, else the
    * caller's valid `traceparent` header (forwarded unchanged to the webhooks), else undefined.
    */
   requestTraceparent(request: Request): string | undefined;
-  /** Runs one commit in an `outboxd.commit` span; `run` gets the traceparent to store with its events. */
-  commit<T>(
-    parent: string | undefined,
-    run: (traceparent: string | undefined) => Promise<T>,
-    describe?: (result: T) => Record<string, string | number | boolean>,
-  ): Promise<T>;
+  /** Begins an `outboxd.commit` span; its traceparent is the one to store with the commit's events. */
+  commitBegun(parent: string | undefined): OpenSpan;
+  commitEnded(span: OpenSpan, outcome: CommitSummary): void;
+  /** Ends a commit span that failed: status ERROR with the problem's message (and status). */
+  commitFailed(span: OpenSpan, error: unknown): void;
   /**
-   * Runs one webhook send in an `outboxd.deliver` span, a child of the commit's stored trace
-   * context; `run` gets the traceparent header to send (the deliver span's).
+   * Begins the `outboxd.deliver` span of one webhook send, a child of the commit's stored trace
+   * context; its traceparent is the header to send.
    */
-  deliver<T extends AttemptResult>(
-    attempt: DeliverAttempt,
-    parent: string | null,
-    run: (traceparent: string | null) => Promise<T>,
-  ): Promise<T>;
+  deliverBegun(parent: string | null): OpenSpan;
+  /** Ends it with the attempt's attributes (attempt: 1 for the first) and its result. */
+  deliverEnded(span: OpenSpan, delivery: DeliveryNames, attempt: number, result: AttemptResult): void;
   /** Records an `outboxd.deliver` span for a pull attempt that already happened (an ack or a nack). */
   delivered(attempt: DeliverAttempt, parent: string | null, startedAt: number, result: PullResult): void;
   /** Exports what is queued and stops. Safe twice. */
   shutdown(): Promise<void>;
 }
 
-/** Tracing off: every hook calls straight through, nothing is recorded or loaded. */
+/** Tracing off: nothing is recorded or loaded; the begin hooks are not to be called (enabled is false). */
 export const NO_TRACING: Tracing = {
   enabled: false,
-  middleware: () => null,
+  serverBegun: () => null,
+  serverEnded: () => {},
   requestTraceparent: (request) => validTraceparent(request.headers.get("traceparent")),
-  commit: (parent, run) => run(parent),
-  deliver: (_attempt, parent, run) => run(parent),
+  commitBegun: off,
+  commitEnded: () => {},
+  commitFailed: () => {},
+  deliverBegun: off,
+  deliverEnded: () => {},
   delivered: () => {},
   shutdown: async () => {},
 };
+
+function off(): never {
+  throw new Error("tracing is off: check Tracing.enabled before beginning a span");
+}
 
 /**
  * The W3C Trace Context rule for a `traceparent` header: version 00's four fields, lower-case

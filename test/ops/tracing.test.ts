@@ -10,6 +10,7 @@ import { LEASE_EXPIRED } from "../../src/deliveries/lease-expiry.ts";
 import { NO_TRACING, startTracing, validTraceparent } from "../../src/ops/tracing.ts";
 import { AttributeKey, exportSettings, INTERNAL, otlpExporter } from "../../src/ops/tracing-export.ts";
 import { otlpJson } from "../../src/ops/tracing-otlp-json.ts";
+import { otlpProto } from "../../src/ops/tracing-otlp-proto.ts";
 import { samplerFromEnv } from "../../src/ops/tracing-sdk.ts";
 import { expectStatus } from "../helpers/assertions.ts";
 import { type OtlpReceiver, type ReceivedSpan, startOtlpReceiver } from "../helpers/otlp-receiver.ts";
@@ -179,17 +180,15 @@ describe("tracing on (OTEL_EXPORTER_OTLP_ENDPOINT set)", () => {
       { tracesUrl: `${otlp.url}/v1/traces`, serviceName: "unsampled", protocol: "http/protobuf" },
       () => {},
     );
-    const passedOn = await tracing.commit(
-      `00-${traceId}-00f067aa0ba902b7-00`,
-      async (traceparent) => traceparent,
-    );
+    const commit = tracing.commitBegun(`00-${traceId}-00f067aa0ba902b7-00`);
+    tracing.commitEnded(commit, summary("unsampled"));
+    const passedOn = commit.traceparent;
     expect(passedOn).toMatch(new RegExp(`^00-${traceId}-[0-9a-f]{16}-00$`));
     expect(passedOn).not.toContain("00f067aa0ba902b7");
-    const delivered = await tracing.deliver(attempt, passedOn ?? null, async (traceparent) => ({
-      statusCode: 200,
-      error: traceparent,
-    }));
-    expect(delivered.error).toMatch(new RegExp(`^00-${traceId}-[0-9a-f]{16}-00$`));
+    const deliver = tracing.deliverBegun(passedOn);
+    tracing.deliverEnded(deliver, attempt, 1, { statusCode: 200, error: null });
+    expect(deliver.traceparent).toMatch(new RegExp(`^00-${traceId}-[0-9a-f]{16}-00$`));
+    expect(deliver.traceparent).not.toBe(passedOn);
     await tracing.shutdown(); // flushes whatever was queued
     expect(otlp.spans.filter((s) => s.traceId === traceId)).toEqual([]);
   });
@@ -212,54 +211,63 @@ describe("tracing on (OTEL_EXPORTER_OTLP_ENDPOINT set)", () => {
       const odd = 'quote " backslash \\ newline \n tab \t nul \u0000 é 漢字 😀 \u2028';
       const huge = "x".repeat(700_000); // larger than one export request's buffer (512 KiB)
       for (let i = 0; i < 20; i++) {
-        await tracing.commit(
-          parent,
-          async () => i,
-          () => ({
-            "outboxd.commit_id": `c${i}`,
-            "outboxd.note": odd,
-            n: 1.5,
-            big: 2 ** 40,
-            minus: -7,
-            no: false,
-          }),
-        );
+        const span = tracing.commitBegun(parent);
+        tracing.commitEnded(span, summary(`c${i} ${odd}`));
       }
-      await tracing.deliver({ ...attempt, aggregate: odd }, parent, async () => ({
-        statusCode: null,
-        error: huge,
-      }));
-      await tracing.commit(
-        parent,
-        async () => 0,
-        () => ({ "outboxd.commit_id": "after" }),
-      );
+      const failedSend = tracing.deliverBegun(parent);
+      tracing.deliverEnded(failedSend, { ...attempt, aggregate: odd }, 1, { statusCode: null, error: huge });
+      tracing.commitEnded(tracing.commitBegun(parent), summary("after"));
       // A message of 127 bytes or less, of 16 KiB or more: the span's length prefix is one or three bytes.
       for (const size of [1, 20_000]) {
-        await tracing.deliver({ ...attempt, eventId: "sized" }, parent, async () => ({
+        const span = tracing.deliverBegun(parent);
+        tracing.deliverEnded(span, { ...attempt, eventId: "sized" }, 1, {
           statusCode: null,
           error: "m".repeat(size),
-        }));
+        });
       }
+      // Attribute values of every kind the writers take: doubles, large and negative integers, booleans.
+      const exporter = otlpExporter(
+        exportSettings(`${otlp.url}/v1/traces`, {}, () => {}),
+        (protocol === "http/json" ? otlpJson : otlpProto)(
+          { "service.name": "texts" },
+          { name: "t", version: "1" },
+        ),
+        "test",
+        () => {},
+      );
+      const w = exporter.span();
+      w?.head({ ...IDS, idSource: traceId }, "values", null, INTERNAL, Date.now() - 1, Date.now());
+      w?.number(new AttributeKey("n"), 1.5);
+      w?.number(new AttributeKey("big"), 2 ** 40);
+      w?.number(new AttributeKey("minus"), -7);
+      w?.bool(new AttributeKey("no"), false);
+      w?.string(new AttributeKey("outboxd.note"), odd);
+      w?.end(false, null, 1);
+      await exporter.shutdown();
       await tracing.shutdown();
       expect(otlp.malformed).toEqual([]);
       expect(otlp.contentTypes.slice(requestsBefore).every((t) => t === contentType)).toBe(true);
       const spans = otlp.spans.filter((s) => s.traceId === traceId);
-      expect(spans).toHaveLength(24);
+      expect(spans).toHaveLength(25);
       expect(spans[0]?.resource["service.name"]).toBe("texts");
       const commits = spans.filter((s) => s.name === "outboxd.commit");
       expect(commits.map((s) => s.attributes["outboxd.commit_id"])).toEqual([
-        ...Array.from({ length: 20 }, (_, i) => `c${i}`),
+        ...Array.from({ length: 20 }, (_, i) => `c${i} ${odd}`),
         "after",
       ]);
-      for (const span of commits.slice(0, 20))
-        expect(span.attributes).toMatchObject({
-          "outboxd.note": odd,
-          n: 1.5,
-          big: 2 ** 40,
-          minus: -7,
-          no: false,
-        });
+      expect(commits[0]?.attributes).toEqual({
+        "outboxd.commit_id": `c0 ${odd}`,
+        "outboxd.events": 1,
+        "outboxd.deliveries": 2,
+        "outboxd.replayed": false,
+      });
+      expect(spans.find((s) => s.name === "values")?.attributes).toEqual({
+        n: 1.5,
+        big: 2 ** 40,
+        minus: -7,
+        no: false,
+        "outboxd.note": odd,
+      });
       const sized = spans.filter((s) => s.attributes["outboxd.event_id"] === "sized");
       expect(sized.map((s) => s.statusMessage.length)).toEqual([1, 20_000]);
       const deliver = spans.find(
@@ -349,6 +357,12 @@ describe("tracing on (OTEL_EXPORTER_OTLP_ENDPOINT set)", () => {
 });
 
 const attempt = { eventId: "e", endpointId: "ep_1", aggregate: "a", sequence: 1, attempt: 1 };
+/** A commit's answer as the commit span reads it. */
+const summary = (commitId: string) => ({
+  result: { commitId, events: [{}] },
+  deliveries: 2,
+  replayed: false,
+});
 /** A root span's ids, as the exporter's writers read them. */
 const IDS = {
   idSource: "4bf92f3577b34da6a3ce929d0e0e4736",
@@ -361,13 +375,16 @@ const IDS = {
 describe("tracing off and its settings", () => {
   const base = { OUTBOXD_DATABASE_URL: "file:/tmp/outboxd-tracing-config.db" };
 
-  test("off by default: no settings, and the hooks are the no-op that passes the caller's context on", async () => {
+  test("off by default: no settings, no span can begin, and the caller's context is passed on", async () => {
     expect(loadConfig(base).tracing).toBeNull();
     expect(await startTracing(null, () => {})).toBe(NO_TRACING);
-    expect(await NO_TRACING.commit("00-aa-bb-01", async (t) => t)).toBe("00-aa-bb-01");
-    expect(
-      await NO_TRACING.deliver(attempt, "00-aa-bb-01", async (t) => ({ statusCode: 200, error: t })),
-    ).toEqual({ statusCode: 200, error: "00-aa-bb-01" });
+    expect(NO_TRACING.enabled).toBe(false);
+    const header = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+    const request = new Request("http://outboxd/", { headers: { traceparent: header } });
+    expect(NO_TRACING.serverBegun(request)).toBeNull();
+    expect(NO_TRACING.requestTraceparent(request)).toBe(header);
+    expect(() => NO_TRACING.commitBegun(header)).toThrow("tracing is off");
+    expect(() => NO_TRACING.deliverBegun(header)).toThrow("tracing is off");
   });
 
   test("off, a whole outboxd serving a commit loads no OpenTelemetry module at all", async () => {
