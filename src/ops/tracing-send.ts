@@ -127,11 +127,14 @@ export function exportSender(transport: Transport): (body: Uint8Array) => Promis
 
 /**
  * The worker: the transport first (it answers "ready"), then one batch at a time, answered with
- * its outcome; the buffer is written again only after that answer. Bun's `fetch` sends a view of
- * the shared bytes as it is; Deno's takes no view of shared memory, so there it gets a copy.
+ * its outcome; the buffer is written again only after that answer. A buffer comes with an id
+ * the first time (and again if the worker has let it go: it keeps the last KEPT_BUFFERS);
+ * after that only its id and the batch's bounds come. Bun's `fetch` sends a view of the shared
+ * bytes as it is; Deno's takes no view of shared memory, so there it gets a copy.
  */
 const WORKER_SOURCE = `const exportSender = ${exportSender.toString()};
 let send = null;
+const buffers = new Map();
 onmessage = async (event) => {
   const message = event.data;
   if (message.transport) {
@@ -139,10 +142,22 @@ onmessage = async (event) => {
     postMessage("ready");
     return;
   }
-  const shared = new Uint8Array(message.shared, message.start, message.end - message.start);
+  if (message.shared) {
+    buffers.set(message.id, message.shared);
+    if (message.evict !== undefined) buffers.delete(message.evict);
+  }
+  const shared = new Uint8Array(buffers.get(message.id), message.start, message.end - message.start);
   postMessage(await send(typeof Deno === "object" ? shared.slice() : shared));
 };
 `;
+
+/**
+ * How many shared buffers the worker keeps (the exporter reuses up to 4, one more may be in
+ * flight). Posting a SharedArrayBuffer cost the main thread 40-700 µs each time in Bun once its
+ * pages had been written (measured, issue 18: most of a batch's cost on that thread), a message
+ * of numbers a few µs; so each buffer is posted once, and then named.
+ */
+const KEPT_BUFFERS = 8;
 
 export interface BatchSender {
   /** A zeroed buffer of `size` bytes that `send` can hand to the worker without copying it. */
@@ -165,6 +180,10 @@ export function batchSender(transport: Transport, broken: (reason: string) => vo
   let running: Worker | null = null;
   let inThread: ((body: Uint8Array) => Promise<SendOutcome>) | null = null;
   let waiting: ((outcome: SendOutcome) => void) | null = null;
+  /** Each buffer's id (weakly: the exporter lets buffers go), and those the worker holds, oldest first. */
+  const ids = new WeakMap<ArrayBufferLike, number>();
+  let nextId = 0;
+  const held: number[] = [];
 
   function start(): Promise<Worker | null> {
     started ??= new Promise((resolve) => {
@@ -185,6 +204,7 @@ export function batchSender(transport: Transport, broken: (reason: string) => vo
         url ??= URL.createObjectURL(new Blob([WORKER_SOURCE], { type: "application/javascript" }));
         const isBun = typeof (globalThis as { Bun?: unknown }).Bun === "object";
         // smol (Bun): a small heap; the worker holds one batch at a time.
+        held.length = 0; // a new worker holds no buffer yet
         const created = new Worker(url, {
           type: "module",
           ...(isBun ? { smol: true } : {}),
@@ -222,9 +242,20 @@ export function batchSender(transport: Transport, broken: (reason: string) => vo
         inThread ??= exportSender(transport);
         return inThread(shared ? bytes.slice(from, end) : bytes.subarray(from, end));
       }
+      let id = ids.get(bytes.buffer);
+      if (id === undefined) {
+        id = nextId++;
+        ids.set(bytes.buffer, id);
+      }
+      const message: Record<string, unknown> = { id, start: from, end };
+      if (!held.includes(id)) {
+        held.push(id);
+        message.shared = bytes.buffer;
+        if (held.length > KEPT_BUFFERS) message.evict = held.shift();
+      }
       return new Promise<SendOutcome>((resolve) => {
         waiting = resolve;
-        worker.postMessage({ shared: bytes.buffer, start: from, end });
+        worker.postMessage(message);
       });
     },
     stop() {

@@ -12,6 +12,7 @@ import { AttributeKey, exportSettings, INTERNAL, otlpExporter } from "../../src/
 import { otlpJson } from "../../src/ops/tracing-otlp-json.ts";
 import { otlpProto } from "../../src/ops/tracing-otlp-proto.ts";
 import { samplerFromEnv } from "../../src/ops/tracing-sdk.ts";
+import { batchSender } from "../../src/ops/tracing-send.ts";
 import { expectStatus } from "../helpers/assertions.ts";
 import { type OtlpReceiver, type ReceivedSpan, startOtlpReceiver } from "../helpers/otlp-receiver.ts";
 import { runProbe } from "../helpers/probe.ts";
@@ -606,6 +607,45 @@ describe("tracing off and its settings", () => {
       globalThis.fetch = mainFetch;
     }
     expect(calls).toBe(0);
+  });
+
+  test("the worker is given each shared buffer once, and again after it let it go: every body arrives as written", async () => {
+    const bodies: string[] = [];
+    const collector = Bun.serve({
+      hostname: "127.0.0.1",
+      port: 0,
+      async fetch(request) {
+        bodies.push(await request.text());
+        return new Response("");
+      },
+    });
+    const sender = batchSender(
+      {
+        url: `http://127.0.0.1:${collector.port}/v1/traces`,
+        headers: {},
+        timeoutMs: 10_000,
+        gzip: false,
+        tls: null,
+      },
+      () => {},
+    );
+    try {
+      // 12 buffers (more than the worker keeps), each sent twice and rewritten between sends.
+      const buffers = Array.from({ length: 12 }, () => sender.allocate(64));
+      const expected: string[] = [];
+      for (const round of [0, 1]) {
+        for (const [i, bytes] of buffers.entries()) {
+          const text = `batch ${i} round ${round}`;
+          bytes.set(new TextEncoder().encode(text), 3);
+          expect(await sender.send(bytes, 3, 3 + text.length)).toEqual({ failed: null, rejected: null });
+          expected.push(text);
+        }
+      }
+      expect(bodies).toEqual(expected);
+    } finally {
+      sender.stop();
+      collector.stop(true);
+    }
   });
 
   test("where no worker can start, exports are sent from the main thread, and it says so", async () => {
