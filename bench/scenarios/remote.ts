@@ -43,7 +43,7 @@ export interface RemoteCommitRow {
   /**
    * Requests per group commit, as the remote write path counts them (remote-writer.ts `stats`:
    * every request of the groups that read, i.e. not the dispatcher's claims and completions):
-   * 2 uncontended, 3 when the ledger's chain goes under the write lock, more after failed guards.
+   * 2, also when the ledger's chain goes under the write lock (the reads take it), more after failed guards.
    */
   roundTripsPerGroup: number;
   /** Groups whose chain went under the write lock (machines racing for it), per 100 groups. */
