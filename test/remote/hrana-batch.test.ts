@@ -152,6 +152,26 @@ describe("the Hrana batcher", () => {
     expect(sqls(1)).toEqual(["INSERT INTO t (v) VALUES (1)", "COMMIT"]);
   });
 
+  test("a transaction whose BEGIN the server refused: no statement index, the stream closed (nothing to roll back)", async () => {
+    const batcher = hranaBatcher(`http://127.0.0.1:${server.port}`, undefined);
+    answer = (body) =>
+      batchAnswer(
+        body,
+        { cols: [], rows: [], affected_row_count: 0 },
+        { 0: { message: "database is locked", code: "SQLITE_BUSY" } },
+        { baton: body.requests.some((r) => r.type === "close") ? null : "b2", base_url: null },
+      );
+    seen.length = 0;
+    const tx = await batcher?.transaction("write");
+    const error = await tx?.batch([{ sql: "SELECT 1 AS seq", args: {} }]).catch((e: unknown) => e);
+    expect(error).toMatchObject({ code: "SQLITE_BUSY", statementIndex: undefined });
+    expect(tx?.closed).toBe(true);
+    await tx?.rollback();
+    // The request with BEGIN, then the stream's close (sent without waiting): no ROLLBACK sent.
+    for (let waited = 0; seen.length < 2 && waited < 2000; waited += 5) await Bun.sleep(5);
+    expect(seen.map((s) => s.body.requests.map((r) => r.type))).toEqual([["batch"], ["close"]]);
+  });
+
   test("named parameters go as numbered ones: the same name, the same number; quotes and comments untouched", () => {
     expect(
       numberedParameters(
