@@ -5,6 +5,8 @@ import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { createOutboxd, type Outboxd } from "../../src/app.ts";
 import { loadConfig } from "../../src/config.ts";
+import { migrate } from "../../src/db/migrate.ts";
+import { migrations } from "../../src/db/migrations.gen.ts";
 import { all, run } from "../../src/db/op.ts";
 import { cancelDelivery } from "../../src/deliveries/cancel.ts";
 import { claimDeliveries } from "../../src/deliveries/claim.ts";
@@ -76,6 +78,46 @@ async function expectHeadsConsistent(o: Outboxd): Promise<void> {
       id: r.id,
       head: r.sequence === lowest.get(`${r.endpointId}/${r.aggregate}`) ? 1 : 0,
     });
+  }
+}
+
+/** Claims and completes (delivered) until nothing is claimable; the sequences sent per queue, in order. */
+async function deliverAll(o: Outboxd): Promise<Map<string, number[]>> {
+  const sent = new Map<string, number[]>();
+  for (;;) {
+    const claimed = await o.db.writer.write(
+      claimDeliveries({
+        owner: "all",
+        now: Date.now(),
+        leaseMs: 60_000,
+        limit: 100,
+        endpointRoom: {},
+        endpointLimit: 100,
+      }),
+    );
+    if (claimed.length === 0) return sent;
+    for (const c of claimed) {
+      const queue = `${c.endpointId}/${c.aggregate}`;
+      sent.set(queue, [...(sent.get(queue) ?? []), c.sequence]);
+      const at = Date.now();
+      await o.db.writer.write(
+        completeDelivery(
+          {
+            deliveryId: c.id,
+            owner: "all",
+            endpointId: c.endpointId,
+            aggregate: c.aggregate,
+            startedAt: at,
+            durationMs: 1,
+            statusCode: 200,
+            error: null,
+            responsePrefix: null,
+          },
+          { kind: "delivered", at, latencyMs: 0 },
+        ),
+      );
+      await expectHeadsConsistent(o);
+    }
   }
 }
 
@@ -187,43 +229,9 @@ test("a queue's next head is found past events its endpoint does not take and ro
   expect((await rows(o)).find((r) => r.id === head.id)?.isHead).toBe(1);
 
   // Deliver everything, one claim and completion at a time: each endpoint gets its events in order.
-  const sent = new Map<string, number[]>();
-  for (;;) {
-    const claimed = await o.db.writer.write(
-      claimDeliveries({
-        owner: "t2",
-        now: Date.now(),
-        leaseMs: 60_000,
-        limit: 100,
-        endpointRoom: {},
-        endpointLimit: 100,
-      }),
-    );
-    if (claimed.length === 0) break;
-    for (const c of claimed) {
-      sent.set(c.endpointId, [...(sent.get(c.endpointId) ?? []), c.sequence]);
-      const at = Date.now();
-      await o.db.writer.write(
-        completeDelivery(
-          {
-            deliveryId: c.id,
-            owner: "t2",
-            endpointId: c.endpointId,
-            aggregate: c.aggregate,
-            startedAt: at,
-            durationMs: 1,
-            statusCode: 200,
-            error: null,
-            responsePrefix: null,
-          },
-          { kind: "delivered", at, latencyMs: 0 },
-        ),
-      );
-      await expectHeadsConsistent(o);
-    }
-  }
-  expect(sent.get(some.id)).toEqual([1, 4, 7, 10, 13, 16, 19, 22]);
-  expect(sent.get(every.id)).toEqual(
+  const sent = await deliverAll(o);
+  expect(sent.get(`${some.id}/agg`)).toEqual([1, 4, 7, 10, 13, 16, 19, 22]);
+  expect(sent.get(`${every.id}/agg`)).toEqual(
     Array.from({ length: 24 }, (_, i) => i + 1).filter((n) => n !== second.sequence && n !== third.sequence),
   );
   expect(await pendingOf(every.id)).toEqual([]);
@@ -234,4 +242,39 @@ test("a queue's next head is found past events its endpoint does not take and ro
   ).toBe(2);
   await expectHeadsConsistent(o);
   expect((await rows(o)).find((r) => r.id === second.id)?.isHead).toBe(1);
+});
+
+test("a database from before the heads-only index (migration 0015) keeps its queues: their heads are indexed, every event sent in order", async () => {
+  const o = await setup();
+  const endpoint = await post(o, "/v1/endpoints", { url: "http://127.0.0.1:9/a" });
+  await post(o, "/v1/commits", {
+    events: Array.from({ length: 30 }, (_, i) => ({
+      type: "t.x",
+      aggregate: `agg-${i % 3}`,
+      payload: { i },
+    })),
+  });
+  // Back to the indexes as they were before migration 0015 (the rows' head flags were kept the same way).
+  const migration = migrations.find((m) => m.tag.startsWith("0015_"));
+  if (!migration) throw new Error("expected migration 0015");
+  await o.db.writer.write(function* () {
+    yield* run("DROP INDEX deliveries_heads");
+    yield* run("DROP INDEX deliveries_deadline");
+    yield* run(
+      "CREATE INDEX deliveries_queue ON deliveries (endpoint_id, aggregate, sequence) WHERE status = 'pending'",
+    );
+    yield* run("CREATE INDEX deliveries_deadline ON deliveries (deliver_by) WHERE status = 'pending'");
+    yield* run("DELETE FROM __drizzle_migrations WHERE hash = :hash", { hash: migration.hash });
+  });
+  expect(await o.db.writer.write(migrate())).toEqual([migration.tag]);
+  const heads = await o.db.driver.read(
+    all<{ n: number }>(
+      "SELECT count(*) AS n FROM deliveries INDEXED BY deliveries_heads WHERE status = 'pending' AND is_head = 1",
+    ),
+  );
+  expect(heads[0]?.n).toBe(3);
+  await expectHeadsConsistent(o);
+  const sent = await deliverAll(o);
+  for (const aggregate of ["agg-0", "agg-1", "agg-2"])
+    expect(sent.get(`${endpoint.id}/${aggregate}`)).toEqual(Array.from({ length: 10 }, (_, i) => i + 1));
 });
