@@ -7,7 +7,7 @@ import { CommitService } from "./commit/service.ts";
 import type { Config } from "./config.ts";
 import { databaseClock } from "./db/db-clock.ts";
 import { type Database, openDatabase } from "./db/open.ts";
-import { deadLetterOrphans } from "./deliveries/dead-letter.ts";
+import { deadLetterOrphansWrite } from "./deliveries/writes.ts";
 import { type AttemptEvent, Dispatcher } from "./dispatch/dispatcher.ts";
 import type { HintedDelivery } from "./dispatch/hints.ts";
 import { SecretBox } from "./endpoints/secrets.ts";
@@ -17,7 +17,7 @@ import { enableFailpoints } from "./failpoints.ts";
 import { createHttpApp } from "./http/app.ts";
 import type { HttpDeps } from "./http/context.ts";
 import { metricsResponse } from "./http/routes/operations.ts";
-import { migrateDatabase } from "./ledger/genesis.ts";
+import { migrateWrite } from "./ledger/writes.ts";
 import { type Clock, systemClock } from "./lib/time.ts";
 import { createLogger, type Logger } from "./ops/log.ts";
 import { Metrics } from "./ops/metrics.ts";
@@ -60,9 +60,9 @@ export async function createOutboxd(config: Config, options: OutboxdOptions = {}
   const shared = options.clock || db.file ? null : databaseClock(db.driver);
   await shared?.sync();
   const clock = options.clock ?? shared?.clock ?? systemClock;
-  const applied = await db.writer.write(migrateDatabase());
+  const applied = await db.write(migrateWrite());
   if (applied.length > 0) logger.log("info", "migrations applied", { migrations: applied });
-  const orphans = await db.writer.write(deadLetterOrphans(clock()));
+  const orphans = await db.write(deadLetterOrphansWrite(clock()));
   if (orphans > 0) {
     logger.log("warn", "deliveries moved to the dead-letter queue", {
       count: orphans,
@@ -126,9 +126,9 @@ export async function createOutboxd(config: Config, options: OutboxdOptions = {}
     onDeliveries: wakeFor,
     onDeferredFanOut: () => fanOuts.kick(),
     afterCommit: (ms) => metrics.recordCommit(ms),
-    // New heads are leased to this process's dispatcher by their own INSERT (deliveries/enqueue.ts).
-    leases: dispatcher?.leases,
   });
+  // New heads are leased to this process's dispatcher by their own INSERT (deliveries/enqueue.ts).
+  if (dispatcher) db.lend(dispatcher.loan);
   const proposals = new ProposalService({
     db,
     clock,

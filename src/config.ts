@@ -144,6 +144,11 @@ export function loadConfig(env: Env = process.env): Config {
   const driver = oneOf("OUTBOXD_DRIVER", ["engine", "client"] as const, local ? "engine" : "client");
   if (driver === "engine" && !local)
     problems.push("OUTBOXD_DRIVER=engine works only with a file: database URL");
+  const writerThread = oneOf("OUTBOXD_WRITER_THREAD", ["main", "worker"] as const, "main");
+  if (writerThread === "worker" && driver !== "engine")
+    problems.push(
+      "OUTBOXD_WRITER_THREAD=worker works only with OUTBOXD_DRIVER=engine (a file: database URL)",
+    );
 
   const failpoints = (read("OUTBOXD_FAILPOINTS") ?? "")
     .split(",")
@@ -180,6 +185,7 @@ export function loadConfig(env: Env = process.env): Config {
     databaseUrl,
     databaseAuthToken: read("OUTBOXD_DATABASE_AUTH_TOKEN"),
     driver,
+    writerThread,
     synchronous: oneOf("OUTBOXD_SYNCHRONOUS", ["FULL", "NORMAL"] as const, "FULL"),
     busyTimeoutMs: duration("OUTBOXD_BUSY_TIMEOUT", "5s"),
     host: read("OUTBOXD_HOST") ?? "127.0.0.1",

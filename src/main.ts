@@ -53,7 +53,8 @@ Exit codes: 0 success, 1 failure, 2 usage or configuration error.
 `;
 
 async function migrateCommand(): Promise<void> {
-  const db = await openDatabase(loadConfig());
+  // A command of its own: its writes run on this thread (OUTBOXD_WRITER_THREAD is the server's).
+  const db = await openDatabase({ ...loadConfig(), writerThread: "main" });
   try {
     const applied = await db.writer.write(migrateDatabase());
     console.log(applied.length > 0 ? `applied: ${applied.join(", ")}` : "database is up to date");

@@ -3,7 +3,8 @@
 import { timingSafeEqual } from "node:crypto";
 import type { Database } from "../db/open.ts";
 import type { Clock } from "../lib/time.ts";
-import { findToken, hashToken, SCOPES, type Scope, type TokenIdentity, touchToken } from "./tokens.ts";
+import { findToken, hashToken, SCOPES, type Scope, type TokenIdentity } from "./tokens.ts";
+import { touchTokenWrite } from "./writes.ts";
 
 /** The identity of OUTBOXD_ADMIN_TOKEN, which is configuration, not a stored token. */
 export const ENV_ADMIN: TokenIdentity = {
@@ -39,7 +40,7 @@ export class Authenticator {
     const now = this.#clock();
     if (now - (this.#touched.get(id) ?? 0) < TOUCH_EVERY_MS) return;
     this.#touched.set(id, now);
-    this.#db.writer.write(touchToken(id, now)).catch(() => this.#touched.delete(id));
+    this.#db.write(touchTokenWrite(id, now)).catch(() => this.#touched.delete(id));
   }
 }
 

@@ -4,16 +4,11 @@
 import { renameSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import type { Database } from "../db/open.ts";
-import { countTokens, createToken } from "./tokens.ts";
+import { bootstrapTokenWrite } from "./writes.ts";
 
 export async function bootstrapAdminToken(db: Database, now: number): Promise<string | null> {
   const path = db.file ? join(dirname(db.file), "admin-token") : resolve("admin-token");
-  const created = await db.writer.write(
-    (function* () {
-      if ((yield* countTokens()) > 0) return null;
-      return yield* createToken("bootstrap admin", ["admin"], now);
-    })(),
-  );
+  const created = await db.write(bootstrapTokenWrite(now));
   if (!created) return null;
   // writeFileSync's mode applies only to a new file: an existing admin-token (say 0644) would
   // keep its mode and hand the token to every local user. Write a new 0600 file and rename it

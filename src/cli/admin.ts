@@ -20,7 +20,9 @@ async function withDatabase<T>(
   use: (db: Database, config: ReturnType<typeof loadConfig>) => Promise<T>,
 ): Promise<T> {
   const config = loadConfig();
-  const db = await openDatabase(config);
+  // A command is a short process of its own: its writes run on this thread, whatever
+  // OUTBOXD_WRITER_THREAD says for the server (re-sealing secrets is not a named write).
+  const db = await openDatabase({ ...config, writerThread: "main" });
   try {
     await db.writer.write(migrateDatabase());
     return await use(db, config);
@@ -115,7 +117,7 @@ export async function replayCommand(args: string[]): Promise<void> {
     }
     const bar = progress("replaying", await db.driver.read(countReplayable(filter, now)));
     const done = await replayAllDead(
-      db.writer,
+      db,
       { filter, now, deliverBy },
       { onChunk: (total) => bar.update(total.replayed ?? 0) },
     );
@@ -128,7 +130,7 @@ export async function replayCommand(args: string[]): Promise<void> {
 export async function pruneCommand(): Promise<void> {
   const total = await withDatabase((db, config) => {
     const now = Date.now();
-    return pruneAll(db.writer, { before: now - config.retentionMs, now });
+    return pruneAll(db, { before: now - config.retentionMs, now });
   });
   console.log(
     `pruned ${total.deliveries} delivered deliveries, ${total.attempts} attempts, ${total.idempotencyKeys} idempotency responses`,

@@ -15,7 +15,7 @@ import { option, UsageError } from "./args.ts";
 export async function verifyCommand(args: string[]): Promise<number> {
   const anchorText = option(args, "anchor");
   const anchor = anchorText === undefined ? undefined : parseAnchor(anchorText);
-  const db = await openDatabase(loadConfig());
+  const db = await openDatabase({ ...loadConfig(), writerThread: "main" });
   try {
     await db.writer.write(migrateDatabase());
     const result = await db.driver.read(verifyLedger());
@@ -65,7 +65,7 @@ export async function eraseCommand(args: string[]): Promise<number> {
   if ((record === undefined) === (eventId === undefined)) {
     throw new UsageError("usage: outboxd erase --record COLLECTION/ID --version N | --event EVENT_ID");
   }
-  const db = await openDatabase(loadConfig());
+  const db = await openDatabase({ ...loadConfig(), writerThread: "main" });
   try {
     await db.writer.write(migrateDatabase());
     let outcome: EraseOutcome;

@@ -80,8 +80,6 @@ export interface CommitInput {
    * writer ignores the announcement: the list is not even built.
    */
   announceReads?: boolean;
-  /** This process's dispatcher: inline deliveries that are heads are leased to it by their INSERT (enqueue.ts). */
-  leases?: HeadLeases | undefined;
   now: number;
 }
 
@@ -182,7 +180,11 @@ export function* idempotentReplay(
   return { replayed: true, ...stored, deliveries: 0, deferredDeliveries: 0 };
 }
 
-export function* commitOp(input: CommitInput): Op<CommitOutcome> {
+/**
+ * `leases`: this process's dispatcher (or its budget's stand-in on the writer thread): inline
+ * deliveries that are heads are leased to it by their INSERT (enqueue.ts).
+ */
+export function* commitOp(input: CommitInput, leases?: HeadLeases): Op<CommitOutcome> {
   const { now } = input;
   if (input.announceReads !== false) yield* prefetch(commitReads(input));
   if (input.idempotency) {
@@ -341,7 +343,7 @@ export function* commitOp(input: CommitInput): Op<CommitOutcome> {
       deferredDeliveries += deliveries.length;
     } else {
       for (const { id: deliveryId, endpointId } of deliveries) {
-        yield* enqueueDelivery({ ...delivery, endpointId }, deliveryId, input.leases);
+        yield* enqueueDelivery({ ...delivery, endpointId }, deliveryId, leases);
       }
     }
     deliveryCount += deliveries.length;

@@ -4,7 +4,8 @@
 // expanded here), kicked by every commit that deferred one, and checked once a second for those
 // of other processes on the same database.
 import type { Database } from "../db/open.ts";
-import { EXPAND_CHUNK, expandFanOuts, fanOutsPending } from "../deliveries/enqueue.ts";
+import { EXPAND_CHUNK, fanOutsPending } from "../deliveries/enqueue.ts";
+import { expandFanOutsWrite } from "../deliveries/writes.ts";
 import { failpoint } from "../failpoints.ts";
 import type { Clock } from "../lib/time.ts";
 
@@ -70,7 +71,7 @@ export class FanOutExpander {
           if (this.#stopped) return;
           // Not durable on its own: the fan_outs row is, and a chunk lost with the WAL's tail
           // on power failure is expanded again from it (the chunk and its progress commit together).
-          const expanded = await db.writer.write(expandFanOuts(EXPAND_CHUNK, clock()), { durable: false });
+          const expanded = await db.write(expandFanOutsWrite(EXPAND_CHUNK, clock()), { durable: false });
           if (expanded.deliveries > 0) this.#deps.onDeliveries?.(expanded.deliveries, expanded.endpointIds);
           if (!expanded.more) break;
         }

@@ -1,23 +1,17 @@
 // The write side's entry point: validates and normalises a commit, guards its idempotency key,
 // queues it on the Writer, and tells the dispatcher when new deliveries exist.
 
-import type { Op } from "../db/op.ts";
 import type { Database } from "../db/open.ts";
-import type { HeadLeases } from "../deliveries/enqueue.ts";
+import type { NamedWrite } from "../db/writer-ops.ts";
 import type { EventTypeCatalog } from "../event-types/catalog.ts";
 import { failpoint } from "../failpoints.ts";
 import { canonicalJson, sha256Hex } from "../lib/canonical-json.ts";
 import { invalidField, problems } from "../lib/problem.ts";
 import type { Clock } from "../lib/time.ts";
 import type { Tracing } from "../ops/tracing.ts";
-import {
-  type CommitOutcome,
-  type CommitResult,
-  type Committer,
-  commitOp,
-  idempotentReplay,
-} from "./commit-op.ts";
+import { type CommitInput, type CommitOutcome, type Committer, idempotentReplay } from "./commit-op.ts";
 import { type CommitBody, type Limits, normalizeCommit } from "./normalize.ts";
+import { commitWrite } from "./writes.ts";
 
 export interface CommitRequest {
   /** Who commits; idempotency keys are scoped to by.tokenId. */
@@ -34,10 +28,10 @@ export interface CommitRequest {
    */
   eventIdOwner?: string;
   /**
-   * More work for the same transaction, after the commit's own (a proposal marked approved):
-   * if it throws, the commit is rolled back with it.
+   * How the commit is written, when it is more than the commit alone (a proposal marked approved in
+   * the same transaction: if that throws, the commit is rolled back with it). Default: commitWrite.
    */
-  alsoWrite?: (result: CommitResult) => Op<void>;
+  write?: (input: CommitInput) => NamedWrite<CommitOutcome>;
 }
 
 export interface CommitServiceDeps {
@@ -61,8 +55,6 @@ export interface CommitServiceDeps {
   catalog?: EventTypeCatalog;
   /** Each commit runs in an `outboxd.commit` span whose context its events store. */
   tracing?: Tracing;
-  /** This process's dispatcher, which new heads are leased to by their INSERT (deliveries/enqueue.ts). */
-  leases?: HeadLeases | undefined;
 }
 
 /** A commit's answer, plus what the response's headers need. */
@@ -121,7 +113,6 @@ export class CommitService {
       conflictStatus: request.conflictStatus ?? 409,
     });
     if (request.eventIdOwner !== undefined) input.eventIdOwner = request.eventIdOwner;
-    input.leases = this.#deps.leases;
     // Only a driver that writes groups itself reads the announcement (remote-writer.ts).
     if (!db.driver.writeGroup) input.announceReads = false;
     const deprecatedAt = this.#deps.catalog?.check(request.body.events ?? [], "/events") ?? null;
@@ -137,11 +128,8 @@ export class CommitService {
     }
     let outcome: CommitOutcome;
     try {
-      // A function, not an operation: the remote write path may have to run it again.
-      const { alsoWrite } = request;
-      outcome = await db.writer.write(
-        alsoWrite ? () => withAlso(commitOp(input), alsoWrite) : () => commitOp(input),
-      );
+      // The dispatcher's head leases are lent to it where it runs (db/writer-ops.ts WriteLoan).
+      outcome = await db.write((request.write ?? commitWrite)(input));
     } finally {
       if (guard !== undefined) this.#inProgress.delete(guard);
     }
@@ -162,13 +150,6 @@ export class CommitService {
     answer.deprecatedAt = deprecatedAt;
     return answer;
   }
-}
-
-/** The commit, then more work in its transaction (without any, the commit alone: one generator less per statement). */
-function* withAlso(commit: Op<CommitOutcome>, also: (result: CommitResult) => Op<void>): Op<CommitOutcome> {
-  const outcome = yield* commit;
-  if (!outcome.replayed) yield* also(outcome.result);
-  return outcome;
 }
 
 function checkKey(request: CommitRequest): { key: string; requestHash: string } {

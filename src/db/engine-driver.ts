@@ -20,9 +20,8 @@ export interface EngineDriver extends Driver {
 
 export function openEngineDriver(path: string, options: DriverOptions): EngineDriver {
   const writer = openConnection(path, options);
-  const reader = openConnection(path, options);
+  const reads = openEngineReader(path, options);
   const executeOnWriter = executor(writer);
-  const executeOnReader = executor(reader);
   // FULL: the WAL is synced here, after COMMIT, instead of inside it (wal-sync.ts).
   const wal = options.synchronous === "FULL" ? new WalSync(`${path}-wal`) : null;
   if (wal) writer.exec("PRAGMA synchronous = NORMAL");
@@ -45,16 +44,7 @@ export function openEngineDriver(path: string, options: DriverOptions): EngineDr
     backgroundCheckpoints: () => ({ working: checkpointer.working, checkpoints: checkpointer.checkpoints }),
     pipelined: true,
     walSyncs: () => wal?.syncs ?? 0,
-    async read<T>(op: Op<T>): Promise<T> {
-      // A read transaction gives every statement of the operation the same snapshot; it runs
-      // synchronously, so no other read can reach this connection before it ends.
-      reader.exec("BEGIN");
-      try {
-        return runOpSync(op, executeOnReader);
-      } finally {
-        reader.exec("COMMIT");
-      }
-    },
+    read: reads.read,
     async transaction<T>(op: Op<T>, { durable = true }: TransactionOptions = {}): Promise<T> {
       // Synchronous from BEGIN to COMMIT: a whole group commit runs in one turn of the event loop,
       // before this function first awaits (the Writer relies on it: `pipelined`).
@@ -73,14 +63,46 @@ export function openEngineDriver(path: string, options: DriverOptions): EngineDr
       if (wal) await (durable ? wal.afterCommit() : wal.settled());
       return value;
     },
-    async executeAlone(sql, args = {}) {
-      reader.prepare(sql).run(args);
-    },
+    executeAlone: reads.executeAlone,
     async close() {
       closed = true;
       await checkpointer.stop();
       await wal?.close();
       writer.close();
+      await reads.close();
+    },
+  };
+}
+
+/**
+ * The engine driver's reads alone, on a connection of their own: the main thread's half when the
+ * writer runs on a thread of its own (writer-thread.ts). Its transaction refuses: one writer
+ * connection per process, and it is the writer thread's.
+ */
+export function openEngineReader(path: string, options: DriverOptions): Driver {
+  const reader = openConnection(path, options);
+  const executeOnReader = executor(reader);
+  return {
+    name: "engine",
+    async read<T>(op: Op<T>): Promise<T> {
+      // A read transaction gives every statement of the operation the same snapshot; it runs
+      // synchronously, so no other read can reach this connection before it ends.
+      reader.exec("BEGIN");
+      try {
+        return runOpSync(op, executeOnReader);
+      } finally {
+        reader.exec("COMMIT");
+      }
+    },
+    async transaction() {
+      throw new Error(
+        "this process writes on its writer thread (OUTBOXD_WRITER_THREAD=worker): queue a named write (db.write)",
+      );
+    },
+    async executeAlone(sql, args = {}) {
+      reader.prepare(sql).run(args);
+    },
+    async close() {
       reader.close();
     },
   };

@@ -1,13 +1,24 @@
 import { mkdirSync } from "node:fs";
 import { dirname, resolve } from "node:path";
-import type { Driver } from "./driver.ts";
-import { openEngineDriver } from "./engine-driver.ts";
+import type { Driver, DriverOptions } from "./driver.ts";
+import { openEngineDriver, openEngineReader } from "./engine-driver.ts";
 import { makeDatabaseFilesPrivate } from "./private-files.ts";
 import { Writer } from "./writer.ts";
+import { LocalWrites } from "./writer-local.ts";
+import type { Writes } from "./writer-ops.ts";
+import { WriterThread } from "./writer-thread.ts";
 
 export interface Database {
   driver: Driver;
+  /**
+   * The Writer of this thread, for operations that are not named writes (tests, the storage
+   * suite). outboxd itself writes only through `write` (named writes: db/writer-ops.ts).
+   */
   writer: Writer;
+  /** Queues a named write (db/writer-ops.ts) where the writer runs; settles once it is committed. */
+  write: Writes["write"];
+  /** Lends named writes something of this thread's memory (db/writer-ops.ts WriteLoan). */
+  lend: Writes["lend"];
   /** Absolute path of the database file, or null for a remote database. */
   file: string | null;
   close(): Promise<void>;
@@ -21,6 +32,13 @@ export interface DatabaseConfig {
   driver: "engine" | "client";
   synchronous: "FULL" | "NORMAL";
   busyTimeoutMs: number;
+  /**
+   * Where the engine driver's writer runs: on this thread (`main`, the default) or on a thread of
+   * its own (`worker`: writer-thread.ts). The client driver always writes on this thread.
+   */
+  writerThread?: "main" | "worker";
+  /** The crash drills' failpoints, enabled on the writer thread too (failpoints.ts). */
+  failpoints?: readonly string[];
 }
 
 /** The file path of a `file:` URL (query string dropped), or null for remote URLs. */
@@ -41,6 +59,9 @@ export async function openDatabase(config: DatabaseConfig): Promise<Database> {
     makeDatabaseFilesPrivate(file);
   }
   const options = { synchronous: config.synchronous, busyTimeoutMs: config.busyTimeoutMs };
+  if (config.writerThread === "worker" && config.driver === "engine" && file) {
+    return openOnWriterThread(file, options, config.failpoints ?? []);
+  }
   const driver =
     config.driver === "engine" && file
       ? openEngineDriver(file, options)
@@ -50,12 +71,43 @@ export async function openDatabase(config: DatabaseConfig): Promise<Database> {
           options,
         );
   const writer = new Writer(driver);
+  const writes = new LocalWrites(writer);
   return {
     driver,
     writer,
+    write: (request, options) => writes.write(request, options),
+    lend: (loan) => writes.lend(loan),
     file,
     async close() {
-      await writer.idle();
+      await writes.idle();
+      await driver.close();
+    },
+  };
+}
+
+/**
+ * The engine driver with its writer on a thread of its own (writer-thread.ts): this thread keeps a
+ * reader connection. Its Writer refuses operations that are not named writes (they cannot cross).
+ */
+async function openOnWriterThread(
+  file: string,
+  options: DriverOptions,
+  failpoints: readonly string[],
+): Promise<Database> {
+  const thread = await WriterThread.start({ path: file, options, failpoints }, (reason) => {
+    // Its writes were never answered, so none was acknowledged; a supervisor restarts the process.
+    process.stderr.write(`outboxd: the writer thread died (${reason}); exiting\n`);
+    process.exit(1);
+  });
+  const driver: Driver = { ...openEngineReader(file, options), walSyncs: () => thread.walSyncs() };
+  return {
+    driver,
+    writer: new Writer(driver),
+    write: (request, options) => thread.write(request, options),
+    lend: (loan) => thread.lend(loan),
+    file,
+    async close() {
+      await thread.close();
       await driver.close();
     },
   };

@@ -2,8 +2,7 @@
 // a large change is made as a series of short write transactions, so it never holds the single
 // writer long and commits queued behind it keep flowing. River's job cleaner stops the same
 // way: when a pass changes fewer rows than its limit, nothing is left.
-import type { Op } from "../db/op.ts";
-import type { Writer } from "../db/writer.ts";
+import type { NamedWrite, Writes } from "../db/writer-ops.ts";
 
 /** What one chunk changed, by kind (e.g. { deliveries, attempts, commits }). */
 export type Counts = Record<string, number>;
@@ -19,18 +18,18 @@ export interface Chunked {
 }
 
 /**
- * Runs `chunk(limit)` as separate writes until a chunk changes fewer than `limit` rows of every
+ * Writes `chunk(limit)` as separate writes until a chunk changes fewer than `limit` rows of every
  * kind, and returns the totals.
  */
 export async function inChunks<T extends Counts>(
-  writer: Writer,
-  chunk: (limit: number) => Op<T>,
+  writes: Pick<Writes, "write">,
+  chunk: (limit: number) => NamedWrite<T>,
   options: Chunked & { limit: number },
 ): Promise<T> {
   const { limit, durable = true, onChunk } = options;
   let total: T | undefined;
   for (;;) {
-    const counts = await writer.write(chunk(limit), { durable });
+    const counts = await writes.write(chunk(limit), { durable });
     total = add(total, counts);
     onChunk?.(total);
     if (Object.values(counts).every((n) => n < limit)) return total;

@@ -4,7 +4,7 @@
 // Invariants kept here: the queues of expired rows promote their next heads (heads.ts), and the
 // deadline counter grows by exactly the rows expired (counters.ts), in the same transaction.
 import { all, type Op } from "../db/op.ts";
-import type { Writer } from "../db/writer.ts";
+import { defineWrite, type Writes } from "../db/writer-ops.ts";
 import { type Chunked, inChunks } from "./chunks.ts";
 import { bumpDeadlineCounter } from "./counters.ts";
 import { DEAD_LETTER_SET, type DeadReason } from "./dead-letter.ts";
@@ -29,21 +29,26 @@ export function* expireDeadlines(now: number, limit = EXPIRE_CHUNK): Op<number> 
   return rows.length;
 }
 
+const expireChunkWrite = defineWrite(
+  "deliveries.expireChunk",
+  function* (now: number, limit: number): Op<{ expired: number }> {
+    return { expired: yield* expireDeadlines(now, limit) };
+  },
+  { again: false },
+);
+
 /**
  * Expires every row past its deadline, in chunks: a backlog past its deadline (after an outage,
  * say) is dead-lettered in one sweep, never holding the writer long at a time.
  */
 export async function expireAllDeadlines(
-  writer: Writer,
+  writes: Pick<Writes, "write">,
   now: number,
   options: Chunked = {},
 ): Promise<number> {
-  const { expired } = await inChunks(
-    writer,
-    function* (limit) {
-      return { expired: yield* expireDeadlines(now, limit) };
-    },
-    { limit: EXPIRE_CHUNK, ...options },
-  );
+  const { expired } = await inChunks(writes, (limit) => expireChunkWrite(now, limit), {
+    limit: EXPIRE_CHUNK,
+    ...options,
+  });
   return expired;
 }

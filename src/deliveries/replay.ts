@@ -4,7 +4,7 @@
 // Invariant kept here: a replayed event may be older than its queue's current head, so the
 // heads of every touched queue are recomputed (heads.ts resetHeads), in the same transaction.
 import { all, get, type Op } from "../db/op.ts";
-import type { Writer } from "../db/writer.ts";
+import { defineWrite, type Writes } from "../db/writer-ops.ts";
 import { type Chunked, inChunks } from "./chunks.ts";
 import { type QueuedRow, RETURNING_QUEUE, resetHeads } from "./heads.ts";
 
@@ -68,6 +68,14 @@ export function* replayDead(filter: ReplayFilter, now: number, deliverBy: number
   return rows.length;
 }
 
+const replayChunkWrite = defineWrite(
+  "deliveries.replayChunk",
+  function* (filter: ReplayFilter, now: number, deliverBy: number, limit: number): Op<{ replayed: number }> {
+    return { replayed: yield* replayDead(filter, now, deliverBy, limit) };
+  },
+  { again: false },
+);
+
 /** How many dead deliveries a replay with this filter would take (for progress). */
 export function* countReplayable(filter: ReplayFilter, now: number): Op<number> {
   const row = yield* get<{ n: number }>(
@@ -82,17 +90,14 @@ export function* countReplayable(filter: ReplayFilter, now: number): Op<number> 
  * writer long (HTTP and CLI both). Returns how many.
  */
 export async function replayAllDead(
-  writer: Writer,
+  writes: Pick<Writes, "write">,
   request: { filter: ReplayFilter; now: number; deliverBy: number },
   options: Chunked = {},
 ): Promise<number> {
   const { filter, now, deliverBy } = request;
-  const { replayed } = await inChunks(
-    writer,
-    function* (limit) {
-      return { replayed: yield* replayDead(filter, now, deliverBy, limit) };
-    },
-    { limit: REPLAY_CHUNK, ...options },
-  );
+  const { replayed } = await inChunks(writes, (limit) => replayChunkWrite(filter, now, deliverBy, limit), {
+    limit: REPLAY_CHUNK,
+    ...options,
+  });
   return replayed;
 }

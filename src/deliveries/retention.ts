@@ -8,7 +8,7 @@
 //     answer, not a second commit (issue 19). Retention shorter than a day still prunes
 //     deliveries on time.
 import { type Op, run } from "../db/op.ts";
-import type { Writer } from "../db/writer.ts";
+import { defineWrite, type Writes } from "../db/writer-ops.ts";
 import { IDEMPOTENCY_TTL_MS } from "../lib/idempotency.ts";
 import { idBefore } from "../lib/ids.ts";
 import { type Chunked, inChunks } from "./chunks.ts";
@@ -53,7 +53,13 @@ export function* prune({ before, now }: Cutoff, limit: number): Op<Pruned> {
   return { deliveries, attempts, idempotencyKeys };
 }
 
+const pruneWrite = defineWrite("deliveries.prune", prune, { again: false });
+
 /** Prunes everything retention allows, in chunks; returns the totals. */
-export function pruneAll(writer: Writer, cutoff: Cutoff, options: Chunked = {}): Promise<Pruned> {
-  return inChunks(writer, (limit) => prune(cutoff, limit), { limit: PRUNE_CHUNK, ...options });
+export function pruneAll(
+  writes: Pick<Writes, "write">,
+  cutoff: Cutoff,
+  options: Chunked = {},
+): Promise<Pruned> {
+  return inChunks(writes, (limit) => pruneWrite(cutoff, limit), { limit: PRUNE_CHUNK, ...options });
 }

@@ -15,18 +15,13 @@
 import { EventEmitter } from "node:events";
 import { Cron } from "croner";
 import type { Config } from "../config.ts";
-import type { Op } from "../db/op.ts";
 import type { Database } from "../db/open.ts";
-import {
-  type ClaimedDelivery,
-  claimDeliveries,
-  claimDeliveriesById,
-  releaseLeases,
-} from "../deliveries/claim.ts";
-import { type CompletedBatch, type Completion, completeDeliveries } from "../deliveries/complete.ts";
+import type { WriteLoan } from "../db/writer-ops.ts";
+import type { ClaimedDelivery } from "../deliveries/claim.ts";
+import type { Completion } from "../deliveries/complete.ts";
 import type { HeadLease, HeadLeases, LeasedHead } from "../deliveries/enqueue.ts";
 import { expireAllDeadlines } from "../deliveries/expire.ts";
-import type { PromotedHead } from "../deliveries/heads.ts";
+import type { LeaseBudget } from "../deliveries/lease-budget.ts";
 import { pruneAll } from "../deliveries/retention.ts";
 import type { SecretBox, StoredSecret } from "../endpoints/secrets.ts";
 import { activeSecrets } from "../endpoints/secrets.ts";
@@ -45,6 +40,14 @@ import { type EndpointToSend, type EventToSend, loadSendContext, type SendContex
 import { SendWorker, sendWorkerSupported } from "./send-worker.ts";
 import { type SendOutcome, sendWebhook, type WebhookMessage } from "./sender.ts";
 import { type ClaimRoom, isTrouble, Slots } from "./slots.ts";
+import {
+  type ClaimAlong,
+  claimByIdWrite,
+  claimScanWrite,
+  completeAndClaimWrite,
+  releaseLeasesWrite,
+  sendContextOf,
+} from "./writes.ts";
 
 export type DispatcherConfig = Pick<
   Config,
@@ -108,13 +111,6 @@ interface Claim {
   leaseUntil: number;
 }
 
-/** Claimed in a batch of outcomes' transaction: the heads it promoted (see completeAndClaim). */
-interface ClaimedWithBatch extends CompletedBatch {
-  claimed: { owner: string; claimedAt: number; rows: ClaimedDelivery[]; context: SendContext } | null;
-  /** Promoted heads not claimed there: hints. */
-  unclaimed: PromotedHead[];
-}
-
 const PRUNE_EVERY_MS = 3_600_000;
 /**
  * Outcomes are held for a larger batch (completions.ts HOLD_BATCH, HOLD_MS) while at least this
@@ -164,6 +160,19 @@ export class Dispatcher extends EventEmitter {
       this.#slots.promise(head.endpointId);
     },
   };
+  /**
+   * The same leases lent to commits wherever the writer runs (db/writer-ops.ts WriteLoan): on the
+   * writer thread, a budget of room reserved here for each message of writes, spent there
+   * (deliveries/lease-budget.ts); what a commit leased comes back with its answer.
+   */
+  readonly loan: WriteLoan<LeaseBudget> = {
+    live: this.leases,
+    reserve: (units) => this.#reserveLeases(units),
+    took: (head) => this.leases.leased(head as LeasedHead),
+    giveBack: (budget) => {
+      for (const endpoint of budget.endpoints) this.#slots.settle(endpoint.id, endpoint.room);
+    },
+  };
   #heartbeatAt: number | null = null;
   #retryTimer: ReturnType<typeof setTimeout> | null = null;
   #retryAt = Number.POSITIVE_INFINITY;
@@ -189,10 +198,12 @@ export class Dispatcher extends EventEmitter {
     this.#openSecrets = memoized((stored: string) => deps.secretBox.open(stored), 1024);
     this.#attemptLog = new AttemptLog(deps.logger);
     this.#completions = new CompletionQueue<AttemptEvent>({
-      // Functions, not operations: the remote write path may run them again (remote-writer.ts).
       write: async (items) => {
-        const { recorded, claimed, unclaimed } = await deps.db.writer.write(
-          () => this.#completeAndClaim(items),
+        const { recorded, claimed, unclaimed } = await deps.db.write(
+          completeAndClaimWrite(
+            items.map((item) => ({ attempt: item.record, completion: item.completion })),
+            this.#claimAlong(),
+          ),
           BOOKKEEPING,
         );
         if (claimed) {
@@ -325,6 +336,23 @@ export class Dispatcher extends EventEmitter {
     };
   }
 
+  /**
+   * Room at every endpoint this dispatcher could take a commit's new head for, up to `units` each,
+   * promised until the budget is given back (see `loan`).
+   */
+  #reserveLeases(units: number): LeaseBudget | null {
+    if (!this.#running || !this.#local || units <= 0) return null;
+    const endpoints: LeaseBudget["endpoints"] = [];
+    for (const endpoint of this.#endpoints.webhooks()) {
+      const room = Math.min(units, this.#slots.roomAt(endpoint.id));
+      if (room <= 0) continue;
+      this.#slots.promise(endpoint.id, room);
+      endpoints.push({ id: endpoint.id, version: endpoint.updatedAt, room });
+    }
+    if (endpoints.length === 0) return null;
+    return { owner: this.#nextOwner(), leaseMs: this.#deps.config.leaseMs, endpoints };
+  }
+
   /** A fresh lease token per claim: even this process's own stale claim cannot complete a row. */
   #nextOwner(): string {
     this.#claims += 1;
@@ -385,17 +413,12 @@ export class Dispatcher extends EventEmitter {
     // promised, in the order the commits took them, is about the oldest.
     const first = this.#promised.values().next().value;
     if (first === undefined || first.leasedAt >= now - PROMISE_MS) return;
-    await this.#deps.db.writer.write(() => this.#releaseStale(now), BOOKKEEPING);
-  }
-
-  /** Chosen when the writer runs it (a generator): every commit queued before it has run by then. */
-  *#releaseStale(now: number): Op<void> {
     const stale = [...this.#promised.values()].filter((head) => head.leasedAt < now - PROMISE_MS);
     for (const head of stale) {
       this.#promised.delete(head.id);
       this.#slots.settle(head.endpointId);
     }
-    yield* releaseLeases(stale);
+    await this.#deps.db.write(releaseLeasesWrite(stale.map(({ id, owner }) => ({ id, owner }))), BOOKKEEPING);
   }
 
   /**
@@ -430,7 +453,7 @@ export class Dispatcher extends EventEmitter {
       await this.#giveUpPromises(now);
       // Until none is left: a backlog past its deadline (after an outage, say) is dead-lettered
       // in this sweep, not a chunk per sweep while it blocks its aggregates.
-      const expired = await expireAllDeadlines(this.#deps.db.writer, now, BOOKKEEPING);
+      const expired = await expireAllDeadlines(this.#deps.db, now, BOOKKEEPING);
       if (expired > 0) {
         this.#deps.logger.log("warn", "deliveries moved to the dead-letter queue", {
           count: expired,
@@ -450,7 +473,7 @@ export class Dispatcher extends EventEmitter {
 
   /** Deletes delivered rows and attempts older than the retention period; returns the counts. */
   async pruneNow(now = this.#deps.clock()) {
-    return pruneAll(this.#deps.db.writer, { before: now - this.#deps.config.retentionMs, now }, BOOKKEEPING);
+    return pruneAll(this.#deps.db, { before: now - this.#deps.config.retentionMs, now }, BOOKKEEPING);
   }
 
   async #pump(): Promise<void> {
@@ -493,8 +516,8 @@ export class Dispatcher extends EventEmitter {
     // Two operations queued together: the writer runs them in one group (one transaction), and
     // each ends with its one returning write, which the remote write path needs (remote-writer.ts).
     const [byId, scanned] = await Promise.all([
-      db.writer.write(() => claimDeliveriesById({ ...lease, ids }), BOOKKEEPING),
-      scan ? db.writer.write(() => claimDeliveries({ ...lease, ...scan }), BOOKKEEPING) : [],
+      db.write(claimByIdWrite({ ...lease, ids }), BOOKKEEPING),
+      scan ? db.write(claimScanWrite({ ...lease, ...scan }), BOOKKEEPING) : [],
     ]);
     const claimed = byId.length === 0 ? scanned : [...byId, ...scanned];
     if (claimed.length > 0) failpoint("dispatch.after_claim");
@@ -539,28 +562,18 @@ export class Dispatcher extends EventEmitter {
   }
 
   /**
-   * A batch of outcomes as one writer operation, and on a local file, in the same transaction, a
-   * claim of the heads it promoted that fit the room now, with their events: no claim of their own.
+   * The claim a batch of outcomes makes in its transaction of the heads it promotes (see
+   * completeAndClaim): on a local file, while running, within the room the slots have now.
    */
-  *#completeAndClaim(items: PendingCompletion<AttemptEvent>[]): Op<ClaimedWithBatch> {
-    const batch = yield* completeAll(items);
-    if (!this.#local || !this.#running || batch.promoted.length === 0) {
-      return { ...batch, claimed: null, unclaimed: batch.promoted };
-    }
+  #claimAlong(): ClaimAlong | null {
+    if (!this.#local || !this.#running) return null;
     const now = this.#deps.clock();
-    const fit = new Hints();
-    fit.offer(batch.promoted);
-    // Within the claim window, as any claim: what does not fit is left to hints and to other
-    // dispatchers (a queue's next head claimed with its predecessor's outcome stays with this
-    // dispatcher, so a wider window here would keep every queue from the others).
-    const { ids } = fit.take(this.#slots.claimRoom(), now);
-    const taken = new Set(ids);
-    const unclaimed = batch.promoted.filter((head) => !taken.has(head.id));
-    if (ids.length === 0) return { ...batch, claimed: null, unclaimed };
-    const owner = this.#nextOwner();
-    const rows = yield* claimDeliveriesById({ owner, now, leaseMs: this.#deps.config.leaseMs, ids });
-    const context = yield* sendContextOf(rows);
-    return { ...batch, claimed: { owner, claimedAt: now, rows, context }, unclaimed };
+    return {
+      owner: this.#nextOwner(),
+      now,
+      leaseMs: this.#deps.config.leaseMs,
+      room: this.#slots.claimRoom(),
+    };
   }
 
   /** Starts every claimed delivery the slots allow now. */
@@ -727,19 +740,6 @@ export class Dispatcher extends EventEmitter {
       responsePrefix: outcome.responsePrefix,
     };
   }
-}
-
-/** A batch of outcomes as one writer operation: per item whether its fence let it through, and the heads it promoted. */
-function completeAll(items: PendingCompletion<AttemptEvent>[]): Op<CompletedBatch> {
-  return completeDeliveries(items.map((item) => ({ attempt: item.record, completion: item.completion })));
-}
-
-/** What the sends of these claimed deliveries need (and the kind of `alsoEndpoints`). */
-function sendContextOf(claimed: ClaimedDelivery[], alsoEndpoints: string[] = []): Op<SendContext> {
-  return loadSendContext(
-    [...new Set(claimed.map((d) => d.eventId))],
-    [...new Set([...claimed.map((d) => d.endpointId), ...alsoEndpoints])],
-  );
 }
 
 function toMessage(event: EventToSend, delivery: ClaimedDelivery): WebhookMessage {

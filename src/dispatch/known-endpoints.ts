@@ -26,6 +26,11 @@ export class KnownEndpoints {
     return this.#webhooks.get(endpointId);
   }
 
+  /** The enabled webhook endpoints, as last read. */
+  webhooks(): Iterable<EndpointToSend> {
+    return this.#webhooks.values();
+  }
+
   isPull(endpointId: string): boolean {
     return this.#pull.has(endpointId);
   }

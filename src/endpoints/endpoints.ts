@@ -146,17 +146,6 @@ export function* updateEndpoint(
   return changed > 0 ? yield* getEndpoint(id) : undefined;
 }
 
-/** Stores a new sealed secret list; the caller computed it from the current one. */
-export function* setEndpointSecrets(id: string, sealedSecrets: string, now: number): Op<boolean> {
-  return (
-    (yield* run("UPDATE endpoints SET secrets = :secrets, updated_at = :now WHERE id = :id", {
-      id,
-      secrets: sealedSecrets,
-      now,
-    })) > 0
-  );
-}
-
 /**
  * Deletes an endpoint. Its undelivered deliveries become dead with `endpoint_deleted`
  * (src/deliveries/dead-letter.ts).

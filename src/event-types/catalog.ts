@@ -8,14 +8,8 @@ import type { Database } from "../db/open.ts";
 import { type FieldError, problems } from "../lib/problem.ts";
 import type { Clock } from "../lib/time.ts";
 import type { PayloadValidator } from "./payload-schema.ts";
-import {
-  catalogVersion,
-  deleteEventType,
-  type EventTypeRow,
-  type EventTypeWrite,
-  loadCatalog,
-  putEventType,
-} from "./store.ts";
+import { catalogVersion, type EventTypeRow, type EventTypeWrite, loadCatalog } from "./store.ts";
+import { deleteEventTypeWrite, putEventTypeWrite } from "./writes.ts";
 
 export type EventTypesMode = "strict" | "open";
 
@@ -119,14 +113,14 @@ export class EventTypeCatalog {
   /** Registers or replaces a type (a schema that does not compile is a 422, nothing written). */
   async put(write: EventTypeWrite): Promise<{ row: EventTypeRow; created: boolean }> {
     const validate = write.schema === null ? null : await this.#compile(write.schema, this.#compiled);
-    const result = await this.#deps.db.writer.write(putEventType(write, this.#deps.clock()));
+    const result = await this.#deps.db.write(putEventTypeWrite(write, this.#deps.clock()));
     await this.#applied(result.version, () => this.#entries.set(write.type, { row: result.row, validate }));
     return result;
   }
 
   /** Removes a type; false when it was not registered. */
   async delete(type: string): Promise<boolean> {
-    const version = await this.#deps.db.writer.write(deleteEventType(type));
+    const version = await this.#deps.db.write(deleteEventTypeWrite(type));
     if (version === undefined) return false;
     await this.#applied(version, () => this.#entries.delete(type));
     return true;

@@ -6,7 +6,6 @@ import { Cron } from "croner";
 import type { TokenIdentity } from "../auth/tokens.ts";
 import { type CommitBody, type Limits, normalizeCommit } from "../commit/normalize.ts";
 import type { CommitAnswer, CommitService } from "../commit/service.ts";
-import type { Op } from "../db/op.ts";
 import type { Database } from "../db/open.ts";
 import type { EventTypeCatalog } from "../event-types/catalog.ts";
 import { canonicalJson, sha256Hex } from "../lib/canonical-json.ts";
@@ -17,21 +16,24 @@ import type { Clock } from "../lib/time.ts";
 import {
   type Actor,
   currentRecords,
-  decide,
   existingEndpoints,
-  expireProposals,
-  findByIdempotencyKey,
   getProposal,
   hasExpiredProposals,
-  insertProposal,
   listProposals,
   type ProposalRow,
   type ProposalStatus,
   type ProposalView,
   proposalView,
-  pruneProposals,
-  releaseIdempotencyKey,
 } from "./store.ts";
+import {
+  commitApprovingWrite,
+  decideProposalWrite,
+  expireProposalsWrite,
+  notPending,
+  proposalReplay,
+  pruneProposalsWrite,
+  storeProposalWrite,
+} from "./writes.ts";
 
 export interface ProposalBody {
   commit: CommitBody;
@@ -60,7 +62,6 @@ export interface ProposalServiceDeps {
 const MIN_EXPIRES_MS = 1000;
 const MAX_EXPIRES_MS = 30 * 86_400_000;
 /** An Idempotency-Key answers retries this long (as for commits, DESIGN §3). */
-const IDEMPOTENCY_TTL_MS = 24 * 3_600_000;
 const PRUNE_EVERY_MS = 60_000;
 
 export class ProposalService {
@@ -86,7 +87,7 @@ export class ProposalService {
     const now = clock();
     const idempotency = idempotencyKey === undefined ? undefined : keyOf(idempotencyKey, rawBody);
     if (idempotency) {
-      const replay = await db.driver.read(this.#replay(by.id, idempotency, now));
+      const replay = await db.driver.read(proposalReplay(by.id, idempotency, now));
       if (replay) return { proposal: proposalView(replay), replayed: true, deprecatedAt: null };
     }
     const deprecatedAt = await this.#validate(by, body.commit, now);
@@ -109,19 +110,8 @@ export class ProposalService {
       result: null,
       commitId: null,
     };
-    const self = this;
-    const stored = await db.writer.write(
-      (function* () {
-        if (idempotency) {
-          // Decided again inside the write: another request with this key may have won meanwhile.
-          const replay = yield* self.#replay(by.id, idempotency, now);
-          if (replay) return { row: replay, replayed: true };
-          yield* releaseIdempotencyKey(by.id, idempotency.key);
-        }
-        yield* insertProposal(row);
-        return { row, replayed: false };
-      })(),
-    );
+    // Decided again inside the write: another request with this key may have won meanwhile.
+    const stored = await db.write(storeProposalWrite(row, idempotency, now));
     return { proposal: proposalView(stored.row), replayed: stored.replayed, deprecatedAt };
   }
 
@@ -171,20 +161,13 @@ export class ProposalService {
         idempotencyKey: undefined,
         traceparent,
         eventIdOwner: row.proposedByTokenId,
-        alsoWrite: (result) =>
-          (function* () {
-            const decided = yield* decide(id, { status: "approved", by: actor, reason }, clock(), {
-              json: JSON.stringify(result),
-              commitId: result.commitId,
-            });
-            if (!decided) throw notPending(id, "was decided by someone else meanwhile");
-          })(),
+        write: (input) => commitApprovingWrite(input, { proposalId: id, by: actor, reason, at: clock() }),
       });
     } catch (error) {
       if (!(error instanceof Problem) || error.slug === "proposal-not-pending") throw error;
       const problem = underCommit(error);
-      const marked = await db.writer.write(
-        decide(id, { status: "conflicted", by: actor, reason }, clock(), {
+      const marked = await db.write(
+        decideProposalWrite(id, { status: "conflicted", by: actor, reason }, clock(), {
           json: JSON.stringify(problem.toJSON()),
           commitId: null,
         }),
@@ -201,8 +184,12 @@ export class ProposalService {
   async reject(by: TokenIdentity, id: string, reason: string | null): Promise<ProposalView> {
     const { db, clock } = this.#deps;
     await this.#pending(id, by, "reject");
-    const decided = await db.writer.write(
-      decide(id, { status: "rejected", by: { tokenId: by.id, tokenName: by.name }, reason }, clock()),
+    const decided = await db.write(
+      decideProposalWrite(
+        id,
+        { status: "rejected", by: { tokenId: by.id, tokenName: by.name }, reason },
+        clock(),
+      ),
     );
     if (!decided) throw notPending(id, "was decided by someone else meanwhile");
     this.#deps.onDecision?.("rejected", 1);
@@ -220,12 +207,12 @@ export class ProposalService {
     const { db, clock, retentionMs } = this.#deps;
     const now = clock();
     if (await db.driver.read(hasExpiredProposals(now))) {
-      const expired = await db.writer.write(expireProposals(now));
+      const expired = await db.write(expireProposalsWrite(now));
       if (expired > 0) this.#deps.onDecision?.("expired", expired);
     }
     if (now - this.#prunedAt >= PRUNE_EVERY_MS) {
       this.#prunedAt = now;
-      await db.writer.write(pruneProposals(now - retentionMs));
+      await db.write(pruneProposalsWrite(now - retentionMs));
     }
   }
 
@@ -260,8 +247,8 @@ export class ProposalService {
       return "repeat";
     if (row.status !== "pending") throw notPending(id, `is ${row.status}`);
     if (row.expiresAt <= clock()) {
-      const expired = await db.writer.write(
-        decide(id, { status: "expired", by: null, reason: null }, row.expiresAt),
+      const expired = await db.write(
+        decideProposalWrite(id, { status: "expired", by: null, reason: null }, row.expiresAt),
       );
       if (expired) this.#deps.onDecision?.("expired", 1);
       throw notPending(id, "expired");
@@ -305,19 +292,6 @@ export class ProposalService {
     if (errors.length > 0) throw problems.invalid(errors);
     return deprecatedAt;
   }
-
-  *#replay(
-    tokenId: string,
-    idempotency: { key: string; requestHash: string },
-    now: number,
-  ): Op<ProposalRow | undefined> {
-    const previous = yield* findByIdempotencyKey(tokenId, idempotency.key);
-    if (!previous || previous.createdAt <= now - IDEMPOTENCY_TTL_MS) return undefined;
-    if (previous.requestHash !== idempotency.requestHash) {
-      throw invalidField("header:Idempotency-Key", "this key was already used with a different request body");
-    }
-    return previous;
-  }
 }
 
 function keyOf(key: string, rawBody: unknown): { key: string; requestHash: string } {
@@ -333,13 +307,6 @@ function expiresIn(text: string | null | undefined, fallback: number): number {
     throw invalidField("/expiresIn", "must be a duration from 1s to 30d");
   }
   return ms;
-}
-
-function notPending(id: string, why: string): Problem {
-  return problems.conflict(
-    "proposal-not-pending",
-    `proposal ${id} ${why}; only a pending proposal can be decided`,
-  );
 }
 
 /** The same problem with its pointers moved under /commit (they point into the proposed commit). */

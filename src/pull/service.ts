@@ -6,28 +6,24 @@
 import { EventEmitter } from "node:events";
 import { Cron } from "croner";
 import type { Config } from "../config.ts";
-import { get, type Op } from "../db/op.ts";
 import type { Database } from "../db/open.ts";
-import {
-  type AckResult,
-  ackDeliveries,
-  type FailedRow,
-  type LeaseRef,
-  type Nack,
-} from "../deliveries/ack.ts";
-import type { Completion } from "../deliveries/complete.ts";
+import type { AckResult, LeaseRef, Nack } from "../deliveries/ack.ts";
 import { endpointsWithWork, nextDueAt } from "../deliveries/lease.ts";
-import { expireConsumerLeases } from "../deliveries/lease-expiry.ts";
-import { retryAfter } from "../dispatch/decide.ts";
 import type { AttemptEvent } from "../dispatch/dispatcher.ts";
-import { retryDelay } from "../dispatch/retry-policy.ts";
-import { problems } from "../lib/problem.ts";
 import type { Clock } from "../lib/time.ts";
 import type { Logger } from "../ops/log.ts";
 import type { Tracing } from "../ops/tracing.ts";
 import type { PullHub } from "./hub.ts";
-import { leaseMessages, type Pulled } from "./messages.ts";
+import type { Pulled } from "./messages.ts";
 import { traceAttempts } from "./trace.ts";
+import {
+  endpointCheck,
+  expireConsumerLeasesWrite,
+  type Purpose,
+  pullAckWrite,
+  pullLeaseWrite,
+  type RetrySettings,
+} from "./writes.ts";
 
 export type { Pulled };
 
@@ -98,32 +94,6 @@ const BOOKKEEPING = { durable: false };
 /** One sweep releases at most this many lapsed leases at a time. */
 const SWEEP_CHUNK = 500;
 
-type Purpose = "lease" | "ack";
-
-/** The endpoint check of checkEndpoint, as a statement of the caller's read or write. */
-function* endpointCheck(endpointId: string, purpose: Purpose): Op<void> {
-  const row = yield* get<{ kind: string; disabled: number }>(
-    "SELECT kind, disabled FROM endpoints WHERE id = :id",
-    { id: endpointId },
-  );
-  if (!row) throw problems.notFound(`endpoint ${endpointId} does not exist`);
-  if (row.kind !== "pull") {
-    throw problems.conflict(
-      "not-a-pull-endpoint",
-      `endpoint ${endpointId} is a ${row.kind} endpoint: its deliveries are sent, not pulled`,
-    );
-  }
-  if (purpose === "lease" && row.disabled === 1) {
-    throw problems.conflict("endpoint-disabled", `endpoint ${endpointId} is disabled; enable it first`);
-  }
-}
-
-/** `op` after the endpoint check for `purpose` (none when null), in the same transaction. */
-function* checked<T>(purpose: Purpose | null, endpointId: string, op: Op<T>): Op<T> {
-  if (purpose) yield* endpointCheck(endpointId, purpose);
-  return yield* op;
-}
-
 export class PullService extends EventEmitter {
   readonly #deps: PullServiceDeps;
   #cron: Cron | null = null;
@@ -155,10 +125,7 @@ export class PullService extends EventEmitter {
   async lease(endpointId: string, limit: number, leaseMs: number, check = false): Promise<Lease> {
     const { db, clock } = this.#deps;
     const now = clock();
-    const data = await db.writer.write(
-      checked(check ? "lease" : null, endpointId, leaseMessages({ endpointId, now, leaseMs, limit })),
-      BOOKKEEPING,
-    );
+    const data = await db.write(pullLeaseWrite(check, { endpointId, now, leaseMs, limit }), BOOKKEEPING);
     return { data, leaseExpiresAt: data.length === 0 ? null : now + leaseMs };
   }
 
@@ -193,12 +160,7 @@ export class PullService extends EventEmitter {
   async ack(endpointId: string, acks: LeaseRef[], nacks: Nack[]): Promise<AckResult> {
     const { db, clock, hub } = this.#deps;
     const now = clock();
-    const decideFailure = (row: FailedRow, asked: number | null, at: number) =>
-      this.#decideFailure(row, asked, at);
-    const result = await db.writer.write(
-      checked("ack", endpointId, ackDeliveries({ endpointId, now, acks, nacks, decideFailure })),
-      BOOKKEEPING,
-    );
+    const result = await db.write(pullAckWrite(endpointId, now, { acks, nacks }, this.#retry()), BOOKKEEPING);
     if (result.answered.length > 0) {
       for (const a of result.answered) this.#answered(a.deliveryId);
       hub.wake([endpointId]);
@@ -312,12 +274,10 @@ export class PullService extends EventEmitter {
   async sweep(): Promise<void> {
     const { db, clock, hub, logger } = this.#deps;
     try {
-      const decideFailure = (row: FailedRow, asked: number | null, at: number) =>
-        this.#decideFailure(row, asked, at);
       for (;;) {
         const now = clock();
-        const expired = await db.writer.write(
-          expireConsumerLeases(now, decideFailure, SWEEP_CHUNK),
+        const expired = await db.write(
+          expireConsumerLeasesWrite(now, this.#retry(), SWEEP_CHUNK),
           BOOKKEEPING,
         );
         if (expired.length > 0) {
@@ -355,9 +315,9 @@ export class PullService extends EventEmitter {
     this.#streamed.delete(deliveryId);
   }
 
-  /** A nack or a lapsed lease: at `retryAfter` if the consumer asked, else the backoff. */
-  #decideFailure(row: FailedRow, asked: number | null, now: number): Completion {
+  /** The backoff of nacks and lapsed leases (a nack may ask for its own delay). */
+  #retry(): RetrySettings {
     const { retryBaseMs: baseMs, retryCapMs: capMs } = this.#deps.config;
-    return retryAfter(row, now, asked ?? retryDelay(row.attemptCount, { baseMs, capMs }));
+    return { baseMs, capMs };
   }
 }

@@ -4,8 +4,8 @@
 // fenced like a claim's, a lease whose commit never handed it over is given back, and an endpoint
 // changed since the dispatcher read it is never leased on old knowledge.
 import { afterEach, describe, expect, test } from "bun:test";
-import { commitOp } from "../../src/commit/commit-op.ts";
 import { normalizeCommit } from "../../src/commit/normalize.ts";
+import { commitWrite } from "../../src/commit/writes.ts";
 import type { Dispatcher } from "../../src/dispatch/dispatcher.ts";
 import { startReceiver } from "../helpers/receiver.ts";
 import {
@@ -94,8 +94,8 @@ describe.if(process.env.OUTBOXD_DRIVER !== "client")("own leases", () => {
     rig = await startRig();
     await warmUp(rig);
     const { outboxd } = rig.server;
-    // The commit operation run straight on the writer, as the commit service would, but never
-    // announced: the dispatcher is not told that its lease is durable.
+    // The commit written as the commit service would (the dispatcher's leases lent to it), but
+    // never announced: the dispatcher is not told that its lease is durable.
     const input = normalizeCommit(
       { events: [{ type: "thing.changed", aggregate: "lost/1", payload: {} }] },
       {
@@ -107,8 +107,7 @@ describe.if(process.env.OUTBOXD_DRIVER !== "client")("own leases", () => {
         conflictStatus: 409,
       },
     );
-    input.leases = dispatcherOf(rig).leases;
-    const outcome = await outboxd.db.writer.write(() => commitOp(input));
+    const outcome = await outboxd.db.write(commitWrite(input));
     const [event] = outcome.result.events;
     const id = onlyDelivery(event);
     const leased = await deliveryRow(rig.server, id);

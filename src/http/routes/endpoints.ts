@@ -1,18 +1,15 @@
 // Endpoint management (DESIGN §3 Endpoints). Secrets appear only on create, rotate and the
 // admin-only secret route.
-import {
-  countEndpoints,
-  createEndpoint,
-  deleteEndpoint,
-  getEndpoint,
-  getEndpointRow,
-  listEndpoints,
-  setEndpointSecrets,
-  updateEndpoint,
-} from "../../endpoints/endpoints.ts";
+import { getEndpoint, getEndpointRow, listEndpoints } from "../../endpoints/endpoints.ts";
 import { patternLimitErrors } from "../../endpoints/patterns.ts";
 import { activeSecrets, generateSecret, rotate } from "../../endpoints/secrets.ts";
 import { endpointUrlProblem } from "../../endpoints/url-guard.ts";
+import {
+  createEndpointWrite,
+  deleteEndpointWrite,
+  replaceEndpointSecretsWrite,
+  updateEndpointWrite,
+} from "../../endpoints/writes.ts";
 import { invalidField, Problem, problems } from "../../lib/problem.ts";
 import { readJson } from "../body.ts";
 import type { App, HttpDeps } from "../context.ts";
@@ -106,12 +103,7 @@ export function endpointRoutes(app: App, deps: HttpDeps): void {
         sealedSecrets: secretBox.seal(secret === undefined ? [] : [{ secret, expiresAt: null }]),
       };
       // Counted in the same write as the insert: concurrent creates cannot overshoot the limit.
-      const endpoint = await db.writer.write(
-        (function* () {
-          if ((yield* countEndpoints()) >= MAX_ENDPOINTS) return undefined;
-          return yield* createEndpoint(input, clock());
-        })(),
-      );
+      const endpoint = await db.write(createEndpointWrite(MAX_ENDPOINTS, input, clock()));
       if (!endpoint) {
         throw new Problem(
           422,
@@ -191,8 +183,8 @@ export function endpointRoutes(app: App, deps: HttpDeps): void {
         if ((await kindOf(id)) === "pull") throw invalidField("/url", "must be absent for a pull endpoint");
         await checkUrl(body.url);
       }
-      const updated = await db.writer.write(
-        updateEndpoint(
+      const updated = await db.write(
+        updateEndpointWrite(
           id,
           {
             url: body.url ?? undefined,
@@ -226,7 +218,7 @@ export function endpointRoutes(app: App, deps: HttpDeps): void {
     }),
     async (c) => {
       const id = c.req.param("id");
-      const result = await db.writer.write(deleteEndpoint(id, clock()));
+      const result = await db.write(deleteEndpointWrite(id, clock()));
       if (!result.deleted) throw problems.notFound(`endpoint ${id} does not exist`);
       return c.json({ id, deleted: true, deadLettered: result.deadLettered });
     },
@@ -244,7 +236,7 @@ export function endpointRoutes(app: App, deps: HttpDeps): void {
     }),
     async (c) => {
       const id = c.req.param("id");
-      const updated = mustExist(await db.writer.write(updateEndpoint(id, { disabled: false }, clock())), id);
+      const updated = mustExist(await db.write(updateEndpointWrite(id, { disabled: false }, clock())), id);
       deps.dispatch?.wake();
       return c.json(updated);
     },
@@ -265,17 +257,15 @@ export function endpointRoutes(app: App, deps: HttpDeps): void {
       const id = c.req.param("id");
       await mustBeWebhook(id);
       const secret = generateSecret();
-      // Read, rotate and store in one write so two rotations cannot lose a secret.
-      const rotated = await db.writer.write(
-        (function* () {
-          const row = yield* getEndpointRow(id);
-          if (!row) return false;
-          const now = clock();
-          const next = rotate(secretBox.open(row.secrets), secret, now, deps.config.secretGraceMs);
-          return yield* setEndpointSecrets(id, secretBox.seal(next), now);
-        })(),
-      );
-      if (!rotated) throw problems.notFound(`endpoint ${id} does not exist`);
+      // Rotated from the list as read, stored only if that is still the list: a rotation that
+      // lost the race reads the winner's list and rotates that, so no secret is lost.
+      for (;;) {
+        const row = await db.driver.read(getEndpointRow(id));
+        if (!row) throw problems.notFound(`endpoint ${id} does not exist`);
+        const now = clock();
+        const next = rotate(secretBox.open(row.secrets), secret, now, deps.config.secretGraceMs);
+        if (await db.write(replaceEndpointSecretsWrite(id, row.secrets, secretBox.seal(next), now))) break;
+      }
       return c.json({ secret });
     },
   );

@@ -1,10 +1,10 @@
 // Events, deliveries, the attempt log and dead-letter replay (DESIGN §3 Events and deliveries).
 import * as v from "valibot";
 import { getEvent, listEvents } from "../../commit/events.ts";
-import { cancelDelivery } from "../../deliveries/cancel.ts";
 import { deadlineWithin } from "../../deliveries/deadline.ts";
 import { getDelivery, listAttempts, listDeliveries } from "../../deliveries/read.ts";
-import { replayAllDead, replayDelivery } from "../../deliveries/replay.ts";
+import { replayAllDead } from "../../deliveries/replay.ts";
+import { cancelDeliveryWrite, replayDeliveryWrite } from "../../deliveries/writes.ts";
 import { invalidField, problems } from "../../lib/problem.ts";
 import { hasBody, readJson } from "../body.ts";
 import type { App, HttpDeps } from "../context.ts";
@@ -178,7 +178,7 @@ export function eventRoutes(app: App, deps: HttpDeps): void {
         since: body.since != null ? Date.parse(body.since) : undefined,
       };
       const now = clock();
-      const replayed = await replayAllDead(db.writer, {
+      const replayed = await replayAllDead(db, {
         filter,
         now,
         deliverBy: deadline(body.deliverWithin, now),
@@ -217,7 +217,7 @@ export function eventRoutes(app: App, deps: HttpDeps): void {
       const id = c.req.param("id");
       const body = hasBody(c) ? validate(ReplayOneSchema, await readJson(c, deps.config.maxBodyBytes)) : {};
       const now = clock();
-      const outcome = await db.writer.write(replayDelivery(id, now, deadline(body.deliverWithin, now)));
+      const outcome = await db.write(replayDeliveryWrite(id, now, deadline(body.deliverWithin, now)));
       if (outcome === "not_found") throw problems.notFound(`delivery ${id} does not exist`);
       if (outcome === "not_dead")
         throw problems.conflict(
@@ -254,7 +254,7 @@ export function eventRoutes(app: App, deps: HttpDeps): void {
     async (c) => {
       const id = c.req.param("id");
       const now = clock();
-      const outcome = await db.writer.write(cancelDelivery(id, now));
+      const outcome = await db.write(cancelDeliveryWrite(id, now));
       if (outcome.kind === "not_found") throw problems.notFound(`delivery ${id} does not exist`);
       if (outcome.kind === "not_pending") {
         throw problems.conflict(

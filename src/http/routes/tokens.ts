@@ -1,5 +1,6 @@
 // API tokens (DESIGN §3 Tokens): the token itself is shown once, on creation.
-import { createToken, listTokens, revokeToken, SCOPES } from "../../auth/tokens.ts";
+import { listTokens, SCOPES } from "../../auth/tokens.ts";
+import { createTokenWrite, revokeTokenWrite } from "../../auth/writes.ts";
 import { problems } from "../../lib/problem.ts";
 import { readJson } from "../body.ts";
 import type { App, HttpDeps } from "../context.ts";
@@ -40,8 +41,8 @@ export function tokenRoutes(app: App, deps: HttpDeps): void {
     }),
     async (c) => {
       const body = validate(TokenCreateSchema, await readJson(c, deps.config.maxBodyBytes));
-      const { token, view } = await deps.db.writer.write(
-        createToken(body.name, [...new Set(body.scopes)], deps.clock()),
+      const { token, view } = await deps.db.write(
+        createTokenWrite(body.name, [...new Set(body.scopes)], deps.clock()),
       );
       return c.json(
         { id: view.id, name: view.name, scopes: view.scopes, createdAt: view.createdAt, token },
@@ -121,7 +122,7 @@ export function tokenRoutes(app: App, deps: HttpDeps): void {
     }),
     async (c) => {
       const id = c.req.param("id");
-      if (!(await deps.db.writer.write(revokeToken(id, deps.clock())))) {
+      if (!(await deps.db.write(revokeTokenWrite(id, deps.clock())))) {
         throw problems.notFound(`token ${id} does not exist or is already revoked`);
       }
       return c.json({ id, revoked: true });

@@ -1,0 +1,220 @@
+// The single writer on a thread of its own (OUTBOXD_WRITER_THREAD=worker, issue 12): the main
+// thread keeps HTTP, the dispatcher and the reads; the writer thread (writer-worker.ts) holds the
+// process's one writer connection with its WalSync and checkpointer, and runs the named writes
+// (writer-ops.ts) it is posted on the same Writer as the main thread would, group commit and all.
+//
+// Writes queued in one turn of the event loop go over as one message (so the writer thread's
+// Writer sees them together and groups them as it would here), with a budget of whatever the
+// loan lends (the dispatcher's head leases). Answers come back in batches, each only once the
+// writer thread has it: after its COMMIT's WAL sync for a durable write, as on the main thread.
+// A writer thread that dies ends the process (exit 1): its writes were never answered, so none
+// was acknowledged, and a supervisor restarts the process whole; it is never restarted silently.
+import type { DriverOptions } from "./driver.ts";
+import { decodeError, type WireError } from "./writer-errors.ts";
+import { borrowsOf, type NamedWrite, type WriteLoan, type WriteOptions, type Writes } from "./writer-ops.ts";
+
+/** The writer thread's module, beside main.ts (scripts/build.ts names it as an entry point too). */
+const ENTRY = new URL("../writer-worker-main.ts", import.meta.url);
+
+export interface WriterThreadStart {
+  path: string;
+  options: DriverOptions;
+  /** The failpoints of the crash drills, enabled on the writer thread too (failpoints.ts). */
+  failpoints: readonly string[];
+}
+
+/** One write as posted: id, name, arguments, durable, borrows the message's budget. */
+export type PostedWrite = [number, string, unknown[], boolean, boolean];
+
+/** An answer: id, ok, value or error, what it took from the budget. */
+export type Answer = [number, true, unknown, unknown[]] | [number, false, WireError, unknown[]];
+
+export type ToWriter =
+  | { kind: "start"; start: WriterThreadStart }
+  | { kind: "write"; writes: PostedWrite[]; budget: unknown }
+  | { kind: "close" };
+
+export type FromWriter =
+  | { kind: "ready"; writes: string[] }
+  | { kind: "failed"; error: WireError }
+  | { kind: "answers"; answers: Answer[]; walSyncs: number }
+  | { kind: "closed" };
+
+interface Pending {
+  resolve(value: unknown): void;
+  reject(error: unknown): void;
+  /** The budget this write borrows from, if any. */
+  budget: Budget | null;
+}
+
+interface Budget {
+  budget: unknown;
+  /** Its writes not answered yet. */
+  left: number;
+}
+
+interface Queued {
+  id: number;
+  request: NamedWrite<unknown>;
+  durable: boolean;
+  borrows: number;
+}
+
+export class WriterThread implements Writes {
+  readonly #worker: Worker;
+  #next = 0;
+  readonly #pending = new Map<number, Pending>();
+  #queue: Queued[] = [];
+  #loan: WriteLoan<unknown> | null = null;
+  #walSyncs = 0;
+  #closing = false;
+  #closed: (() => void) | null = null;
+  #idle: (() => void)[] = [];
+  /** The names of the writes the writer thread knows (for a test: the same as this thread's). */
+  definedThere: string[] = [];
+
+  private constructor(worker: Worker) {
+    this.#worker = worker;
+  }
+
+  /**
+   * Starts the writer thread and opens the database there; resolves once it is ready. `died` is
+   * called if it ends without being closed (the caller ends the process).
+   */
+  static async start(start: WriterThreadStart, died: (reason: string) => void): Promise<WriterThread> {
+    const worker = new Worker(ENTRY, { type: "module", smol: true } as WorkerOptions);
+    const thread = new WriterThread(worker);
+    const ready = new Promise<void>((resolve, reject) => {
+      worker.onmessage = (event: MessageEvent) => {
+        const message = event.data as FromWriter;
+        if (message.kind === "ready") {
+          thread.definedThere = message.writes;
+          worker.onmessage = (next: MessageEvent) => thread.#heard(next.data as FromWriter);
+          resolve();
+        } else if (message.kind === "failed") reject(decodeError(message.error));
+      };
+      worker.onerror = (event: ErrorEvent) =>
+        reject(new Error(`the writer thread failed to start: ${event.message}`));
+    });
+    worker.postMessage({ kind: "start", start } satisfies ToWriter);
+    try {
+      await ready;
+    } catch (error) {
+      worker.terminate();
+      throw error;
+    }
+    const gone = (reason: string) => {
+      if (thread.#closing) return;
+      thread.#closing = true;
+      for (const pending of thread.#pending.values())
+        pending.reject(new Error(`the writer thread died: ${reason}`));
+      thread.#pending.clear();
+      died(reason);
+    };
+    worker.onerror = (event: ErrorEvent) => gone(event.message);
+    worker.addEventListener("close", () => gone("it exited"));
+    thread.#settled();
+    return thread;
+  }
+
+  write<T>(request: NamedWrite<T>, options: WriteOptions = {}): Promise<T> {
+    if (this.#closing) return Promise.reject(new Error("the database is closed"));
+    return new Promise<T>((resolve, reject) => {
+      const id = ++this.#next;
+      const borrows = this.#loan ? borrowsOf(request) : 0;
+      this.#queue.push({ id, request, durable: options.durable ?? true, borrows });
+      this.#pending.set(id, { resolve: resolve as (value: unknown) => void, reject, budget: null });
+      // One message per turn of the event loop: what is queued meanwhile goes with it.
+      if (this.#queue.length === 1) setImmediate(() => this.#post());
+      // Alive while writes are under way, so a caller awaiting one is not left behind by an exit.
+      if (this.#pending.size === 1) (this.#worker as { ref?: () => void }).ref?.();
+    });
+  }
+
+  idle(): Promise<void> {
+    if (this.#pending.size === 0) return Promise.resolve();
+    return new Promise((resolve) => this.#idle.push(resolve));
+  }
+
+  lend(loan: WriteLoan<unknown>): void {
+    this.#loan = loan;
+  }
+
+  /** The WAL syncs the writer thread had begun when it last answered (for tests). */
+  walSyncs(): number {
+    return this.#walSyncs;
+  }
+
+  /** Waits for every write under way, closes the database on the writer thread and ends it. */
+  async close(): Promise<void> {
+    await this.idle();
+    if (this.#closing) return;
+    this.#closing = true;
+    const closed = new Promise<void>((resolve) => {
+      this.#closed = resolve;
+    });
+    this.#worker.postMessage({ kind: "close" } satisfies ToWriter);
+    await closed;
+    this.#worker.terminate();
+  }
+
+  #post(): void {
+    const queue = this.#queue;
+    this.#queue = [];
+    let units = 0;
+    for (const item of queue) units += item.borrows;
+    const reserved = units > 0 ? (this.#loan?.reserve(units) ?? null) : null;
+    const budget: Budget | null = reserved === null ? null : { budget: reserved, left: 0 };
+    const writes: PostedWrite[] = queue.map(({ id, request, durable, borrows }) => {
+      const borrowing = budget !== null && borrows > 0;
+      if (borrowing) {
+        budget.left += 1;
+        (this.#pending.get(id) as Pending).budget = budget;
+      }
+      return [id, request.name, request.args, durable, borrowing];
+    });
+    try {
+      this.#worker.postMessage({ kind: "write", writes, budget: reserved } satisfies ToWriter);
+    } catch (error) {
+      // An argument that cannot be cloned: a bug in the write's caller, answered to each of them.
+      for (const { id } of queue)
+        this.#answer([
+          id,
+          false,
+          { name: "DataCloneError", message: String(error), stack: undefined, code: undefined },
+          [],
+        ]);
+    }
+  }
+
+  #heard(message: FromWriter): void {
+    if (message.kind === "answers") {
+      this.#walSyncs = message.walSyncs;
+      for (const answer of message.answers) this.#answer(answer);
+    } else if (message.kind === "closed") {
+      this.#closed?.();
+    }
+  }
+
+  #answer([id, ok, value, took]: Answer): void {
+    const pending = this.#pending.get(id);
+    if (!pending) return;
+    this.#pending.delete(id);
+    // What the write took from its budget (a head leased), before its caller hears of the write.
+    for (const item of took) this.#loan?.took(item);
+    const { budget } = pending;
+    if (budget !== null) {
+      budget.left -= 1;
+      if (budget.left === 0) this.#loan?.giveBack(budget.budget);
+    }
+    if (ok) pending.resolve(value);
+    else pending.reject(decodeError(value as WireError));
+    if (this.#pending.size === 0) this.#settled();
+  }
+
+  /** Nothing under way: the thread no longer keeps the process alive, and idle() resolves. */
+  #settled(): void {
+    (this.#worker as { unref?: () => void }).unref?.();
+    for (const resolve of this.#idle.splice(0)) resolve();
+  }
+}

@@ -1,0 +1,92 @@
+// The writer thread's side (writer-thread.ts starts it; src/writer-worker-main.ts is its module,
+// which first imports every named write). It opens the engine driver (the process's one writer
+// connection, WalSync, the checkpointer's own worker) and a Writer, and runs the named writes it is
+// posted with the same definitions the main thread would use (writer-ops.ts). Each answer goes back
+// once the Writer settles it (after the WAL sync for a durable write), at most one message per turn.
+import { type EngineDriver, openEngineDriver } from "./engine-driver.ts";
+import { Writer } from "./writer.ts";
+import { encodeError } from "./writer-errors.ts";
+import { borrow, definedWrites, operationOf } from "./writer-ops.ts";
+import type { Answer, FromWriter, PostedWrite, ToWriter, WriterThreadStart } from "./writer-thread.ts";
+
+/** The worker's side of its port (a Worker's global scope). */
+const port = globalThis as unknown as {
+  onmessage: ((event: MessageEvent<ToWriter>) => void) | null;
+  postMessage(message: FromWriter): void;
+};
+
+let driver: EngineDriver | null = null;
+let writer: Writer | null = null;
+let answers: Answer[] = [];
+
+/** Serves the main thread; `started` runs first (enables the failpoints). */
+export function serveWriter(started: (start: WriterThreadStart) => void): void {
+  port.onmessage = (event) => {
+    const message = event.data;
+    if (message.kind === "write") write(message.writes, message.budget);
+    else if (message.kind === "start") open(message.start, started);
+    else void close();
+  };
+}
+
+function open(start: WriterThreadStart, started: (start: WriterThreadStart) => void): void {
+  try {
+    started(start);
+    driver = openEngineDriver(start.path, start.options);
+    writer = new Writer(driver);
+    port.postMessage({ kind: "ready", writes: definedWrites() });
+  } catch (error) {
+    port.postMessage({ kind: "failed", error: encodeError(error) });
+  }
+}
+
+function write(writes: PostedWrite[], budget: unknown): void {
+  const queue = writer as Writer;
+  for (const [id, name, args, durable, borrowing] of writes) {
+    const took: unknown[] = [];
+    let done: Promise<unknown>;
+    try {
+      // Each write that borrows gets a stand-in of the message's one budget (shared room).
+      const lent = borrowing ? borrow(budget, (item) => took.push(item)) : undefined;
+      done = queue.write(operationOf({ name, args }, lent), { durable });
+    } catch (error) {
+      done = Promise.reject(error);
+    }
+    done.then(
+      (value) => answer([id, true, value, took]),
+      (error) => answer([id, false, encodeError(error), took]),
+    );
+  }
+}
+
+function answer(item: Answer): void {
+  answers.push(item);
+  if (answers.length > 1) return;
+  setImmediate(() => {
+    const batch = answers;
+    answers = [];
+    const walSyncs = driver?.walSyncs?.() ?? 0;
+    try {
+      port.postMessage({ kind: "answers", answers: batch, walSyncs });
+    } catch {
+      // A value that cannot be cloned (a write answering a function, say): a bug, told to its caller.
+      for (const one of batch) {
+        try {
+          port.postMessage({ kind: "answers", answers: [one], walSyncs });
+        } catch (error) {
+          port.postMessage({
+            kind: "answers",
+            answers: [[one[0], false, encodeError(error), one[3]]],
+            walSyncs,
+          });
+        }
+      }
+    }
+  });
+}
+
+async function close(): Promise<void> {
+  await writer?.idle();
+  await driver?.close();
+  port.postMessage({ kind: "closed" });
+}

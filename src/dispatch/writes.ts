@@ -1,0 +1,70 @@
+// The dispatcher's named writes (db/writer-ops.ts): made from plain data wherever the writer runs.
+// What the dispatcher knows in memory (the room its slots have, its lease tokens, the time) is
+// read when the write is queued and passed in, never read while the write runs.
+import type { Op } from "../db/op.ts";
+import { defineWrite } from "../db/writer-ops.ts";
+import {
+  type ClaimedDelivery,
+  claimDeliveries,
+  claimDeliveriesById,
+  releaseLeases,
+} from "../deliveries/claim.ts";
+import { type CompletedBatch, type CompletionItem, completeDeliveries } from "../deliveries/complete.ts";
+import type { PromotedHead } from "../deliveries/heads.ts";
+import { Hints } from "./hints.ts";
+import { loadSendContext, type SendContext } from "./send-context.ts";
+import type { ClaimRoom } from "./slots.ts";
+
+/** A claim of the heads a batch of outcomes promotes, in its transaction: its lease and the room for it. */
+export interface ClaimAlong {
+  owner: string;
+  now: number;
+  leaseMs: number;
+  room: ClaimRoom;
+}
+
+/** A batch of outcomes' answer, with the heads it claimed (see completeAndClaim). */
+export interface ClaimedWithBatch extends CompletedBatch {
+  claimed: { owner: string; claimedAt: number; rows: ClaimedDelivery[]; context: SendContext } | null;
+  /** Promoted heads not claimed there: hints. */
+  unclaimed: PromotedHead[];
+}
+
+/**
+ * A batch of outcomes as one writer operation, and (with `along`: on a local file, while the
+ * dispatcher runs) in the same transaction a claim of the heads it promoted that fit the room,
+ * with their events: no claim of their own.
+ */
+function* completeAndClaim(items: CompletionItem[], along: ClaimAlong | null): Op<ClaimedWithBatch> {
+  const batch = yield* completeDeliveries(items);
+  if (!along || batch.promoted.length === 0) return { ...batch, claimed: null, unclaimed: batch.promoted };
+  const fit = new Hints();
+  fit.offer(batch.promoted);
+  // Within the claim window, as any claim: what does not fit is left to hints and to other
+  // dispatchers (a queue's next head claimed with its predecessor's outcome stays with this
+  // dispatcher, so a wider window here would keep every queue from the others).
+  const { ids } = fit.take(along.room, along.now);
+  const taken = new Set(ids);
+  const unclaimed = batch.promoted.filter((head) => !taken.has(head.id));
+  if (ids.length === 0) return { ...batch, claimed: null, unclaimed };
+  const { owner, now, leaseMs } = along;
+  const rows = yield* claimDeliveriesById({ owner, now, leaseMs, ids });
+  const context = yield* sendContextOf(rows);
+  return { ...batch, claimed: { owner, claimedAt: now, rows, context }, unclaimed };
+}
+
+/** What the sends of these claimed deliveries need (and the kind of `alsoEndpoints`). */
+export function sendContextOf(claimed: ClaimedDelivery[], alsoEndpoints: string[] = []): Op<SendContext> {
+  return loadSendContext(
+    [...new Set(claimed.map((d) => d.eventId))],
+    [...new Set([...claimed.map((d) => d.endpointId), ...alsoEndpoints])],
+  );
+}
+
+// All re-runnable: the remote write path may run them again (remote-writer.ts).
+export const completeAndClaimWrite = defineWrite("dispatch.completeAndClaim", completeAndClaim, {
+  again: true,
+});
+export const claimByIdWrite = defineWrite("dispatch.claimById", claimDeliveriesById, { again: true });
+export const claimScanWrite = defineWrite("dispatch.claimScan", claimDeliveries, { again: true });
+export const releaseLeasesWrite = defineWrite("dispatch.releaseLeases", releaseLeases, { again: true });

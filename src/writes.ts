@@ -1,0 +1,20 @@
+// Every module that defines named writes (db/writer-ops.ts), for the writer thread
+// (writer-worker-main.ts): importing them registers their writes there under the same names as on
+// the main thread (test/db/writer-thread.test.ts checks that none is missing). Also how the writer
+// thread builds the stand-in of the one loan there is: the dispatcher's head leases.
+import "./auth/writes.ts";
+import "./commit/writes.ts";
+import "./deliveries/expire.ts";
+import "./deliveries/replay.ts";
+import "./deliveries/retention.ts";
+import "./deliveries/writes.ts";
+import "./dispatch/writes.ts";
+import "./endpoints/writes.ts";
+import "./event-types/writes.ts";
+import "./ledger/writes.ts";
+import "./proposals/writes.ts";
+import "./pull/writes.ts";
+import { defineBorrow } from "./db/writer-ops.ts";
+import { budgetLeases, type LeaseBudget } from "./deliveries/lease-budget.ts";
+
+defineBorrow((budget, took) => budgetLeases(budget as LeaseBudget, took));
