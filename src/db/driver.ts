@@ -34,7 +34,10 @@ export interface Driver {
    * Promises of transactions settle in the order they were made.
    */
   readonly pipelined?: boolean;
-  /** How many WAL syncs the driver began itself (engine with synchronous FULL); for tests. */
+  /**
+   * How many WAL syncs the driver began itself (engine with synchronous FULL); for tests. With the
+   * writer on its own thread: how many it had finished when it last answered (writer-thread.ts).
+   */
   walSyncs?(): number;
   /**
    * Runs one statement outside any transaction, on a connection of its own use; for the few

@@ -12,8 +12,10 @@ import { WalSync } from "./wal-sync.ts";
 type Connection = Database.Database;
 type Prepared = Database.Statement<unknown[]>;
 
-/** The engine driver, and how its checkpoints go (for tests). */
+/** The engine driver, and how its checkpoints and WAL syncs go (for tests). */
 export interface EngineDriver extends Driver {
+  /** WAL syncs finished (walSyncs: begun). */
+  walSyncsFinished(): number;
   /** The checkpoints a worker ran off the event loop, and whether it is running them now. */
   backgroundCheckpoints(): { working: boolean; checkpoints: number };
 }
@@ -44,6 +46,7 @@ export function openEngineDriver(path: string, options: DriverOptions): EngineDr
     backgroundCheckpoints: () => ({ working: checkpointer.working, checkpoints: checkpointer.checkpoints }),
     pipelined: true,
     walSyncs: () => wal?.syncs ?? 0,
+    walSyncsFinished: () => wal?.synced ?? 0,
     read: reads.read,
     async transaction<T>(op: Op<T>, { durable = true }: TransactionOptions = {}): Promise<T> {
       // Synchronous from BEGIN to COMMIT: a whole group commit runs in one turn of the event loop,

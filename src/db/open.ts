@@ -1,12 +1,12 @@
 import { mkdirSync } from "node:fs";
 import { dirname, resolve } from "node:path";
-import type { Driver, DriverOptions } from "./driver.ts";
+import type { Driver } from "./driver.ts";
 import { openEngineDriver, openEngineReader } from "./engine-driver.ts";
 import { makeDatabaseFilesPrivate } from "./private-files.ts";
 import { Writer } from "./writer.ts";
 import { LocalWrites } from "./writer-local.ts";
 import type { Writes } from "./writer-ops.ts";
-import { WriterThread } from "./writer-thread.ts";
+import { WriterThread, type WriterThreadStart } from "./writer-thread.ts";
 
 export interface Database {
   driver: Driver;
@@ -39,6 +39,8 @@ export interface DatabaseConfig {
   writerThread?: "main" | "worker";
   /** The crash drills' failpoints, enabled on the writer thread too (failpoints.ts). */
   failpoints?: readonly string[];
+  /** Tests: more modules that define named writes, for the writer thread to load (writer-thread.ts). */
+  writerModules?: readonly string[];
 }
 
 /** The file path of a `file:` URL (query string dropped), or null for remote URLs. */
@@ -60,7 +62,12 @@ export async function openDatabase(config: DatabaseConfig): Promise<Database> {
   }
   const options = { synchronous: config.synchronous, busyTimeoutMs: config.busyTimeoutMs };
   if (config.writerThread === "worker" && config.driver === "engine" && file) {
-    return openOnWriterThread(file, options, config.failpoints ?? []);
+    return openOnWriterThread({
+      path: file,
+      options,
+      failpoints: config.failpoints ?? [],
+      modules: config.writerModules ?? [],
+    });
   }
   const driver =
     config.driver === "engine" && file
@@ -89,12 +96,9 @@ export async function openDatabase(config: DatabaseConfig): Promise<Database> {
  * The engine driver with its writer on a thread of its own (writer-thread.ts): this thread keeps a
  * reader connection. Its Writer refuses operations that are not named writes (they cannot cross).
  */
-async function openOnWriterThread(
-  file: string,
-  options: DriverOptions,
-  failpoints: readonly string[],
-): Promise<Database> {
-  const thread = await WriterThread.start({ path: file, options, failpoints }, (reason) => {
+async function openOnWriterThread(start: WriterThreadStart): Promise<Database> {
+  const { path: file, options } = start;
+  const thread = await WriterThread.start(start, (reason) => {
     // Its writes were never answered, so none was acknowledged; a supervisor restarts the process.
     process.stderr.write(`outboxd: the writer thread died (${reason}); exiting\n`);
     process.exit(1);

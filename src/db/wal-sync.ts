@@ -33,6 +33,8 @@ export class WalSync {
   #latest: Promise<void> = Promise.resolve();
   /** Syncs begun (for tests: a durable commit must have caused one). */
   syncs = 0;
+  /** Syncs finished (for tests: the writer thread reports it with its answers, writer-thread.ts). */
+  synced = 0;
 
   constructor(walPath: string) {
     this.#path = walPath;
@@ -88,6 +90,7 @@ export class WalSync {
     const fd = this.#fd;
     const run = (async () => {
       await syncAsync(await fd);
+      this.synced += 1;
     })();
     this.#running = run;
     const next = () => {

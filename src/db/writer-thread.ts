@@ -21,6 +21,8 @@ export interface WriterThreadStart {
   options: DriverOptions;
   /** The failpoints of the crash drills, enabled on the writer thread too (failpoints.ts). */
   failpoints: readonly string[];
+  /** More modules that define named writes, loaded there first (tests: the storage suite's). */
+  modules?: readonly string[];
 }
 
 /** One write as posted: id, name, arguments, durable, borrows the message's budget. */
@@ -113,7 +115,6 @@ export class WriterThread implements Writes {
     };
     worker.onerror = (event: ErrorEvent) => gone(event.message);
     worker.addEventListener("close", () => gone("it exited"));
-    thread.#settled();
     return thread;
   }
 
@@ -126,8 +127,6 @@ export class WriterThread implements Writes {
       this.#pending.set(id, { resolve: resolve as (value: unknown) => void, reject, budget: null });
       // One message per turn of the event loop: what is queued meanwhile goes with it.
       if (this.#queue.length === 1) setImmediate(() => this.#post());
-      // Alive while writes are under way, so a caller awaiting one is not left behind by an exit.
-      if (this.#pending.size === 1) (this.#worker as { ref?: () => void }).ref?.();
     });
   }
 
@@ -140,7 +139,10 @@ export class WriterThread implements Writes {
     this.#loan = loan;
   }
 
-  /** The WAL syncs the writer thread had begun when it last answered (for tests). */
+  /**
+   * The WAL syncs the writer thread had finished when it last answered (for tests: a durable
+   * write's answer comes after one more).
+   */
   walSyncs(): number {
     return this.#walSyncs;
   }
@@ -212,9 +214,11 @@ export class WriterThread implements Writes {
     if (this.#pending.size === 0) this.#settled();
   }
 
-  /** Nothing under way: the thread no longer keeps the process alive, and idle() resolves. */
+  /**
+   * Nothing under way: idle() resolves. (The thread stays referenced until close(): Bun did not
+   * always wake its event loop for the messages of a worker unreferenced in between writes.)
+   */
   #settled(): void {
-    (this.#worker as { unref?: () => void }).unref?.();
     for (const resolve of this.#idle.splice(0)) resolve();
   }
 }

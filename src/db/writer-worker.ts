@@ -24,13 +24,14 @@ export function serveWriter(started: (start: WriterThreadStart) => void): void {
   port.onmessage = (event) => {
     const message = event.data;
     if (message.kind === "write") write(message.writes, message.budget);
-    else if (message.kind === "start") open(message.start, started);
+    else if (message.kind === "start") void open(message.start, started);
     else void close();
   };
 }
 
-function open(start: WriterThreadStart, started: (start: WriterThreadStart) => void): void {
+async function open(start: WriterThreadStart, started: (start: WriterThreadStart) => void): Promise<void> {
   try {
+    for (const module of start.modules ?? []) await import(module);
     started(start);
     driver = openEngineDriver(start.path, start.options);
     writer = new Writer(driver);
@@ -65,7 +66,7 @@ function answer(item: Answer): void {
   setImmediate(() => {
     const batch = answers;
     answers = [];
-    const walSyncs = driver?.walSyncs?.() ?? 0;
+    const walSyncs = driver?.walSyncsFinished() ?? 0;
     try {
       port.postMessage({ kind: "answers", answers: batch, walSyncs });
     } catch {

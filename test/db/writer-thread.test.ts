@@ -1,0 +1,228 @@
+// Named writes in both modes of OUTBOXD_WRITER_THREAD (db/writer-ops.ts, writer-thread.ts): the
+// same writes, on a real database file each, answered the same way whether the engine driver's
+// writer runs on this thread or on its own; then what only the writer thread has to keep (every
+// write known there, durable before answered, raw operations refused, a death ends the process).
+import { afterEach, beforeEach, describe, expect, test } from "bun:test";
+import { rmSync } from "node:fs";
+import { join } from "node:path";
+import Database from "libsql";
+import { loadConfig } from "../../src/config.ts";
+import { get, run } from "../../src/db/op.ts";
+import { type Database as OutboxdDatabase, openDatabase } from "../../src/db/open.ts";
+import { definedWrites } from "../../src/db/writer-ops.ts";
+import { WriterThread } from "../../src/db/writer-thread.ts";
+import { migrateWrite } from "../../src/ledger/writes.ts";
+import { Problem } from "../../src/lib/problem.ts";
+import "../../src/app.ts";
+import { startChild } from "../helpers/process.ts";
+import { tempDir } from "../helpers/server.ts";
+import {
+  createScratchWrite,
+  insertAgainWrite,
+  insertWrite,
+  pragmasWrite,
+  problemWrite,
+  TEST_WRITES,
+} from "../helpers/test-writes.ts";
+
+let dir: string;
+let file: string;
+const opened: OutboxdDatabase[] = [];
+const observers: Database.Database[] = [];
+
+beforeEach(() => {
+  dir = tempDir("outboxd-writer-thread-");
+  file = join(dir, "writer.db");
+});
+
+afterEach(async () => {
+  for (const connection of observers.splice(0)) connection.close();
+  for (const db of opened.splice(0)) await db.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+async function open(mode: "main" | "worker", env: Record<string, string> = {}): Promise<OutboxdDatabase> {
+  const db = await openDatabase({
+    ...loadConfig({ OUTBOXD_DATABASE_URL: `file:${file}`, OUTBOXD_WRITER_THREAD: mode, ...env }),
+    writerModules: [TEST_WRITES],
+  });
+  opened.push(db);
+  return db;
+}
+
+/** A connection of the test's own, outside the database under test. */
+function observer(): Database.Database {
+  const connection = new Database(file, { timeout: 5000 });
+  observers.push(connection);
+  return connection;
+}
+
+function keys(): string[] {
+  return (observer().prepare("SELECT k FROM scratch ORDER BY k").all() as { k: string }[]).map((r) => r.k);
+}
+
+describe.each(["main", "worker"] as const)("writer on the %s thread", (mode) => {
+  test("migrations apply once: a second run, also from a new process's database, applies nothing", async () => {
+    const first = await open(mode);
+    expect((await first.write(migrateWrite())).length).toBeGreaterThan(0);
+    expect(await first.write(migrateWrite())).toEqual([]);
+    await first.close();
+    opened.splice(0);
+    const second = await open(mode);
+    expect(await second.write(migrateWrite())).toEqual([]);
+  });
+
+  test("a write that throws after its statements leaves nothing written; its error reaches the caller; the writer goes on", async () => {
+    const db = await open(mode);
+    await db.write(createScratchWrite());
+    // Not expect(…).rejects: Bun waits for that promise in a loop of its own, which does not
+    // take the writer thread's messages (the answer would never arrive).
+    const error = await db.write(insertWrite(["a", "b"], "boom after two writes")).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(Error);
+    expect((error as Error).message).toBe("boom after two writes");
+    expect(keys()).toEqual([]);
+    expect(await db.write(insertWrite(["c"], null))).toBe(1);
+    expect(keys()).toEqual(["c"]);
+  });
+
+  test("a constraint violation keeps SQLite's code", async () => {
+    const db = await open(mode);
+    await db.write(createScratchWrite());
+    const error = await db.write(insertWrite(["x", "y", "x"], null)).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(Error);
+    expect((error as { code?: string }).code).toBe("SQLITE_CONSTRAINT_PRIMARYKEY");
+    expect(keys()).toEqual([]);
+  });
+
+  test("a Problem thrown by a write reaches the caller intact: class, status, slug, pointers", async () => {
+    const db = await open(mode);
+    await db.write(createScratchWrite());
+    const error = await db.write(problemWrite()).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(Problem);
+    const problem = error as Problem;
+    expect(problem.status).toBe(422);
+    expect(problem.slug).toBe("validation");
+    expect(problem.toJSON()).toMatchObject({
+      status: 422,
+      errors: [{ pointer: "/records/0/id", detail: "is refused by the test" }],
+    });
+    expect(keys()).toEqual([]);
+  });
+
+  test("writes queued together share one transaction; one failing after its writes undoes only its own", async () => {
+    const db = await open(mode);
+    await db.write(createScratchWrite());
+    for (const make of [insertAgainWrite, insertWrite]) {
+      const prefix = make === insertWrite ? "once-" : "again-";
+      const before = keys().length;
+      const results = await Promise.allSettled(
+        ["a", "b", "c", "d", "e"].map((k) => db.write(make([prefix + k], k === "c" ? `${k} failed` : null))),
+      );
+      expect(results.map((r) => r.status)).toEqual([
+        "fulfilled",
+        "fulfilled",
+        "rejected",
+        "fulfilled",
+        "fulfilled",
+      ]);
+      // Each saw the rows of the writes before it in the same transaction, never c's.
+      expect(results.map((r) => (r.status === "fulfilled" ? (r.value as number) - before : null))).toEqual([
+        1,
+        2,
+        null,
+        3,
+        4,
+      ]);
+    }
+    expect(keys()).toEqual([
+      "again-a",
+      "again-b",
+      "again-d",
+      "again-e",
+      "once-a",
+      "once-b",
+      "once-d",
+      "once-e",
+    ]);
+  });
+
+  test("a write is answered only once its COMMIT is visible to other connections", async () => {
+    const db = await open(mode);
+    await db.write(createScratchWrite());
+    const outside = observer();
+    const seen = await Promise.all(
+      ["p", "q", "r"].map((k) =>
+        db
+          .write(insertWrite([k], null))
+          .then(
+            () =>
+              (outside.prepare("SELECT k FROM scratch WHERE k = ?").get(k) as { k: string } | undefined)?.k,
+          ),
+      ),
+    );
+    expect(seen).toEqual(["p", "q", "r"]);
+  });
+
+  test("FULL: the writer connection commits with synchronous NORMAL in WAL mode (its fsync is WalSync's)", async () => {
+    const db = await open(mode);
+    await db.write(createScratchWrite());
+    expect(await db.write(pragmasWrite())).toEqual({ journal: "wal", synchronous: 1 });
+  });
+
+  test("FULL: a durable write is answered only after a WAL sync; bookkeeping syncs nothing itself", async () => {
+    const db = await open(mode);
+    await db.write(createScratchWrite());
+    const syncs = () => db.driver.walSyncs?.() ?? 0;
+    for (const k of ["1", "2", "3"]) {
+      const before = syncs();
+      await db.write(insertWrite([k], null));
+      // On the writer thread: the syncs it had *finished* when it answered.
+      expect(syncs()).toBeGreaterThan(before);
+    }
+    const before = syncs();
+    await db.write(insertWrite(["bookkeeping"], null), { durable: false });
+    expect(syncs()).toBe(before);
+  });
+});
+
+describe("the writer thread", () => {
+  test("knows every named write this thread defines", async () => {
+    // This thread imported the whole application (src/app.ts) and the tests' writes.
+    const thread = await WriterThread.start(
+      {
+        path: file,
+        options: { synchronous: "FULL", busyTimeoutMs: 5000 },
+        failpoints: [],
+        modules: [TEST_WRITES],
+      },
+      (reason) => {
+        throw new Error(`the writer thread died: ${reason}`);
+      },
+    );
+    try {
+      expect(thread.definedThere).toEqual(definedWrites());
+      expect(definedWrites()).toContain("commit");
+      expect(definedWrites()).toContain("dispatch.completeAndClaim");
+    } finally {
+      await thread.close();
+    }
+  });
+
+  test("refuses operations that are not named writes: this thread has no writer connection", async () => {
+    const db = await open("worker");
+    await db.write(createScratchWrite());
+    const error = await db.writer
+      .write(run("INSERT INTO scratch (k, v) VALUES ('raw', 1)"))
+      .catch((e: unknown) => e);
+    expect(String(error)).toContain("OUTBOXD_WRITER_THREAD=worker");
+    expect(await db.driver.read(get("SELECT count(*) AS n FROM scratch"))).toEqual({ n: 0 });
+  });
+
+  test("a writer thread that dies ends the process with a non-zero exit, its write unanswered", async () => {
+    const child = startChild([process.execPath, "test/helpers/writer-thread-dies.ts", file], {});
+    expect(await child.exited).toBe(1);
+    expect(child.stderr()).toContain("written");
+    expect(child.stderr()).toContain("the writer thread died");
+    expect(child.stderr()).not.toContain("answered");
+  });
+});
