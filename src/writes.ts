@@ -1,5 +1,5 @@
 // Every module that defines named writes (db/writer-ops.ts), for the writer thread
-// (writer-worker-main.ts): importing them registers their writes there under the same names as on
+// (db/writer-worker-main.ts): importing them registers their writes there under the same names as on
 // the main thread (test/db/writer-thread.test.ts checks that none is missing). Also how the writer
 // thread builds the stand-in of the one loan there is: the dispatcher's head leases.
 import "./auth/writes.ts";

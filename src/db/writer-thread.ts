@@ -13,8 +13,8 @@ import type { DriverOptions } from "./driver.ts";
 import { decodeError, type WireError } from "./writer-errors.ts";
 import { borrowsOf, type NamedWrite, type WriteLoan, type WriteOptions, type Writes } from "./writer-ops.ts";
 
-/** The writer thread's module, beside main.ts (scripts/build.ts names it as an entry point too). */
-const ENTRY = new URL("../writer-worker-main.ts", import.meta.url);
+/** The writer thread's module (scripts/build.ts names it as an entry point of the executable too). */
+const ENTRY = new URL("./writer-worker-main.ts", import.meta.url);
 
 export interface WriterThreadStart {
   path: string;

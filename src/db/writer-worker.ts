@@ -1,4 +1,4 @@
-// The writer thread's side (writer-thread.ts starts it; src/writer-worker-main.ts is its module,
+// The writer thread's side (writer-thread.ts starts it; writer-worker-main.ts is its module,
 // which first imports every named write). It opens the engine driver (the process's one writer
 // connection, WalSync, the checkpointer's own worker) and a Writer, and runs the named writes it is
 // posted with the same definitions the main thread would use (writer-ops.ts). Each answer goes back
