@@ -3,9 +3,10 @@
 // move time by backdating them instead of sleeping).
 
 import { expect } from "bun:test";
-import { type Args, all, get, run } from "../../src/db/op.ts";
+import { type Args, all, get } from "../../src/db/op.ts";
 import { type Received, startReceiver, type TestReceiver, waitFor } from "../helpers/receiver.ts";
 import { startServer, type TestResponse, type TestServer } from "../helpers/server.ts";
+import { sqlWrite } from "../helpers/test-writes.ts";
 
 export const ok = () => new Response('{"result":"applied"}', { status: 200 });
 
@@ -112,7 +113,7 @@ export function sql<R>(server: TestServer, text: string, args: Args = {}): Promi
 
 /** A write through the server's writer (so it never contends with the server for the lock). */
 export function exec(server: TestServer, text: string, args: Args = {}): Promise<number> {
-  return server.outboxd.db.writer.write(run(text, args));
+  return server.outboxd.db.write(sqlWrite(text, args));
 }
 
 /** Makes a pending delivery due now (instead of waiting out its backoff) and wakes the dispatcher. */

@@ -6,6 +6,7 @@ import { join } from "node:path";
 import { createOutboxd, type Outboxd, type OutboxdOptions } from "../../src/app.ts";
 import { loadConfig } from "../../src/config.ts";
 import { apiClient, type Request } from "./api.ts";
+import { TEST_WRITES } from "./test-writes.ts";
 
 export type { TestResponse } from "./api.ts";
 
@@ -43,7 +44,8 @@ export async function startServer(
       : {}),
     ...env,
   });
-  const outboxd = await createOutboxd(config, options);
+  // The tests' own named writes, on the writer thread too when it runs on its own.
+  const outboxd = await createOutboxd({ ...config, writerModules: [TEST_WRITES] }, options);
   const server = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: outboxd.http.fetch });
   const url = `http://127.0.0.1:${server.port}`;
   return {

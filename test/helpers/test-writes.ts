@@ -1,7 +1,9 @@
-// Named writes for the tests of the writer in both modes (test/db/writer-thread.test.ts): the
-// main thread imports them, and the writer thread loads them too (DatabaseConfig.writerModules).
-import { get, type Op, run } from "../../src/db/op.ts";
+// Named writes for the tests, in both modes of the writer (test/db/writer-thread.test.ts; test
+// servers' own writes, e.g. backdating rows): the main thread imports them, and the writer thread
+// loads them too (DatabaseConfig.writerModules, set by test/helpers/server.ts).
+import { type Args, get, type Op, run } from "../../src/db/op.ts";
 import { defineWrite } from "../../src/db/writer-ops.ts";
+import { recordDelivered } from "../../src/deliveries/counters.ts";
 import { invalidField } from "../../src/lib/problem.ts";
 
 export const TEST_WRITES = new URL("./test-writes.ts", import.meta.url).href;
@@ -51,6 +53,31 @@ export const endThreadWrite = defineWrite(
   function* (): Op<void> {
     yield* get("SELECT 1");
     process.exit(3);
+  },
+  { again: false },
+);
+
+/** One statement (tests backdate rows, make them due, insert what they need). */
+export const sqlWrite = defineWrite("test.sql", (text: string, args: Args) => run(text, args), {
+  again: false,
+});
+
+/** Records a delivery as delivered at `at`, `latencyMs` after it became due, with its count (history). */
+export const deliveredAtWrite = defineWrite(
+  "test.deliveredAt",
+  function* (id: string, at: number, latencyMs: number): Op<string | undefined> {
+    yield* run(
+      "UPDATE deliveries SET status = 'delivered', delivered_at = :at, available_at = :available WHERE id = :id",
+      { id, at, available: at - latencyMs },
+    );
+    const row = yield* get<{ endpointId: string }>(
+      "SELECT endpoint_id AS endpointId FROM deliveries WHERE id = :id",
+      {
+        id,
+      },
+    );
+    yield* recordDelivered(row?.endpointId ?? "", at, latencyMs);
+    return row?.endpointId;
   },
   { again: false },
 );

@@ -3,10 +3,9 @@
 // attempt log across deliveries, newest first). Rows are backdated in the database so the
 // expected buckets are known exactly.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { get, run } from "../../src/db/op.ts";
-import { recordDelivered } from "../../src/deliveries/counters.ts";
 import { createEndpoint, expectProblem, expectStatus } from "../helpers/assertions.ts";
 import { startServer, type TestServer } from "../helpers/server.ts";
+import { deliveredAtWrite, sqlWrite } from "../helpers/test-writes.ts";
 
 let server: TestServer;
 let deliveries: string[] = [];
@@ -33,20 +32,7 @@ afterAll(async () => {
  */
 async function delivered(id: string | undefined, deliveredAt: number, latency: number): Promise<void> {
   if (!id) throw new Error("no delivery");
-  const endpointId = await server.outboxd.db.writer.write(
-    (function* () {
-      yield* run(
-        "UPDATE deliveries SET status = 'delivered', delivered_at = :at, available_at = :available WHERE id = :id",
-        { id, at: deliveredAt, available: deliveredAt - latency },
-      );
-      const row = yield* get<{ endpointId: string }>(
-        "SELECT endpoint_id AS endpointId FROM deliveries WHERE id = :id",
-        { id },
-      );
-      yield* recordDelivered(row?.endpointId ?? "", deliveredAt, latency);
-      return row?.endpointId;
-    })(),
-  );
+  const endpointId = await server.outboxd.db.write(deliveredAtWrite(id, deliveredAt, latency));
   expect(endpointId).toBeDefined();
 }
 
@@ -119,8 +105,8 @@ describe("GET /v1/attempts", () => {
       ["dlv_gone", t + 3, 200, null],
     ];
     for (const [delivery, startedAt, statusCode, error] of attempts) {
-      await server.outboxd.db.writer.write(
-        run(
+      await server.outboxd.db.write(
+        sqlWrite(
           `INSERT INTO attempts (delivery_id, started_at, duration_ms, status_code, error, response_prefix)
            VALUES (:delivery, :startedAt, 3, :statusCode, :error, :prefix)`,
           { delivery: delivery ?? null, startedAt, statusCode, error, prefix: statusCode ? "ok" : null },

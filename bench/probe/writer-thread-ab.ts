@@ -1,0 +1,105 @@
+// Issue 12, session 7: the writer on the main thread vs on its own (OUTBOXD_WRITER_THREAD), A/B
+// in the same minutes. The latency scenario's setup (bench/scenarios/latency.ts: open-loop commits
+// from a separate process, one endpoint at a separate receiver, commit response → arrival), run
+// alternately in each mode at each rate, with the CPU of each of outboxd's threads over the
+// measured window (/proc/<pid>/task): main-thread and total µs per event are the figures a shared
+// 2-core machine can still compare.
+//
+//   npx bun bench/probe/writer-thread-ab.ts                      # 2,000 4,000 5,000/s, 2 pairs, 3 s
+//   RATES=2000,4000 PAIRS=3 SECONDS=5 npx bun bench/probe/writer-thread-ab.ts
+//
+// One JSON line per run on stdout; a table of medians on stderr at the end.
+import { startOutboxd, startPeer, taskCpuMs } from "../lib.ts";
+import { fixedRate } from "../scenarios/latency.ts";
+
+const BUN = process.execPath;
+const RATES = (process.env.RATES ?? "2000,4000,5000").split(",").map(Number);
+const PAIRS = Number(process.env.PAIRS ?? 2);
+const SECONDS = Number(process.env.SECONDS ?? 3);
+const WARMUP_SECONDS = Number(process.env.WARMUP_SECONDS ?? 1);
+const MODES = ["main", "worker"] as const;
+
+interface Run {
+  mode: (typeof MODES)[number];
+  rate: number;
+  committed: number;
+  delivered: number;
+  sustained: boolean;
+  p50Ms: number;
+  p99Ms: number;
+  waitingAtStop: number;
+  mainUsPerEvent: number;
+  otherUsPerEvent: number;
+  totalUsPerEvent: number;
+  /** CPU ms per thread name over the window. */
+  threads: Record<string, number>;
+}
+
+async function measure(mode: Run["mode"], rate: number): Promise<Run> {
+  const receiver = await startPeer([BUN, "bench/peers/receiver.ts"], {});
+  const outboxd = await startOutboxd({ OUTBOXD_WRITER_THREAD: mode });
+  try {
+    await outboxd.api("POST", "/v1/endpoints", { url: `${receiver.url}/hook` });
+    await fixedRate({ url: outboxd.url, receiverUrl: receiver.url, rate, seconds: WARMUP_SECONDS });
+    const before = taskCpuMs(outboxd.pid);
+    const result = await fixedRate({ url: outboxd.url, receiverUrl: receiver.url, rate, seconds: SECONDS });
+    const after = taskCpuMs(outboxd.pid);
+    const threads: Record<string, number> = {};
+    let main = 0;
+    let other = 0;
+    for (const [tid, { name, ms }] of Object.entries(after)) {
+      const spent = ms - (before[tid]?.ms ?? 0);
+      threads[name] = (threads[name] ?? 0) + spent;
+      if (name === "main") main += spent;
+      else other += spent;
+    }
+    const perEvent = (ms: number) => Math.round((ms * 1000) / Math.max(1, result.committed));
+    return {
+      mode,
+      rate,
+      committed: result.committed,
+      delivered: result.delivered,
+      sustained: result.errors === 0 && result.drained && result.waitingAtStop <= rate / 10,
+      p50Ms: result.p50Ms,
+      p99Ms: result.p99Ms,
+      waitingAtStop: result.waitingAtStop,
+      mainUsPerEvent: perEvent(main),
+      otherUsPerEvent: perEvent(other),
+      totalUsPerEvent: perEvent(main + other),
+      threads,
+    };
+  } finally {
+    await outboxd.stop();
+    await receiver.stop();
+  }
+}
+
+const runs: Run[] = [];
+for (let pair = 0; pair < PAIRS; pair++) {
+  for (const rate of RATES) {
+    // Alternated, the first mode of each pair in turn, so neither always runs on a warmer machine.
+    const order = pair % 2 === 0 ? MODES : [...MODES].reverse();
+    for (const mode of order) {
+      const run = await measure(mode, rate);
+      runs.push(run);
+      console.log(JSON.stringify(run));
+    }
+  }
+}
+
+const median = (values: number[]) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor((sorted.length - 1) / 2)] as number;
+};
+console.error(
+  "| rate/s | mode | sustained | p50 ms | p99 ms | main µs/event | other threads µs/event | total µs/event |",
+);
+console.error("| --- | --- | --- | --- | --- | --- | --- | --- |");
+for (const rate of RATES) {
+  for (const mode of MODES) {
+    const mine = runs.filter((r) => r.rate === rate && r.mode === mode);
+    console.error(
+      `| ${rate} | ${mode} | ${mine.filter((r) => r.sustained).length}/${mine.length} | ${median(mine.map((r) => r.p50Ms))} | ${median(mine.map((r) => r.p99Ms))} | ${median(mine.map((r) => r.mainUsPerEvent))} | ${median(mine.map((r) => r.otherUsPerEvent))} | ${median(mine.map((r) => r.totalUsPerEvent))} |`,
+    );
+  }
+}
