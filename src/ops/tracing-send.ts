@@ -76,6 +76,285 @@ export function exportSender(transport: Transport): (body: Uint8Array) => Promis
     }
   };
 
+  /** The collector's answer to one POST: what the retry rule and the partialSuccess check read. */
+  interface Answer {
+    status: number;
+    retryAfter: string | null;
+    text: string;
+  }
+
+  const viaFetch = async (body: Uint8Array, deadline: number): Promise<Answer> => {
+    const response = await fetch(transport.url, {
+      method: "POST",
+      headers,
+      body: body as Uint8Array<ArrayBuffer>,
+      signal: AbortSignal.timeout(Math.max(1, deadline - Date.now())),
+      ...tlsInit,
+    });
+    return {
+      status: response.status,
+      retryAfter: response.headers.get("retry-after"),
+      text: await response.text(),
+    };
+  };
+
+  /** A TCP socket as Bun.connect gives it (the little of it used here). */
+  interface Socket {
+    write(data: Uint8Array, byteOffset?: number, byteLength?: number): number;
+    end(): void;
+  }
+  type Handler = (socket: Socket, more?: unknown) => void;
+  type Connect = (options: {
+    hostname: string;
+    port: number;
+    socket: Record<string, Handler>;
+  }) => Promise<Socket>;
+  type Parsed = Answer & { close: boolean };
+
+  /**
+   * Bun, plain http: the POST written on a kept-alive socket of its own instead of `fetch`
+   * (issue 18: fetch's machinery and Bun's HTTP client thread cost more per request than the
+   * bytes). HTTP/1.1: the answer's body by Content-Length, chunked, or until the collector
+   * closes; a kept socket the collector closed meanwhile is replaced at once, without counting
+   * as a failed attempt.
+   */
+  const viaSocket = (connect: Connect, url: URL) => {
+    const encoder = new TextEncoder();
+    let head = `POST ${url.pathname}${url.search} HTTP/1.1\r\nhost: ${url.host}\r\n`;
+    for (const [name, value] of Object.entries(headers)) head += `${name}: ${value}\r\n`;
+    const hostname = url.hostname.replace(/^\[|\]$/g, "");
+    const port = Number(url.port || 80);
+    let socket: Socket | null = null;
+    /** The request in flight: what is left to write, the answer's bytes so far, how it ends. */
+    let flight: {
+      writes: Uint8Array[];
+      written: number;
+      got: Uint8Array;
+      used: number;
+      done: (answer: Parsed) => void;
+      fail: (error: Error) => void;
+    } | null = null;
+
+    const emptyLine = (bytes: Uint8Array, from: number, to: number): number => {
+      for (let i = from; i + 3 < to; i++) {
+        if (bytes[i] === 13 && bytes[i + 1] === 10 && bytes[i + 2] === 13 && bytes[i + 3] === 10) return i;
+      }
+      return -1;
+    };
+    const lineEnd = (bytes: Uint8Array, from: number, to: number): number => {
+      for (let i = from; i + 1 < to; i++) if (bytes[i] === 13 && bytes[i + 1] === 10) return i;
+      return -1;
+    };
+    const latin1 = (bytes: Uint8Array, from: number, to: number): string => {
+      let text = "";
+      for (let i = from; i < to; i++) text += String.fromCharCode(bytes[i] as number);
+      return text;
+    };
+
+    /** The answer in `bytes[0, used)` once it is complete (`closed`: the collector closed); else null. */
+    const parse = (bytes: Uint8Array, used: number, closed: boolean): Parsed | null => {
+      let start = 0;
+      for (;;) {
+        const headEnd = emptyLine(bytes, start, used);
+        if (headEnd < 0) return null;
+        const lines = latin1(bytes, start, headEnd).split("\r\n");
+        const statusLine = lines[0] ?? "";
+        const status = Number(/^HTTP\/1\.[01] (\d{3})/.exec(statusLine)?.[1] ?? Number.NaN);
+        if (!Number.isInteger(status)) throw new Error(`not an HTTP/1.1 answer: ${statusLine.slice(0, 60)}`);
+        const fields = new Map<string, string>();
+        for (const line of lines.slice(1)) {
+          const colon = line.indexOf(":");
+          if (colon > 0) fields.set(line.slice(0, colon).trim().toLowerCase(), line.slice(colon + 1).trim());
+        }
+        start = headEnd + 4;
+        if (status < 200) continue; // 100 Continue and the like: the answer follows
+        const close =
+          fields.get("connection")?.toLowerCase() === "close" || statusLine.startsWith("HTTP/1.0");
+        const answer = (body: Uint8Array): Parsed => ({
+          status,
+          retryAfter: fields.get("retry-after") ?? null,
+          text: new TextDecoder().decode(body),
+          close,
+        });
+        if (status === 204 || status === 304) return answer(bytes.subarray(start, start));
+        if (fields.get("transfer-encoding")?.toLowerCase().includes("chunked")) {
+          const parts: Uint8Array[] = [];
+          let at = start;
+          for (;;) {
+            const end = lineEnd(bytes, at, used);
+            if (end < 0) return null;
+            const size = Number.parseInt(latin1(bytes, at, end), 16);
+            if (!Number.isFinite(size)) throw new Error("malformed chunked answer");
+            if (size === 0) {
+              // The last chunk, then trailers (ignored) up to an empty line.
+              const empty = end + 4 <= used && bytes[end + 2] === 13 && bytes[end + 3] === 10;
+              if (!empty && emptyLine(bytes, end, used) < 0) return null;
+              break;
+            }
+            if (end + 2 + size + 2 > used) return null;
+            parts.push(bytes.subarray(end + 2, end + 2 + size));
+            at = end + 2 + size + 2;
+          }
+          const body = new Uint8Array(parts.reduce((n, part) => n + part.length, 0));
+          let offset = 0;
+          for (const part of parts) {
+            body.set(part, offset);
+            offset += part.length;
+          }
+          return answer(body);
+        }
+        const length = fields.get("content-length");
+        if (length !== undefined) {
+          const n = Number(length);
+          return start + n <= used ? answer(bytes.subarray(start, start + n)) : null;
+        }
+        // No length: the body ends with the connection.
+        return closed ? { ...answer(bytes.subarray(start, used)), close: true } : null;
+      }
+    };
+
+    const writeMore = (s: Socket) => {
+      const current = flight;
+      while (current !== null && current.writes.length > 0) {
+        const chunk = current.writes[0] as Uint8Array;
+        const n = s.write(chunk, current.written, chunk.length - current.written);
+        if (n < 0) return current.fail(new Error("the connection to the collector failed"));
+        current.written += n;
+        if (current.written < chunk.length) return; // the rest when the socket drains
+        current.writes.shift();
+        current.written = 0;
+      }
+    };
+
+    const ended = (s: Socket, error: Error) => {
+      if (socket === s) socket = null;
+      const current = flight;
+      if (current === null) return;
+      // An answer whose body runs until the connection closes is complete now.
+      let answer: Parsed | null = null;
+      try {
+        answer = current.used > 0 ? parse(current.got, current.used, true) : null;
+      } catch (malformed) {
+        return current.fail(malformed as Error);
+      }
+      if (answer !== null) current.done(answer);
+      else current.fail(error);
+    };
+
+    const open = () =>
+      connect({
+        hostname,
+        port,
+        socket: {
+          data(s, chunk) {
+            const current = flight;
+            if (current === null || socket !== s) return;
+            const bytes = chunk as Uint8Array;
+            if (current.used + bytes.length > current.got.length) {
+              const grown = new Uint8Array(Math.max(current.got.length * 2, current.used + bytes.length));
+              grown.set(current.got.subarray(0, current.used));
+              current.got = grown;
+            }
+            current.got.set(bytes, current.used);
+            current.used += bytes.length;
+            try {
+              const answer = parse(current.got, current.used, false);
+              if (answer !== null) current.done(answer);
+            } catch (error) {
+              current.fail(error as Error);
+            }
+          },
+          drain: (s) => writeMore(s),
+          end: (s) => ended(s, new Error("the collector closed the connection")),
+          close: (s) => ended(s, new Error("the collector closed the connection")),
+          error: (s, error) => ended(s, error as Error),
+        },
+      });
+
+    const timedOut = (what: string) => {
+      const error = new Error(what);
+      error.name = "TimeoutError";
+      return error;
+    };
+
+    /** One POST on the kept socket (a new one if there is none); `fresh`: the socket is new. */
+    const once = async (
+      body: Uint8Array,
+      deadline: number,
+    ): Promise<{ answer: Answer | null; error: Error | null; fresh: boolean }> => {
+      const fresh = socket === null;
+      let s = socket;
+      if (s === null) {
+        // Connecting counts against the request's time limit too.
+        let timer: ReturnType<typeof setTimeout> | undefined;
+        const late = new Promise<null>((resolve) => {
+          timer = setTimeout(() => resolve(null), Math.max(1, deadline - Date.now()));
+        });
+        const opening = open();
+        try {
+          s = await Promise.race([opening, late]);
+        } finally {
+          clearTimeout(timer);
+        }
+        if (s === null) {
+          opening.then(
+            (lateSocket) => lateSocket.end(),
+            () => {},
+          );
+          return { answer: null, error: timedOut("connecting to the collector timed out"), fresh };
+        }
+        socket = s;
+      }
+      const connected = s;
+      const requestHead = encoder.encode(`${head}content-length: ${body.length}\r\n\r\n`);
+      return new Promise((resolve) => {
+        const finish = (answer: Parsed | null, error: Error | null) => {
+          if (flight === null) return;
+          flight = null;
+          clearTimeout(timer);
+          // Anything but a complete answer on a connection kept open leaves the socket unusable.
+          if (answer === null || answer.close) {
+            if (socket === connected) socket = null;
+            connected.end();
+          }
+          resolve({ answer, error, fresh });
+        };
+        const timer = setTimeout(
+          () => finish(null, timedOut("the export request timed out")),
+          Math.max(1, deadline - Date.now()),
+        );
+        flight = {
+          writes: [requestHead, body],
+          written: 0,
+          got: new Uint8Array(1024),
+          used: 0,
+          done: (answer) => finish(answer, null),
+          fail: (error) => finish(null, error),
+        };
+        writeMore(connected);
+      });
+    };
+
+    return async (body: Uint8Array, deadline: number): Promise<Answer> => {
+      let sent = await once(body, deadline);
+      // A kept socket the collector had closed: once more on a new one, at once.
+      if (sent.answer === null && !sent.fresh && sent.error?.name !== "TimeoutError") {
+        sent = await once(body, deadline);
+      }
+      if (sent.answer === null) throw sent.error ?? new Error("the export request failed");
+      return sent.answer;
+    };
+  };
+
+  const bunConnect = (globalThis as { Bun?: { connect?: Connect } }).Bun?.connect;
+  const target = new URL(transport.url);
+  // Header values go on the wire as given: one with a line break is left to fetch to refuse.
+  const plain = Object.entries(headers).every(([name, value]) => !/[\r\n]/.test(name + value));
+  const post =
+    bunConnect !== undefined && target.protocol === "http:" && plain
+      ? viaSocket(bunConnect, target)
+      : viaFetch;
+
   return async (raw) => {
     const body = transport.gzip
       ? new Uint8Array(
@@ -91,23 +370,17 @@ export function exportSender(transport: Transport): (body: Uint8Array) => Promis
       let message: string;
       let fields: Record<string, unknown>;
       try {
-        const response = await fetch(transport.url, {
-          method: "POST",
-          headers,
-          body: body as Uint8Array<ArrayBuffer>,
-          signal: AbortSignal.timeout(Math.max(1, deadline - Date.now())),
-          ...tlsInit,
-        });
-        const text = await response.text();
-        if (response.ok) {
+        const answer = await post(body, deadline);
+        const text = answer.text;
+        if (answer.status >= 200 && answer.status < 300) {
           // A collector may accept a request and still reject some of its spans (partialSuccess).
           const rejected = text.includes('"rejectedSpans"') ? partialRejection(text) : null;
           return { failed: null, rejected };
         }
-        message = `the collector answered ${response.status}`;
-        fields = { status: response.status, body: text.slice(0, 300) };
-        if (!RETRYABLE.includes(response.status)) return { failed: { message, fields }, rejected: null };
-        retryAfterMs = retryAfter(response.headers.get("retry-after"));
+        message = `the collector answered ${answer.status}`;
+        fields = { status: answer.status, body: text.slice(0, 300) };
+        if (!RETRYABLE.includes(answer.status)) return { failed: { message, fields }, rejected: null };
+        retryAfterMs = retryAfter(answer.retryAfter);
       } catch (error) {
         message = "export request failed";
         fields = { error: String(error) };

@@ -648,6 +648,76 @@ describe("tracing off and its settings", () => {
     }
   });
 
+  test("on its own socket: kept alive, answers by length, chunked or until close, a socket the collector dropped replaced at once", async () => {
+    // A collector speaking raw HTTP/1.1, a different way for each request it reads.
+    const answers = [
+      "HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\n{}",
+      'HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n19\r\n{"partialSuccess":{"rejec\r\n12\r\ntedSpans":3}}     \r\n0\r\n\r\n',
+      "HTTP/1.1 200 OK\r\nconnection: close\r\n\r\n{}",
+      "HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n", // then the collector drops the kept socket
+      "HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n",
+    ];
+    const bodies: string[] = [];
+    let connections = 0;
+    const collector = Bun.listen<{ got: string; dropped: boolean }>({
+      hostname: "127.0.0.1",
+      port: 0,
+      socket: {
+        open(socket) {
+          connections += 1;
+          socket.data = { got: "", dropped: false };
+        },
+        data(socket, chunk) {
+          if (socket.data.dropped) return; // what comes after the drop is not read
+          socket.data.got += chunk.toString("latin1");
+          const headEnd = socket.data.got.indexOf("\r\n\r\n");
+          const length = Number(/content-length: (\d+)/.exec(socket.data.got)?.[1] ?? -1);
+          if (headEnd < 0 || socket.data.got.length < headEnd + 4 + length) return;
+          bodies.push(socket.data.got.slice(headEnd + 4));
+          socket.data.got = "";
+          const n = bodies.length;
+          socket.write(answers[n - 1] ?? "HTTP/1.1 500 x\r\ncontent-length: 0\r\n\r\n");
+          if (n === 3 || n === 4) {
+            socket.data.dropped = true;
+            socket.end();
+          }
+        },
+      },
+    });
+    const sender = batchSender(
+      {
+        url: `http://127.0.0.1:${collector.port}/v1/traces`,
+        headers: {},
+        timeoutMs: 10_000,
+        gzip: false,
+        tls: null,
+      },
+      () => {},
+    );
+    try {
+      const bytes = sender.allocate(64);
+      const outcomes = [];
+      for (let i = 0; i < 5; i++) {
+        bytes.set(new TextEncoder().encode(`body ${i}`));
+        outcomes.push(await sender.send(bytes, 0, 6));
+        // The fifth goes at once: on the dropped socket if that is not seen yet (then again on a new one).
+      }
+      expect(outcomes).toEqual([
+        { failed: null, rejected: null },
+        { failed: null, rejected: { rejectedSpans: 3, detail: "" } },
+        { failed: null, rejected: null },
+        { failed: null, rejected: null },
+        { failed: null, rejected: null },
+      ]);
+      expect(bodies).toEqual(["body 0", "body 1", "body 2", "body 3", "body 4"]);
+      // One connection for the first three, a new one after "connection: close", another after the drop.
+      expect(connections).toBe(3);
+    } finally {
+      sender.stop();
+      collector.stop(true);
+    }
+  });
+
   test("where no worker can start, exports are sent from the main thread, and it says so", async () => {
     const worker = globalThis.Worker;
     (globalThis as { Worker?: unknown }).Worker = undefined;
