@@ -158,6 +158,31 @@ describe("tracing on (OTEL_EXPORTER_OTLP_ENDPOINT set)", () => {
     }
   });
 
+  test("a commit that fails: its outboxd.commit span has status ERROR, the problem's message and status", async () => {
+    const traceId = "7bf92f3577b34da6a3ce929d0e0e4731";
+    const conflict = expectStatus(
+      await server.request(
+        "POST",
+        "/v1/commits",
+        {
+          records: [{ collection: "returns", id: `r-${crypto.randomUUID()}`, expectedVersion: 5, data: {} }],
+        },
+        { traceparent: `00-${traceId}-00f067aa0ba902b7-01` },
+      ),
+      409,
+    );
+    const spans = await spansOf(traceId, 2);
+    const serverSpan = spans.find((s) => s.kind === SERVER);
+    // 4xx is the caller's doing: the server span is not failed (semantic conventions).
+    expect(serverSpan).toMatchObject({ status: 0, attributes: { "http.response.status_code": 409 } });
+    expect(spans.find((s) => s.name === "outboxd.commit")).toMatchObject({
+      parentSpanId: serverSpan?.spanId,
+      status: ERROR,
+      statusMessage: conflict.detail,
+      attributes: { "outboxd.problem_status": 409 },
+    });
+  });
+
   test("a malformed traceparent is ignored: a new trace starts and the webhook carries it", async () => {
     const { event, webhooks } = await commitAndDeliver({
       traceparent: `00-${"0".repeat(32)}-00f067aa0ba902b7-01`,
