@@ -2,7 +2,7 @@
 // "In flight" is not a status, so a crash can never strand a row: its lease simply runs out and
 // the row is claimable again. Invariant used here: only queue heads are claimed (heads.ts).
 import { all, exec, type Op } from "../db/op.ts";
-import { TO_WEBHOOK_ENDPOINT } from "./endpoint-kind.ts";
+import { webhookEndpoint } from "./endpoint-kind.ts";
 import type { Delivery } from "./read.ts";
 
 /** What a claim returns of each row (the RETURNING list below, under the schema's names). */
@@ -32,17 +32,22 @@ export interface ClaimRequest {
 export const CLAIMABLE_NOW = claimableNow("d");
 
 function claimableNow(row: string, endpoint = "e.disabled = 0"): string {
-  return `${row}.status = 'pending' AND ${row}.is_head = 1 AND ${row}.next_attempt_at <= :now
-  AND (${row}.lease_expires_at IS NULL OR ${row}.lease_expires_at <= :now)
-  AND ${row}.deliver_by > :now
+  return `${claimableRow(row)}
   AND EXISTS (SELECT 1 FROM endpoints e WHERE e.id = ${row}.endpoint_id AND ${endpoint})`;
 }
 
+/** CLAIMABLE_NOW without its endpoint's condition: for a query that walks an endpoint it checked. */
+function claimableRow(row: string): string {
+  return `${row}.status = 'pending' AND ${row}.is_head = 1 AND ${row}.next_attempt_at <= :now
+  AND (${row}.lease_expires_at IS NULL OR ${row}.lease_expires_at <= :now)
+  AND ${row}.deliver_by > :now`;
+}
+
 /**
- * CLAIMABLE_NOW and TO_WEBHOOK_ENDPOINT (endpoint-kind.ts) in one: the endpoint row is looked up
- * once per delivery, not twice (the dispatcher's claim by id).
+ * CLAIMABLE_NOW at a webhook endpoint (endpoint-kind.ts): the endpoint row is looked up once per
+ * delivery, not twice (the dispatcher's claim by id).
  */
-const CLAIMABLE_NOW_TO_WEBHOOK = claimableNow("d", "e.disabled = 0 AND e.kind = 'webhook'");
+const CLAIMABLE_NOW_TO_WEBHOOK = claimableNow("d", `e.disabled = 0 AND ${webhookEndpoint("e")}`);
 
 const RETURNING_CLAIMED = `RETURNING id, event_id AS eventId, endpoint_id AS endpointId, aggregate, sequence,
   attempt_count AS attemptCount, available_at AS availableAt, deliver_by AS deliverBy`;
@@ -68,28 +73,30 @@ export function* claimableByEndpoint(now: number): Op<{ endpointId: string; n: n
 export function* claimDeliveries(request: ClaimRequest): Op<ClaimedDelivery[]> {
   return yield* all<ClaimedDelivery>(
     `WITH heads AS (
-       -- Endpoint by endpoint, at most :perEndpoint of each one's due heads, oldest first, through
-       -- its own index range: the due backlog of an endpoint that takes nothing now (no room left,
-       -- or a pull endpoint nobody polls) is never walked, so it cannot slow the others' claims.
-       -- (CROSS JOIN: SQLite keeps the endpoints as the outer loop.)
-       SELECT d.id, d.endpoint_id, d.next_attempt_at
+       -- Endpoint by endpoint (enabled webhook endpoints: the outer loop checks each once, not
+       -- each row), at most :perEndpoint of each one's due heads, oldest first, through its own
+       -- index range: the due backlog of an endpoint that takes nothing now (no room left, or a
+       -- pull endpoint nobody polls) is never walked, so it cannot slow the others' claims.
+       -- (CROSS JOIN: SQLite keeps the endpoints as the outer loop. Rows by rowid: no lookup of
+       -- the id index.)
+       SELECT d.rowid AS rid, d.endpoint_id, d.next_attempt_at
        FROM endpoints o CROSS JOIN deliveries d
-       WHERE o.disabled = 0 AND coalesce(json_extract(:room, '$."' || o.id || '"'), :endpointLimit) > 0
-         AND d.id IN (
-           SELECT h.id FROM deliveries h INDEXED BY deliveries_endpoint_ready
-           WHERE h.endpoint_id = o.id AND ${claimableNow("h")}
+       WHERE o.disabled = 0 AND ${webhookEndpoint("o")}
+         AND coalesce(json_extract(:room, '$."' || o.id || '"'), :endpointLimit) > 0
+         AND d.rowid IN (
+           SELECT h.rowid FROM deliveries h INDEXED BY deliveries_endpoint_ready
+           WHERE h.endpoint_id = o.id AND ${claimableRow("h")}
            ORDER BY h.next_attempt_at
            LIMIT :perEndpoint)
-         AND ${TO_WEBHOOK_ENDPOINT}
      ), ranked AS (
-       SELECT id, endpoint_id, next_attempt_at,
+       SELECT rid, endpoint_id, next_attempt_at,
          row_number() OVER (PARTITION BY endpoint_id ORDER BY next_attempt_at) AS rank
        FROM heads
      )
      UPDATE deliveries
      SET ${LEASE_SET}
-     WHERE id IN (
-       SELECT id FROM ranked
+     WHERE rowid IN (
+       SELECT rid FROM ranked
        WHERE rank <= coalesce(json_extract(:room, '$."' || endpoint_id || '"'), :endpointLimit)
        ORDER BY next_attempt_at LIMIT :limit)
      ${RETURNING_CLAIMED}`,
