@@ -7,9 +7,12 @@
 //
 //   npx bun bench/probe/writer-thread-ab.ts                      # 2,000 4,000 5,000/s, 2 pairs, 3 s
 //   RATES=2000,4000 PAIRS=3 SECONDS=5 npx bun bench/probe/writer-thread-ab.ts
+//   COMMITS=1 PAIRS=3 npx bun bench/probe/writer-thread-ab.ts    # commits alone instead: HTTP, 64
+//                                                                 # connections, no endpoint, FULL
 //
 // One JSON line per run on stdout; a table of medians on stderr at the end.
-import { startOutboxd, startPeer, taskCpuMs } from "../lib.ts";
+import { load, startOutboxd, startPeer, TOKEN, taskCpuMs } from "../lib.ts";
+import { COMMIT_BODY } from "../scenarios/commit.ts";
 import { fixedRate } from "../scenarios/latency.ts";
 
 const BUN = process.execPath;
@@ -18,6 +21,7 @@ const PAIRS = Number(process.env.PAIRS ?? 2);
 const SECONDS = Number(process.env.SECONDS ?? 3);
 const WARMUP_SECONDS = Number(process.env.WARMUP_SECONDS ?? 1);
 const MODES = ["main", "worker"] as const;
+const COMMITS = process.env.COMMITS === "1";
 
 interface Run {
   mode: (typeof MODES)[number];
@@ -35,6 +39,53 @@ interface Run {
   threads: Record<string, number>;
 }
 
+/** CPU ms per thread name between two readings, and the main thread's and the others' sums. */
+function spent(before: ReturnType<typeof taskCpuMs>, after: ReturnType<typeof taskCpuMs>) {
+  const threads: Record<string, number> = {};
+  let main = 0;
+  let other = 0;
+  for (const [tid, { name, ms }] of Object.entries(after)) {
+    const ms0 = ms - (before[tid]?.ms ?? 0);
+    threads[name] = (threads[name] ?? 0) + ms0;
+    if (name === "main") main += ms0;
+    else other += ms0;
+  }
+  return { threads, main, other };
+}
+
+/** Commits alone over HTTP (the commits scenario's 64-connection FULL row), CPU per commit. */
+async function measureCommits(mode: Run["mode"]) {
+  const outboxd = await startOutboxd({ OUTBOXD_WRITER_THREAD: mode });
+  try {
+    const run = () =>
+      load({
+        url: `${outboxd.url}/v1/commits`,
+        connections: 64,
+        seconds: SECONDS,
+        body: COMMIT_BODY,
+        headers: { authorization: `Bearer ${TOKEN}` },
+      });
+    await run();
+    const before = taskCpuMs(outboxd.pid);
+    const result = await run();
+    const { threads, main, other } = spent(before, taskCpuMs(outboxd.pid));
+    const commits = Math.max(1, result.requestsPerSecond * SECONDS);
+    return {
+      mode,
+      commitsPerSecond: result.requestsPerSecond,
+      p50Ms: result.latencyP50Ms,
+      p99Ms: result.latencyP99Ms,
+      errors: result.errors + result.non2xx,
+      mainUsPerCommit: Math.round((main * 1000) / commits),
+      otherUsPerCommit: Math.round((other * 1000) / commits),
+      totalUsPerCommit: Math.round(((main + other) * 1000) / commits),
+      threads,
+    };
+  } finally {
+    await outboxd.stop();
+  }
+}
+
 async function measure(mode: Run["mode"], rate: number): Promise<Run> {
   const receiver = await startPeer([BUN, "bench/peers/receiver.ts"], {});
   const outboxd = await startOutboxd({ OUTBOXD_WRITER_THREAD: mode });
@@ -43,16 +94,7 @@ async function measure(mode: Run["mode"], rate: number): Promise<Run> {
     await fixedRate({ url: outboxd.url, receiverUrl: receiver.url, rate, seconds: WARMUP_SECONDS });
     const before = taskCpuMs(outboxd.pid);
     const result = await fixedRate({ url: outboxd.url, receiverUrl: receiver.url, rate, seconds: SECONDS });
-    const after = taskCpuMs(outboxd.pid);
-    const threads: Record<string, number> = {};
-    let main = 0;
-    let other = 0;
-    for (const [tid, { name, ms }] of Object.entries(after)) {
-      const spent = ms - (before[tid]?.ms ?? 0);
-      threads[name] = (threads[name] ?? 0) + spent;
-      if (name === "main") main += spent;
-      else other += spent;
-    }
+    const { threads, main, other } = spent(before, taskCpuMs(outboxd.pid));
     const perEvent = (ms: number) => Math.round((ms * 1000) / Math.max(1, result.committed));
     return {
       mode,
@@ -74,6 +116,31 @@ async function measure(mode: Run["mode"], rate: number): Promise<Run> {
   }
 }
 
+const median = (values: number[]) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor((sorted.length - 1) / 2)] as number;
+};
+
+if (COMMITS) {
+  const rows: Awaited<ReturnType<typeof measureCommits>>[] = [];
+  for (let pair = 0; pair < PAIRS; pair++) {
+    for (const mode of pair % 2 === 0 ? MODES : [...MODES].reverse()) {
+      const row = await measureCommits(mode);
+      rows.push(row);
+      console.log(JSON.stringify(row));
+    }
+  }
+  console.error("| mode | commits/s | p99 ms | main µs/commit | other threads µs/commit | total µs/commit |");
+  console.error("| --- | --- | --- | --- | --- | --- |");
+  for (const mode of MODES) {
+    const mine = rows.filter((r) => r.mode === mode);
+    console.error(
+      `| ${mode} | ${median(mine.map((r) => r.commitsPerSecond))} | ${median(mine.map((r) => r.p99Ms))} | ${median(mine.map((r) => r.mainUsPerCommit))} | ${median(mine.map((r) => r.otherUsPerCommit))} | ${median(mine.map((r) => r.totalUsPerCommit))} |`,
+    );
+  }
+  process.exit(0);
+}
+
 const runs: Run[] = [];
 for (let pair = 0; pair < PAIRS; pair++) {
   for (const rate of RATES) {
@@ -87,10 +154,6 @@ for (let pair = 0; pair < PAIRS; pair++) {
   }
 }
 
-const median = (values: number[]) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor((sorted.length - 1) / 2)] as number;
-};
 console.error(
   "| rate/s | mode | sustained | p50 ms | p99 ms | main µs/event | other threads µs/event | total µs/event |",
 );
