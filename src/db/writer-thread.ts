@@ -115,6 +115,8 @@ export class WriterThread implements Writes {
     };
     worker.onerror = (event: ErrorEvent) => gone(event.message);
     worker.addEventListener("close", () => gone("it exited"));
+    // Answers that cannot be read are answers lost: as fatal as the thread's death.
+    worker.addEventListener("messageerror", () => gone("a message from it could not be read"));
     return thread;
   }
 
