@@ -96,6 +96,8 @@ export interface Results {
     node: string;
     loadAverage: number[];
   };
+  /** Where outboxd's writer ran (OUTBOXD_WRITER_THREAD passed through, bench/lib.ts): main unless set. */
+  writerThread: string;
   settings: typeof settings;
   commits?: CommitRow[];
   commitLimits?: CommitLimitRow;
@@ -125,6 +127,7 @@ const results: Results = {
     node: Bun.spawnSync(["node", "--version"]).stdout.toString().trim(),
     loadAverage: loadavg().map((x) => Math.round(x * 10) / 10),
   },
+  writerThread: process.env.OUTBOXD_WRITER_THREAD ?? "main",
   settings,
 };
 

@@ -7,7 +7,7 @@ import { type CommitInput, type CommitOutcome, type CommitResult, commitOp } fro
 
 /**
  * The head leases a commit borrows: the dispatcher's own, or on the writer thread the stand-in of a
- * budget it reserved (dispatch/head-lease-loan.ts). Each event has at most one delivery per endpoint.
+ * budget it reserved (the dispatcher's loan, deliveries/lease-budget.ts). Each event has at most one delivery per endpoint.
  */
 export function leasesOf(lent: unknown): HeadLeases | undefined {
   return lent as HeadLeases | undefined;
