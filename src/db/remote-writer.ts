@@ -556,20 +556,16 @@ export class RemoteWriter {
       if (headKey !== undefined && entries.size > 0)
         this.#ownHead = { key: headKey, link: head, at: this.#sends };
     };
+    /** The group's batch as it stands now, unguarded for what `unguarded` names (read under the lock). */
+    const batchOf = (unguarded: ReadonlySet<string>) =>
+      this.#batch(batchTasks, entries, sharedReads, sharedAnswers, headKey, unguarded);
     for (let headRetries = 0; results === null; headRetries++) {
       try {
         const held = lockedReads.held;
         if (held) {
           // The group's reads hold the write lock: its batch with COMMIT, unguarded for them.
           lockedReads.held = null;
-          ({ statements, roles } = this.#batch(
-            batchTasks,
-            entries,
-            sharedReads,
-            sharedAnswers,
-            headKey,
-            lockedReads.keys,
-          ));
+          ({ statements, roles } = batchOf(lockedReads.keys));
           requests.count += 1;
           const request = held.commit(statements);
           sending();
@@ -584,14 +580,7 @@ export class RemoteWriter {
             sharedAnswers.set(headKey, headAnswer);
             ({ entries, head } = placeChainEntries(batchTasks, sharedAnswers));
             batchTasks = batchTasks.filter((task) => !(task.outcome && !task.outcome.ok));
-            ({ statements, roles } = this.#batch(
-              batchTasks,
-              entries,
-              sharedReads,
-              sharedAnswers,
-              headKey,
-              new Set([headKey]),
-            ));
+            ({ statements, roles } = batchOf(new Set([headKey])));
             sending();
             return statements;
           });
@@ -599,14 +588,7 @@ export class RemoteWriter {
           results = await request;
           this.#answered += 1;
         } else {
-          ({ statements, roles } = this.#batch(
-            batchTasks,
-            entries,
-            sharedReads,
-            sharedAnswers,
-            headKey,
-            NONE,
-          ));
+          ({ statements, roles } = batchOf(NONE));
           this.stats.writeBatches += 1;
           requests.count += 1;
           const request = this.#connection.batch(statements, "write");

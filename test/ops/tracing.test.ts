@@ -644,16 +644,7 @@ describe("tracing off and its settings", () => {
         return new Response("");
       },
     });
-    const sender = batchSender(
-      {
-        url: `http://127.0.0.1:${collector.port}/v1/traces`,
-        headers: {},
-        timeoutMs: 10_000,
-        gzip: false,
-        tls: null,
-      },
-      () => {},
-    );
+    const sender = plainSenderTo(collector.port);
     try {
       // 12 buffers (more than the worker keeps), each sent twice and rewritten between sends.
       const buffers = Array.from({ length: 12 }, () => sender.allocate(64));
@@ -709,16 +700,7 @@ describe("tracing off and its settings", () => {
         },
       },
     });
-    const sender = batchSender(
-      {
-        url: `http://127.0.0.1:${collector.port}/v1/traces`,
-        headers: {},
-        timeoutMs: 10_000,
-        gzip: false,
-        tls: null,
-      },
-      () => {},
-    );
+    const sender = plainSenderTo(collector.port);
     try {
       const bytes = sender.allocate(64);
       const outcomes = [];
@@ -774,3 +756,11 @@ describe("tracing off and its settings", () => {
     }
   });
 });
+
+/** The export worker's sender to a local collector over plain HTTP, no headers, no gzip. */
+function plainSenderTo(port: number | undefined) {
+  return batchSender(
+    { url: `http://127.0.0.1:${port}/v1/traces`, headers: {}, timeoutMs: 10_000, gzip: false, tls: null },
+    () => {},
+  );
+}
