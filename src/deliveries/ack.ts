@@ -120,7 +120,6 @@ export function* ackDeliveries(request: AckRequest): Op<AckResult> {
         deliveryId: row.id,
         owner: nack.leaseToken,
         endpointId,
-        aggregate: row.aggregate,
         startedAt: now,
         durationMs: 0,
         statusCode: null,

@@ -16,12 +16,6 @@ export interface AttemptRecord {
   deliveryId: string;
   owner: string;
   endpointId: string;
-  /**
-   * The delivery's aggregate. Not read any more: a completion finds its queue by deliveryId
-   * (heads.ts promoteHeads). Kept this session so the op's callers need no change (issue 12,
-   * session 7, beside the writer-thread work); drop it with them.
-   */
-  aggregate: string;
   startedAt: number;
   durationMs: number;
   statusCode: number | null;

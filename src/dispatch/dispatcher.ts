@@ -630,7 +630,6 @@ export class Dispatcher extends EventEmitter {
         deliveryId: delivery.id,
         owner,
         endpointId: delivery.endpointId,
-        aggregate: delivery.aggregate,
         startedAt,
         durationMs: outcome.durationMs,
         statusCode: outcome.statusCode,

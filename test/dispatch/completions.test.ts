@@ -14,7 +14,6 @@ function item(n: number, endpointId = "e"): PendingCompletion<number> {
       deliveryId: `d${n}`,
       owner: "o",
       endpointId,
-      aggregate: "a",
       startedAt: 0,
       durationMs: 1,
       statusCode: 200,

@@ -9,7 +9,7 @@ import { migrate } from "../../src/db/migrate.ts";
 import { migrations } from "../../src/db/migrations.gen.ts";
 import { all, run } from "../../src/db/op.ts";
 import { cancelDelivery } from "../../src/deliveries/cancel.ts";
-import { claimDeliveries } from "../../src/deliveries/claim.ts";
+import { type ClaimedDelivery, claimDeliveries } from "../../src/deliveries/claim.ts";
 import { completeDelivery } from "../../src/deliveries/complete.ts";
 import { expireDeadlines } from "../../src/deliveries/expire.ts";
 import { replayDead, replayDelivery } from "../../src/deliveries/replay.ts";
@@ -81,6 +81,26 @@ async function expectHeadsConsistent(o: Outboxd): Promise<void> {
   }
 }
 
+/** Records a claimed delivery's outcome under its lease: delivered (200), or dead (500, past its deadline). */
+async function complete(o: Outboxd, c: ClaimedDelivery, owner: string, delivered: boolean): Promise<void> {
+  const at = Date.now();
+  await o.db.writer.write(
+    completeDelivery(
+      {
+        deliveryId: c.id,
+        owner,
+        endpointId: c.endpointId,
+        startedAt: at,
+        durationMs: 1,
+        statusCode: delivered ? 200 : 500,
+        error: null,
+        responsePrefix: null,
+      },
+      delivered ? { kind: "delivered", at, latencyMs: 0 } : { kind: "dead", at, reason: "deadline_exceeded" },
+    ),
+  );
+}
+
 /** Claims and completes (delivered) until nothing is claimable; the sequences sent per queue, in order. */
 async function deliverAll(o: Outboxd): Promise<Map<string, number[]>> {
   const sent = new Map<string, number[]>();
@@ -99,23 +119,7 @@ async function deliverAll(o: Outboxd): Promise<Map<string, number[]>> {
     for (const c of claimed) {
       const queue = `${c.endpointId}/${c.aggregate}`;
       sent.set(queue, [...(sent.get(queue) ?? []), c.sequence]);
-      const at = Date.now();
-      await o.db.writer.write(
-        completeDelivery(
-          {
-            deliveryId: c.id,
-            owner: "all",
-            endpointId: c.endpointId,
-            aggregate: c.aggregate,
-            startedAt: at,
-            durationMs: 1,
-            statusCode: 200,
-            error: null,
-            responsePrefix: null,
-          },
-          { kind: "delivered", at, latencyMs: 0 },
-        ),
-      );
+      await complete(o, c, "all", true);
       await expectHeadsConsistent(o);
     }
   }
@@ -161,23 +165,7 @@ test("heads stay the lowest pending sequence through commits, deliveries, deadli
       ),
     );
   for (const [i, c] of claimed.entries()) {
-    const at = Date.now();
-    await o.db.writer.write(
-      completeDelivery(
-        {
-          deliveryId: c.id,
-          owner: "t1",
-          endpointId: c.endpointId,
-          aggregate: c.aggregate,
-          startedAt: at,
-          durationMs: 1,
-          statusCode: i % 2 ? 200 : 500,
-          error: null,
-          responsePrefix: null,
-        },
-        i % 2 ? { kind: "delivered", at, latencyMs: 0 } : { kind: "dead", at, reason: "deadline_exceeded" },
-      ),
-    );
+    await complete(o, c, "t1", i % 2 === 1);
     await expectHeadsConsistent(o);
   }
 

@@ -77,7 +77,6 @@ describe("dispatch queries", () => {
           deliveryId: delivery.id,
           owner,
           endpointId: delivery.endpointId,
-          aggregate: delivery.aggregate,
           startedAt: Date.now(),
           durationMs: 3,
           statusCode,
