@@ -7,7 +7,7 @@
 // shrinks the heap was a collection; one that adds compile time, a compilation). Written to PROBE_OUT as the process exits. It patches the checkout's own
 // modules (the server's working directory), so it works on older checkouts too.
 import { heapSize, totalCompileTime } from "bun:jsc";
-import { openSync, readSync, writeFileSync } from "node:fs";
+import { openSync, readFileSync, readSync, writeFileSync } from "node:fs";
 
 type Method = (...args: unknown[]) => unknown;
 interface Patchable {
@@ -29,6 +29,8 @@ const CompletionQueue = await mod("src/dispatch/completions.ts", "CompletionQueu
 const Dispatcher = await mod("src/dispatch/dispatcher.ts", "Dispatcher");
 const Writer = await mod("src/db/writer.ts", "Writer");
 const WalSync = await mod("src/db/wal-sync.ts", "WalSync");
+// Absent from checkouts before session 7 (no writer thread there).
+const WriterThread = await mod("src/db/writer-thread.ts", "WriterThread").catch(() => null);
 const now = () => performance.now();
 
 const committed: [string, number][] = [];
@@ -42,8 +44,21 @@ const wal: [number, number, number][] = [];
 const databaseFile = (process.env.OUTBOXD_DATABASE_URL ?? "").replace(/^file:/, "");
 let shm: number | null = null;
 const shmHeader = Buffer.alloc(100);
-/** at, event-loop lag, in flight, ready, JS heap MB, JIT compile ms so far: what a stall coincides with. */
-const samples: [number, number, number, number, number, number][] = [];
+/**
+ * at, event-loop lag, in flight, ready, JS heap MB, JIT compile ms so far, and the main thread's
+ * scheduler times so far (ms on a CPU, ms waiting for one: /proc/self/task/<pid>/schedstat): what a
+ * stall coincides with (run + wait short of its length: the thread was blocked, e.g. asleep in a lock).
+ */
+const samples: [number, number, number, number, number, number, number, number][] = [];
+const schedstat = `/proc/self/task/${process.pid}/schedstat`;
+const scheduled = (): [number, number] => {
+  try {
+    const [run, wait] = readFileSync(schedstat, "utf8").split(" ").map(Number);
+    return [(run ?? 0) / 1e6, (wait ?? 0) / 1e6];
+  } catch {
+    return [0, 0];
+  }
+};
 const slotsSeen = new Set<{ inFlight: number; ready: number }>();
 let dispatcher: { leasedBy: Record<string, number> } | null = null;
 
@@ -108,6 +123,62 @@ WalSync.prototype.afterCommit = function (this: unknown, ...args: unknown[]) {
   );
   return promise;
 };
+// The writer thread's writes (OUTBOXD_WRITER_THREAD=worker): per write id, its name, the delivery
+// or event ids it carries, when it was queued here, posted and answered here; the writer thread
+// notes the rest (slot-cycle-writer.ts, loaded there).
+const absolute = () => performance.timeOrigin + performance.now();
+/** id, name, queued, posted, answered (absolute ms) */
+const threadWrites = new Map<number, [number, string, number, number, number]>();
+/** event or delivery id → the id of the write that committed or completed it. */
+const writeOf: Record<string, number> = {};
+/** Commits posted with a lease budget for their heads, and without one (their deliveries are then claimed). */
+const budgets = { with: 0, without: 0 };
+if (WriterThread) {
+  const start = (WriterThread as unknown as { start: Method }).start;
+  (WriterThread as unknown as { start: Method }).start = function (this: unknown, ...args: unknown[]) {
+    const options = args[0] as { modules?: string[] };
+    args[0] = {
+      ...options,
+      modules: [...(options.modules ?? []), `${import.meta.dir}/slot-cycle-writer.ts`],
+    };
+    return start.apply(this, args);
+  };
+  let ids = 0;
+  const threadWrite = WriterThread.prototype.write as Method;
+  WriterThread.prototype.write = function (this: unknown, ...args: unknown[]) {
+    const id = ++ids;
+    const request = args[0] as { name: string; args: unknown[] };
+    const row: [number, string, number, number, number] = [id, request.name, absolute(), 0, 0];
+    threadWrites.set(id, row);
+    if (request.name === "dispatch.completeAndClaim")
+      for (const item of request.args[0] as { attempt: { deliveryId: string } }[])
+        writeOf[item.attempt.deliveryId] = id;
+    const promise = threadWrite.apply(this, args) as Promise<unknown>;
+    void promise.then(
+      (value) => {
+        row[4] = absolute();
+        const events = (value as { result?: { events?: { id: string }[] } } | null)?.result?.events;
+        if (request.name === "commit") for (const event of events ?? []) writeOf[event.id] = id;
+      },
+      () => {},
+    );
+    return promise;
+  };
+  const post = Worker.prototype.postMessage as Method;
+  Worker.prototype.postMessage = function (this: unknown, ...args: unknown[]) {
+    const message = args[0] as { kind?: string; writes?: [number, string][]; budget?: unknown };
+    if (message?.kind === "write" && Array.isArray(message.writes)) {
+      const t = absolute();
+      const commits = message.writes.filter(([, name]) => name === "commit").length;
+      if (commits > 0) budgets[message.budget ? "with" : "without"] += commits;
+      for (const [id] of message.writes) {
+        const row = threadWrites.get(id);
+        if (row) row[3] = t;
+      }
+    }
+    return post.apply(this, args);
+  };
+}
 let last = now();
 setInterval(() => {
   const at = now();
@@ -117,7 +188,7 @@ setInterval(() => {
     inFlight += s.inFlight;
     ready += s.ready;
   }
-  samples.push([at, at - last - 2, inFlight, ready, heapSize() / 1e6, totalCompileTime()]);
+  samples.push([at, at - last - 2, inFlight, ready, heapSize() / 1e6, totalCompileTime(), ...scheduled()]);
   try {
     shm ??= openSync(`${databaseFile}-shm`, "r");
     if (readSync(shm, shmHeader, 0, 100, 0) === 100)
@@ -138,6 +209,10 @@ process.on("exit", () => {
       syncs,
       wal,
       leasedBy: dispatcher?.leasedBy ?? null,
+      timeOrigin: performance.timeOrigin,
+      threadWrites: [...threadWrites.values()],
+      writeOf,
+      budgets,
     }),
   );
 });

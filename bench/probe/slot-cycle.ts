@@ -7,7 +7,7 @@
 // event loop's lag and the slots' occupancy sampled every 2 ms while committing; deliveries/s
 // while committing; CPU per event by thread. ROOT=other checkout: its server (alternate, same minutes).
 //   [ROOT=/path] bun bench/probe/slot-cycle.ts [rate=2000] [seconds=5] [KEY=VALUE env for outboxd …]
-import { rmSync } from "node:fs";
+import { readdirSync, readFileSync, rmSync } from "node:fs";
 import { loadavg } from "node:os";
 import { join } from "node:path";
 import { BUN, percentile, REPO, tempDir } from "../lib.ts";
@@ -35,7 +35,46 @@ const warm = await fixedRate({ url: server.url, receiverUrl: receiver.url, rate:
 await lib.waitUntil("the warm-up to arrive", async () => (await count()) >= warm.committed, 120_000);
 const threads0 = lib.threadCpuMs(server.pid);
 const startedAt = Date.now();
+// What outboxd's main thread and its workers are doing, sampled every 2 ms from outside while the
+// load runs: on a CPU or waiting for one (R), or asleep in which system call (/proc/…/syscall).
+const SYSCALLS: Record<string, string> = {
+  "7": "poll",
+  "35": "nanosleep",
+  "75": "fdatasync",
+  "202": "futex",
+  "230": "clock_nanosleep",
+  "232": "epoll_wait",
+  "281": "epoll_pwait",
+  "0": "read",
+  "1": "write",
+  "17": "pread",
+  "18": "pwrite",
+};
+const states = new Map<string, Map<string, number>>();
+const sampler = setInterval(() => {
+  for (const tid of readdirSync(`/proc/${server.pid}/task`)) {
+    try {
+      const stat = readFileSync(`/proc/${server.pid}/task/${tid}/stat`, "utf8");
+      const name =
+        tid === String(server.pid) ? "main" : stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"));
+      if (name !== "main" && name !== "Worker") continue;
+      const state = stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3);
+      let what = state;
+      if (state !== "R") {
+        const call = readFileSync(`/proc/${server.pid}/task/${tid}/syscall`, "utf8").split(" ")[0] ?? "?";
+        what = `${state}:${SYSCALLS[call] ?? call}`;
+      }
+      const key = `${name}/${tid}`;
+      const tally = states.get(key) ?? new Map<string, number>();
+      tally.set(what, (tally.get(what) ?? 0) + 1);
+      states.set(key, tally);
+    } catch {
+      // the thread ended
+    }
+  }
+}, 2);
 const result = await fixedRate({ url: server.url, receiverUrl: receiver.url, rate, seconds });
+clearInterval(sampler);
 const loadEnd = startedAt + seconds * 1000;
 const arrivals = (await (await fetch(`${receiver.url}/arrivals?since=${startedAt}`)).json()) as {
   at: number;
@@ -57,11 +96,23 @@ const data = JSON.parse(await Bun.file(out).text()) as {
   committed: [string, number][];
   deliveries: [string, string, string, number, number, number, number, number][];
   bookkeeping: [number, number][];
-  samples: [number, number, number, number, number, number][];
+  samples: [number, number, number, number, number, number, number, number][];
   syncs: [number, number][];
   wal: [number, number, number][];
   leasedBy: Record<string, number> | null;
+  timeOrigin?: number;
+  threadWrites?: [number, string, number, number, number][];
+  writeOf?: Record<string, number>;
+  budgets?: { with: number; without: number };
 };
+// With the writer on its own thread: what it noted of each write (slot-cycle-writer.ts).
+const writerData = (await Bun.file(`${out}.writer.json`).exists())
+  ? (JSON.parse(await Bun.file(`${out}.writer.json`).text()) as {
+      writes: [number, [number, number, number, number, number]][];
+      commits: number[];
+      samples: [number, number, number][];
+    })
+  : null;
 rmSync(outDir, { recursive: true, force: true });
 const measured = data.committed.slice(warm.committed);
 const committedAt = new Map(data.committed);
@@ -79,7 +130,7 @@ const stages: Record<string, number[]> = {
   "commit→outcome written": [],
 };
 /** Per measured delivery: when it was committed and its stages, in the order of `stages`. */
-const measuredStages: { committedAt: number; stages: number[] }[] = [];
+const measuredStages: { eventId: string; committedAt: number; stages: number[] }[] = [];
 for (const [, eventId, aggregate, sequence, ready, started, answered, w] of data.deliveries) {
   const c = committedAt.get(eventId);
   if (c === undefined || c < from || !w) continue;
@@ -94,7 +145,7 @@ for (const [, eventId, aggregate, sequence, ready, started, answered, w] of data
     w - c,
   ];
   for (const [i, xs] of Object.values(stages).entries()) xs.push(times[i] as number);
-  measuredStages.push({ committedAt: c, stages: times });
+  measuredStages.push({ eventId, committedAt: c, stages: times });
 }
 const during = data.samples.filter(([at]) => at >= from && at <= to);
 const lag = during.map(([, l]) => Math.max(0, l));
@@ -113,6 +164,7 @@ console.log(
     waitingAtStop: result.waitingAtStop,
     deliveredPerSecondWhileCommitting: Math.round(whileCommitting),
     leasedBy: data.leasedBy,
+    commitsPostedWithLeaseBudget: data.budgets,
     cpuUsPerEventByThread: threads,
   }),
 );
@@ -128,6 +180,7 @@ console.log(
 const slowest = measuredStages
   .sort((a, b) => (b.stages[5] as number) - (a.stages[5] as number))
   .slice(0, Math.max(1, Math.ceil(measuredStages.length / 100)));
+const slowestEvents = slowest.map((d) => d.eventId);
 const stageMeans = Object.keys(stages).map(
   (name, i) => `${name.replace("→ ", "")} ${mean(slowest.map((d) => d.stages[i] as number)).toFixed(1)}`,
 );
@@ -144,20 +197,120 @@ console.log(
     .join(" ")}`,
 );
 const stalls: string[] = [];
-during.forEach(([at, l, , , heap, compiled], i) => {
-  const [, , , , heapBefore, compiledBefore] = during[i - 1] ?? during[i] ?? [];
+const stallTimes = { run: 0, wait: 0, length: 0 };
+during.forEach(([at, l, , , heap, compiled, run, wait], i) => {
+  const [, , , , heapBefore, compiledBefore, runBefore, waitBefore] = during[i - 1] ?? during[i] ?? [];
   if (l <= 20) return;
   const heapDelta = heap - (heapBefore ?? heap);
   const jit = compiled - (compiledBefore ?? compiled);
+  const ran = run - (runBefore ?? run);
+  const waited = wait - (waitBefore ?? wait);
+  stallTimes.run += ran;
+  stallTimes.wait += waited;
+  stallTimes.length += l + 2;
   stalls.push(
-    `${Math.round(at - l - from)}+${Math.round(l)} (heap ${heapDelta.toFixed(0)} MB, JIT ${jit.toFixed(0)} ms)`,
+    `${Math.round(at - l - from)}+${Math.round(l)} (heap ${heapDelta.toFixed(0)} MB, JIT ${jit.toFixed(0)} ms, ran ${ran.toFixed(0)}, waited for a CPU ${waited.toFixed(0)})`,
   );
 });
 console.log(
-  `event loop stalls > 20 ms (start+length ms into the run, heap change, JIT compile time): ${stalls.join(" ") || "none"}`,
+  `event loop stalls > 20 ms (start+length ms into the run, heap change, JIT compile time, main thread's ms on a CPU and waiting for one): ${stalls.join(" ") || "none"}`,
+);
+console.log(
+  `the stalls' ${stallTimes.length.toFixed(0)} ms: main thread on a CPU ${stallTimes.run.toFixed(0)}, waiting for a CPU ${stallTimes.wait.toFixed(0)}, neither (blocked) ${(stallTimes.length - stallTimes.run - stallTimes.wait).toFixed(0)}`,
 );
 const syncWaits = data.syncs.filter(([at]) => at >= from && at <= to).map(([a, b]) => b - a);
 console.log(`${"WAL fsync wait".padEnd(28)} ${fmt(syncWaits)} max ${Math.max(0, ...syncWaits).toFixed(1)}`);
+{
+  const first = during[0];
+  const final = during.at(-1);
+  if (first && final) {
+    const wall = final[0] - first[0];
+    console.log(
+      `main thread over the run: on a CPU ${(((final[6] - first[6]) / wall) * 100).toFixed(0)}% of the time, waiting for a CPU ${(((final[7] - first[7]) / wall) * 100).toFixed(0)}%`,
+    );
+  }
+}
+if (writerData && data.threadWrites && data.writeOf && data.timeOrigin !== undefined) {
+  // Each write's hops, main thread → writer thread → main thread (absolute ms on both sides).
+  const origin = data.timeOrigin;
+  const commits = writerData.commits;
+  const thereOf = new Map(writerData.writes);
+  const HOPS = [
+    "queued→posted",
+    "posted→writer got it",
+    "→ started",
+    "→ committed",
+    "→ settled (WAL sync)",
+    "→ answer posted",
+    "→ main got it",
+  ];
+  const hopsOf = new Map<number, number[]>();
+  let c = 0;
+  const sortedCommits = [...commits].sort((a, b) => a - b);
+  for (const [id, , queued, posted, answered] of [...data.threadWrites].sort((a, b) => a[0] - b[0])) {
+    const there = thereOf.get(id);
+    if (!there || !answered || !posted) continue;
+    const [received, started, , settled, answerPosted] = there;
+    while (c > 0 && (sortedCommits[c - 1] as number) > started) c--;
+    while (c < sortedCommits.length && (sortedCommits[c] as number) < started) c++;
+    const committed = sortedCommits[c] ?? settled;
+    hopsOf.set(id, [
+      posted - queued,
+      received - posted,
+      started - received,
+      committed - started,
+      settled - committed,
+      answerPosted - settled,
+      answered - answerPosted,
+    ]);
+  }
+  const fromAbs = origin + from;
+  const toAbs = origin + to;
+  for (const name of ["commit", "dispatch.completeAndClaim"]) {
+    const rows = data.threadWrites.filter(
+      ([id, n, queued]) => n === name && queued >= fromAbs && queued <= toAbs && hopsOf.has(id),
+    );
+    console.log(`writer thread hops of ${name} (${rows.length} writes), ms:`);
+    HOPS.forEach((hop, i) => {
+      console.log(
+        `  ${hop.padEnd(26)} ${fmt(rows.map(([id]) => (hopsOf.get(id) as number[])[i] as number))}`,
+      );
+    });
+  }
+  // The slowest 1% of deliveries: the hops of the commit that made them and of the write of their outcome.
+  const writeOf = data.writeOf;
+  const deliveryIds = new Map(data.deliveries.map((d) => [d[1], d[0]]));
+  for (const [label, key] of [
+    ["their commit", (eventId: string) => writeOf[eventId]],
+    ["their outcome", (eventId: string) => writeOf[deliveryIds.get(eventId) ?? ""]],
+  ] as const) {
+    const hops = slowestEvents
+      .map((eventId) => hopsOf.get(key(eventId) ?? -1))
+      .filter((h) => h !== undefined);
+    console.log(
+      `slowest 1%: ${label}'s write (${hops.length}), mean ms: ${HOPS.map((hop, i) => `${hop} ${mean(hops.map((h) => h[i] as number)).toFixed(1)}`).join(", ")}`,
+    );
+  }
+  const writerDuring = writerData.samples.filter(([at]) => at >= fromAbs && at <= toAbs);
+  const first = writerDuring[0];
+  const final = writerDuring.at(-1);
+  if (first && final) {
+    const wall = final[0] - first[0];
+    console.log(
+      `writer thread over the run: on a CPU ${(((final[1] - first[1]) / wall) * 100).toFixed(0)}% of the time, waiting for a CPU ${(((final[2] - first[2]) / wall) * 100).toFixed(0)}%`,
+    );
+  }
+}
+// The threads' states while the load ran (main, and the workers that were ever on a CPU).
+for (const [thread, tally] of states) {
+  const total = [...tally.values()].reduce((a, b) => a + b, 0);
+  if (!tally.has("R") && thread !== `main/${server.pid}`) continue;
+  const parts = [...tally]
+    .sort((a, b) => b[1] - a[1])
+    .map(([what, n]) => `${what} ${((n / total) * 100).toFixed(0)}%`)
+    .join(", ");
+  console.log(`thread ${thread} (${total} samples): ${parts}`);
+}
 const slowSyncs = data.syncs
   .filter(([at, done]) => at >= from && at <= to && done - at > 20)
   .map(([at, done]) => `${Math.round(at - from)}+${Math.round(done - at)}`);
