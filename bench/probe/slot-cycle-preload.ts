@@ -166,12 +166,17 @@ if (WriterThread) {
   };
   const post = Worker.prototype.postMessage as Method;
   Worker.prototype.postMessage = function (this: unknown, ...args: unknown[]) {
-    const message = args[0] as { kind?: string; writes?: [number, string][]; budget?: unknown };
-    if (message?.kind === "write" && Array.isArray(message.writes)) {
+    const message = args[0] as { kind?: string; writes?: [number, string][] | string; budget?: unknown };
+    if (message?.kind === "write" && message.writes !== undefined) {
       const t = absolute();
-      const commits = message.writes.filter(([, name]) => name === "commit").length;
+      // Plain writes go as JSON text (writer-thread.ts).
+      const writes =
+        typeof message.writes === "string"
+          ? (JSON.parse(message.writes) as [number, string][])
+          : message.writes;
+      const commits = writes.filter(([, name]) => name === "commit").length;
       if (commits > 0) budgets[message.budget ? "with" : "without"] += commits;
-      for (const [id] of message.writes) {
+      for (const [id] of writes) {
         const row = threadWrites.get(id);
         if (row) row[3] = t;
       }

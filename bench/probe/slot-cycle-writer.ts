@@ -31,10 +31,13 @@ const port = globalThis as unknown as {
 };
 const onmessage = port.onmessage as (event: MessageEvent) => void;
 port.onmessage = (event) => {
-  const message = event.data as { kind: string; writes?: [number][] };
+  const message = event.data as { kind: string; writes?: [number][] | string };
   if (message.kind === "write") {
     const t = at();
-    receiving = (message.writes ?? []).map(([id]) => id);
+    // Plain writes come as JSON text (writer-thread.ts).
+    const posted =
+      typeof message.writes === "string" ? (JSON.parse(message.writes) as [number][]) : message.writes;
+    receiving = (posted ?? []).map(([id]) => id);
     nth = 0;
     for (const id of receiving) writes.set(id, [t, 0, 0, 0, 0]);
   } else if (message.kind === "close") {
@@ -49,9 +52,10 @@ port.onmessage = (event) => {
 const postMessage = port.postMessage.bind(port);
 port.postMessage = (message) => {
   const t = at();
-  const m = message as { kind: string; answers?: [number][] };
+  const m = message as { kind: string; answers?: [number][] | string };
+  const answers = typeof m.answers === "string" ? (JSON.parse(m.answers) as [number][]) : m.answers;
   if (m.kind === "answers")
-    for (const [id] of m.answers ?? []) {
+    for (const [id] of answers ?? []) {
       const row = writes.get(id);
       if (row) row[4] = t;
     }

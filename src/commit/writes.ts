@@ -13,11 +13,14 @@ export function leasesOf(lent: unknown): HeadLeases | undefined {
   return lent as HeadLeases | undefined;
 }
 
-/** A commit (re-runnable: the remote write path may run it again). */
+/**
+ * A commit (re-runnable: the remote write path may run it again). Plain: its input, outcome and
+ * leased heads are JSON data, so it crosses to the writer thread as text (db/writer-ops.ts).
+ */
 export const commitWrite = defineBorrowingWrite(
   "commit",
   (lent, input: CommitInput) => commitOp(input, leasesOf(lent)),
-  { again: true, borrows: (input) => input.events.length },
+  { again: true, plain: true, borrows: (input) => input.events.length },
 );
 
 /** The commit, then more work in its transaction (rolled back with it if that throws); a replay does no more. */

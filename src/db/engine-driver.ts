@@ -22,7 +22,13 @@ export interface EngineDriver extends Driver {
 
 export function openEngineDriver(path: string, options: DriverOptions): EngineDriver {
   const writer = openConnection(path, options);
-  const reads = openEngineReader(path, options);
+  // Opened at the first read: the writer thread (writer-thread.ts) never reads through its driver,
+  // so it holds no reader connection (nor its page cache) beside the main thread's.
+  let reads: Driver | null = null;
+  const reader = () => {
+    reads ??= openEngineReader(path, options);
+    return reads;
+  };
   const executeOnWriter = executor(writer);
   // FULL: the WAL is synced here, after COMMIT, instead of inside it (wal-sync.ts).
   const wal = options.synchronous === "FULL" ? new WalSync(`${path}-wal`) : null;
@@ -47,7 +53,7 @@ export function openEngineDriver(path: string, options: DriverOptions): EngineDr
     pipelined: true,
     walSyncs: () => wal?.syncs ?? 0,
     walSyncsFinished: () => wal?.synced ?? 0,
-    read: reads.read,
+    read: (op) => reader().read(op),
     async transaction<T>(op: Op<T>, { durable = true }: TransactionOptions = {}): Promise<T> {
       // Synchronous from BEGIN to COMMIT: a whole group commit runs in one turn of the event loop,
       // before this function first awaits (the Writer relies on it: `pipelined`).
@@ -66,13 +72,13 @@ export function openEngineDriver(path: string, options: DriverOptions): EngineDr
       if (wal) await (durable ? wal.afterCommit() : wal.settled());
       return value;
     },
-    executeAlone: reads.executeAlone,
+    executeAlone: (sql, args) => reader().executeAlone(sql, args),
     async close() {
       closed = true;
       await checkpointer.stop();
       await wal?.close();
       writer.close();
-      await reads.close();
+      await reads?.close();
     },
   };
 }

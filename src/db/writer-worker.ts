@@ -2,12 +2,21 @@
 // which first imports every named write). It opens the engine driver (the process's one writer
 // connection, WalSync, the checkpointer's own worker) and a Writer, and runs the named writes it is
 // posted with the same definitions the main thread would use (writer-ops.ts). Each answer goes back
-// once the Writer settles it (after the WAL sync for a durable write), at most one message per turn.
+// once the Writer settles it (after the WAL sync for a durable write): those settled together (a
+// group's) in one message, posted as soon as they are all settled, not a turn of the event loop later.
 import { type EngineDriver, openEngineDriver } from "./engine-driver.ts";
 import { Writer } from "./writer.ts";
 import { encodeError } from "./writer-errors.ts";
-import { borrow, definedWrites, operationOf } from "./writer-ops.ts";
-import type { Answer, FromWriter, PostedWrite, ToWriter, WriterThreadStart } from "./writer-thread.ts";
+import { borrow, definedWrites, isPlain, operationOf } from "./writer-ops.ts";
+import {
+  type Answer,
+  type Carried,
+  carried,
+  type FromWriter,
+  type PostedWrite,
+  type ToWriter,
+  type WriterThreadStart,
+} from "./writer-thread.ts";
 
 /** The worker's side of its port (a Worker's global scope). */
 const port = globalThis as unknown as {
@@ -18,6 +27,8 @@ const port = globalThis as unknown as {
 let driver: EngineDriver | null = null;
 let writer: Writer | null = null;
 let answers: Answer[] = [];
+/** Whether every answer in `answers` is a plain write's (they then go as JSON text). */
+let plainAnswers = true;
 
 /** Serves the main thread; `started` runs first (enables the failpoints). */
 export function serveWriter(started: (start: WriterThreadStart) => void): void {
@@ -41,9 +52,9 @@ async function open(start: WriterThreadStart, started: (start: WriterThreadStart
   }
 }
 
-function write(writes: PostedWrite[], budget: unknown): void {
+function write(posted: Carried<PostedWrite>, budget: unknown): void {
   const queue = writer as Writer;
-  for (const [id, name, args, durable, borrowing] of writes) {
+  for (const [id, name, args, durable, borrowing] of carried(posted)) {
     const took: unknown[] = [];
     let done: Promise<unknown>;
     try {
@@ -53,22 +64,36 @@ function write(writes: PostedWrite[], budget: unknown): void {
     } catch (error) {
       done = Promise.reject(error);
     }
+    const plain = isPlainName(name);
     done.then(
-      (value) => answer([id, true, value, took]),
-      (error) => answer([id, false, encodeError(error), took]),
+      (value) => answer([id, true, value, took], plain),
+      (error) => answer([id, false, encodeError(error), took], plain),
     );
   }
 }
 
-function answer(item: Answer): void {
+/** Whether a write of this name is plain; an unknown name (its answer: the error saying so) is. */
+function isPlainName(name: string): boolean {
+  try {
+    return isPlain(name);
+  } catch {
+    return true;
+  }
+}
+
+function answer(item: Answer, plain: boolean): void {
   answers.push(item);
+  if (!plain) plainAnswers = false;
   if (answers.length > 1) return;
-  setImmediate(() => {
+  // After the other answers settled with this one: a group's callers are all settled in one go.
+  queueMicrotask(() => {
     const batch = answers;
+    const text = plainAnswers;
     answers = [];
+    plainAnswers = true;
     const walSyncs = driver?.walSyncsFinished() ?? 0;
     try {
-      port.postMessage({ kind: "answers", answers: batch, walSyncs });
+      port.postMessage({ kind: "answers", answers: text ? JSON.stringify(batch) : batch, walSyncs });
     } catch {
       // A value that cannot be cloned (a write answering a function, say): a bug, told to its caller.
       for (const one of batch) {
