@@ -20,6 +20,7 @@ import {
   createScratchWrite,
   insertAgainWrite,
   insertWrite,
+  plainInsertWrite,
   pragmasWrite,
   problemWrite,
   TEST_WRITES,
@@ -205,6 +206,38 @@ describe("the writer thread", () => {
       expect(definedWrites()).toContain("dispatch.completeAndClaim");
     } finally {
       await thread.close();
+    }
+  });
+
+  test("plain writes cross as JSON text, the others as structured clones, each answered as it would be on this thread", async () => {
+    const db = await open("worker");
+    await db.write(createScratchWrite());
+    const carried: unknown[] = [];
+    const post = Worker.prototype.postMessage;
+    Worker.prototype.postMessage = function (this: Worker, message: unknown, ...rest: unknown[]) {
+      const kind = (message as { kind?: string } | null)?.kind;
+      if (kind === "write") carried.push((message as { writes: unknown }).writes);
+      return (post as (...args: unknown[]) => void).call(this, message, ...rest);
+    } as Worker["postMessage"];
+    try {
+      const note = { label: "x", missing: undefined, nested: [1, 2] };
+      // Queued in one turn: one message, all plain.
+      const both = await Promise.all([
+        db.write(plainInsertWrite(["p1"], note)),
+        db.write(plainInsertWrite(["p2"], note)),
+      ]);
+      // With a write that is not plain: one message, cloned; the plain one answered the same.
+      const mixed = await Promise.all([
+        db.write(plainInsertWrite(["p3"], note)),
+        db.write(insertWrite(["s1"], null)),
+      ]);
+      expect(carried.map((writes) => typeof writes)).toEqual(["string", "object"]);
+      // (toEqual: an undefined value and a missing key are alike, as plain writes must take them.)
+      const expected = (rows: number) => ({ rows, note: { label: "x", nested: [1, 2] } });
+      expect(both).toEqual([expected(1), expected(2)]);
+      expect(mixed).toEqual([expected(3), 4]);
+    } finally {
+      Worker.prototype.postMessage = post;
     }
   });
 

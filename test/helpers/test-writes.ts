@@ -25,6 +25,19 @@ export const createScratchWrite = defineWrite(
   { again: false },
 );
 export const insertWrite = defineWrite("test.insert", insertAll, { again: false });
+
+/**
+ * A plain write (JSON data in and out: it crosses to the writer thread as text): inserts the keys,
+ * answers the rows it sees with the note it was given, as it arrived.
+ */
+export const plainInsertWrite = defineWrite(
+  "test.plainInsert",
+  function* (keys: string[], note: { label: string; missing?: string; nested: number[] }): Op<unknown> {
+    const rows = yield* insertAll(keys, null);
+    return { rows, note };
+  },
+  { again: true, plain: true },
+);
 export const insertAgainWrite = defineWrite("test.insertAgain", insertAll, { again: true });
 
 /** Writes a row, then refuses with a 422 naming a field (a Problem, as operations throw them). */
