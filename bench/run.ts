@@ -65,6 +65,8 @@ export const settings = quick
       seconds: 2,
       runs: 1,
       connections: [1, 64],
+      inProcessPairs: 2,
+      inProcessWarmupSeconds: 1,
       backlog: 10_000,
       growth: [10_000, 100_000],
       latencySeconds: 3,
@@ -76,6 +78,9 @@ export const settings = quick
       seconds: 5,
       runs: 3,
       connections: [1, 16, 64],
+      // In-process commits and their limit, alternated (bench/scenarios/commit-limit.ts).
+      inProcessPairs: 5,
+      inProcessWarmupSeconds: 1,
       backlog: 100_000,
       growth: [10_000, 100_000, 1_000_000],
       latencySeconds: 10,
@@ -140,7 +145,11 @@ if (wanted("commits")) {
   }
 }
 if (wanted("commits") || wanted("inprocess")) {
-  results.commitLimits = await commitLimitScenario(settings);
+  results.commitLimits = await commitLimitScenario({
+    seconds: settings.seconds,
+    pairs: settings.inProcessPairs,
+    warmupSeconds: settings.inProcessWarmupSeconds,
+  });
 }
 if (wanted("backlog") || wanted("peers")) results.limits = await limits(settings.seconds);
 if (wanted("backlog")) {

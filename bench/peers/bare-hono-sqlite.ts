@@ -8,7 +8,8 @@
 //   IN_PROCESS=1 DURATION=5 npx bun bench/peers/bare-hono-sqlite.ts → {"commitsPerSecond": n}
 //
 // Env: PORT (0 = pick one), IN_PROCESS (1: no sockets, CONNECTIONS (64) loops call the app's
-// `request` for DURATION seconds, as bench/load/in-process-commits.ts does for outboxd),
+// `request` for DURATION seconds after WARMUP (0) seconds uncounted, as
+// bench/load/in-process-commits.ts does for outboxd),
 // MAX_SECONDS (exits by itself after this long, 3600).
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -101,10 +102,12 @@ const stopAll = async () => {
 
 if (IN_PROCESS) {
   const seconds = Number(process.env.DURATION ?? 5);
+  const warmup = Number(process.env.WARMUP ?? 0);
   const connections = Number(process.env.CONNECTIONS ?? 64);
   let n = 0;
   let ok = 0;
-  const end = performance.now() + seconds * 1000;
+  const counted = performance.now() + warmup * 1000;
+  const end = counted + seconds * 1000;
   const loop = async () => {
     while (performance.now() < end) {
       const id = `o-${n++}`;
@@ -117,14 +120,13 @@ if (IN_PROCESS) {
         }),
       });
       await response.arrayBuffer();
-      if (response.status === 201) ok++;
+      if (response.status === 201 && performance.now() >= counted) ok++;
     }
   };
-  const started = performance.now();
   await Promise.all(Array.from({ length: connections }, loop));
   console.log(
     JSON.stringify({
-      commitsPerSecond: Math.round(ok / ((performance.now() - started) / 1000)),
+      commitsPerSecond: Math.round(ok / ((performance.now() - counted) / 1000)),
       commits: ok,
     }),
   );
