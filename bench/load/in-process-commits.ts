@@ -22,13 +22,19 @@ const end = counted + seconds * 1000;
 const loop = async () => {
   while (performance.now() < end) {
     const id = `o-${n++}`;
+    const body = JSON.stringify({
+      records: [{ collection: "orders", id, data: { status: "paid", total: 1250 } }],
+      events: [{ type: "order.paid", payload: { orderId: id, total: 1250 } }],
+    });
     const response = await outboxd.http.request("/v1/commits", {
       method: "POST",
-      headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" },
-      body: JSON.stringify({
-        records: [{ collection: "orders", id, data: { status: "paid", total: 1250 } }],
-        events: [{ type: "order.paid", payload: { orderId: id, total: 1250 } }],
-      }),
+      // With its Content-Length, as every HTTP client sends it (a Request made in process has none).
+      headers: {
+        authorization: `Bearer ${TOKEN}`,
+        "content-type": "application/json",
+        "content-length": String(Buffer.byteLength(body)),
+      },
+      body,
     });
     await response.arrayBuffer();
     if (response.status !== 201) errors++;

@@ -23,11 +23,17 @@ async function outboxdAt(root: string) {
   });
   let next = 0;
   const commit = async () => {
+    const body = COMMIT_BODY.replaceAll("[<id>]", String(next++));
+    // With its Content-Length, as every HTTP client sends it (a Request made in process has none).
     const response = await outboxd.http.fetch(
       new Request("http://outboxd/v1/commits", {
         method: "POST",
-        headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" },
-        body: COMMIT_BODY.replaceAll("[<id>]", String(next++)),
+        headers: {
+          authorization: `Bearer ${TOKEN}`,
+          "content-type": "application/json",
+          "content-length": String(Buffer.byteLength(body)),
+        },
+        body,
       }),
     );
     if (response.status !== 201)
