@@ -35,8 +35,11 @@ export interface RecordWrite {
   expectedVersion: number | undefined;
   /** JSON text of the new data, or null for a delete. */
   data: string | null;
-  /** The document `data` was written from (JSON.stringify), when known: its digest then needs no parse. */
-  dataValue?: unknown;
+  /**
+   * true: `data` is known to be its own JCS (written from a document in key order), so its digest
+   * needs no parse. A flag, not the document: on the writer thread it crosses as one boolean.
+   */
+  dataCanonical?: boolean;
 }
 
 export interface EventWrite {
@@ -46,8 +49,8 @@ export interface EventWrite {
   aggregate: string;
   /** JSON text of the payload. */
   payload: string;
-  /** The document `payload` was written from (JSON.stringify), when known: its digest then needs no parse. */
-  payloadValue?: unknown;
+  /** true: `payload` is known to be its own JCS (as RecordWrite.dataCanonical). */
+  payloadCanonical?: boolean;
   deliverAfter: number | null;
   /** Absolute deadline; computed by validation from deliverBy/deliverWithin. */
   deliverBy: number;
@@ -218,7 +221,7 @@ export function* commitOp(input: CommitInput, leases?: HeadLeases): Op<CommitOut
     // Created now when new or re-created over a tombstone; a delete keeps the creation time.
     const created = !current || current.deleted === 1;
     const createdAt = !current || current.deleted === 1 ? now : current.createdAt;
-    const digest = dataDigest(write.data, write.dataValue);
+    const digest = dataDigest(write.data, write.dataCanonical);
     // The ledger keeps the version this one replaces (DESIGN §13).
     if (current) yield* supersede(write.collection, write.id);
     yield* run(current ? SQL.updateRecord : SQL.insertRecord, {
@@ -300,7 +303,7 @@ export function* commitOp(input: CommitInput, leases?: HeadLeases): Op<CommitOut
       if (deferAll || next?.fanOutPending) deferredAggregates.add(event.aggregate);
     }
     lastSequence.set(event.aggregate, sequence);
-    const digest = payloadDigest(event.payload, event.payloadValue);
+    const digest = payloadDigest(event.payload, event.payloadCanonical);
     yield* run(SQL.insertEvent, {
       id,
       type: event.type,

@@ -69,15 +69,15 @@ export function ledgerReads(): Statement[] {
 
 /**
  * The digest an event's payload is stored and chained with (null on the bench's ledger-less
- * runs); `value`, when known, is the document the payload's text was written from (chain.ts digestOf).
+ * runs); `canonical`: the text is known to be its JCS (chain.ts digestOf).
  */
-export function payloadDigest(payload: string, value?: unknown): string | null {
-  return ledgerBenchSwitch.off ? null : digestOf(payload, value);
+export function payloadDigest(payload: string, canonical?: boolean): string | null {
+  return ledgerBenchSwitch.off ? null : digestOf(payload, canonical);
 }
 
 /** The digest a record's new data is stored and chained with: null for a delete (and on the bench's ledger-less runs). */
-export function dataDigest(data: string | null, value?: unknown): string | null {
-  return data === null || ledgerBenchSwitch.off ? null : digestOf(data, value);
+export function dataDigest(data: string | null, canonical?: boolean): string | null {
+  return data === null || ledgerBenchSwitch.off ? null : digestOf(data, canonical);
 }
 
 /** Before a commit writes a record that exists: its current version goes into the history. */

@@ -1,6 +1,6 @@
 // The hash chain of DESIGN §13: what a commit's content is and how its hash follows from the
 // previous one. The one place both the writer (append.ts) and `outboxd verify` compute it.
-import { canonicalJson, canonicalJsonOf, sha256Hex } from "../lib/canonical-json.ts";
+import { canonicalJson, sha256Hex } from "../lib/canonical-json.ts";
 import { iso } from "../lib/time.ts";
 
 /** The previous hash of the first commit. */
@@ -38,12 +38,12 @@ export interface ChainCommit {
 }
 
 /**
- * Lowercase hex sha256 of the JCS of a JSON document given as text. With `value`, the document
- * the text was written from (JSON.stringify(value) === json), it is not parsed again, and a
- * document whose keys are in order is hashed as it is.
+ * Lowercase hex sha256 of the JCS of a JSON document given as text. `canonical`: the text is known
+ * to be its own JCS (JSON.stringify of a value in JCS order, canonical-json.ts inSortedOrder), so
+ * it is hashed as it is, not parsed and written again.
  */
-export function digestOf(json: string, value?: unknown): string {
-  return sha256Hex(value === undefined ? canonicalJson(JSON.parse(json)) : canonicalJsonOf(value, json));
+export function digestOf(json: string, canonical = false): string {
+  return sha256Hex(canonical ? json : canonicalJson(JSON.parse(json)));
 }
 
 /** Records sorted by collection then id (UTF-16 code units; the names are ASCII anyway). */

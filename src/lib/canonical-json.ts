@@ -17,18 +17,11 @@ export function canonicalJson(value: unknown): string {
 }
 
 /**
- * canonicalJson(JSON.parse(json)) when `json` is JSON.stringify(value): the text itself when the
- * value is in JCS order (neither parsed nor written again), else the long way, from the text.
- */
-export function canonicalJsonOf(value: unknown, json: string): string {
-  return inSortedOrder(value) ? json : canonicalJson(JSON.parse(json));
-}
-
-/**
  * Whether JSON.stringify(value) is its JCS: plain objects (no toJSON) whose keys are in strictly
  * ascending UTF-16 code unit order at every depth, finite numbers, strings, booleans, null.
+ * A text written from such a value needs neither parsing nor writing again to be hashed.
  */
-function inSortedOrder(value: unknown): boolean {
+export function inSortedOrder(value: unknown): boolean {
   switch (typeof value) {
     case "string":
     case "boolean":
