@@ -53,37 +53,45 @@ function byKey(a: ChainRecord, b: ChainRecord): number {
 }
 
 /**
- * The content whose JCS is hashed, exactly as DESIGN §13 lists it (nulls explicit). Keys are
- * written in JCS order at every depth and every value is a string, an integer, a boolean or
- * null, so JSON.stringify writes its JCS (test/ledger/chain.test.ts compares with canonicalJson).
+ * The JCS of a commit's content, exactly as DESIGN §13 lists it (nulls explicit): `{at, commitId,
+ * events: [{aggregate, deliverAfter, deliverBy, id, payloadDigest, sequence, type}], proposalId,
+ * records (sorted by key): [{collection, dataDigest, deleted, id, version}], seq, tokenId}`.
+ * Written out directly, keys in JCS order at every depth, each value as JSON.stringify writes it
+ * (strings escaped as JCS does them; an ISO time needs no escaping; integers and booleans as
+ * text). Not an object handed to JSON.stringify: building that object cost about as much as
+ * writing the text (test/ledger/chain-text.test.ts compares with canonicalJson of the object).
  */
-export function chainContent(commit: ChainCommit) {
-  return {
-    at: iso(commit.at),
-    commitId: commit.commitId,
-    events: commit.events.map((e) => ({
-      aggregate: e.aggregate,
-      deliverAfter: iso(e.deliverAfter),
-      deliverBy: iso(e.deliverBy),
-      id: e.id,
-      payloadDigest: e.payloadDigest,
-      sequence: e.sequence,
-      type: e.type,
-    })),
-    proposalId: commit.proposalId,
-    records: (commit.records.length > 1 ? [...commit.records].sort(byKey) : commit.records).map((r) => ({
-      collection: r.collection,
-      dataDigest: r.dataDigest,
-      deleted: r.deleted,
-      id: r.id,
-      version: r.version,
-    })),
-    seq: commit.seq,
-    tokenId: commit.tokenId,
-  };
+export function chainText(commit: ChainCommit): string {
+  let events = "";
+  for (const e of commit.events) {
+    const deliverAfter = e.deliverAfter === null ? "null" : `"${iso(e.deliverAfter)}"`;
+    events +=
+      `${events === "" ? "" : ","}{"aggregate":${quote(e.aggregate)},"deliverAfter":${deliverAfter},` +
+      `"deliverBy":"${iso(e.deliverBy)}","id":${quote(e.id)},"payloadDigest":${quote(e.payloadDigest)},` +
+      `"sequence":${number(e.sequence)},"type":${quote(e.type)}}`;
+  }
+  let records = "";
+  for (const r of commit.records.length > 1 ? [...commit.records].sort(byKey) : commit.records) {
+    records +=
+      `${records === "" ? "" : ","}{"collection":${quote(r.collection)},"dataDigest":${quote(r.dataDigest)},` +
+      `"deleted":${r.deleted},"id":${quote(r.id)},"version":${number(r.version)}}`;
+  }
+  return (
+    `{"at":"${iso(commit.at)}","commitId":${quote(commit.commitId)},"events":[${events}],` +
+    `"proposalId":${quote(commit.proposalId)},"records":[${records}],"seq":${number(commit.seq)},` +
+    `"tokenId":${quote(commit.tokenId)}}`
+  );
+}
+
+/** A string (or null) as JSON writes it: the same escapes as JCS. */
+const quote: (text: string | null) => string = JSON.stringify;
+
+/** A number as JSON writes it (the chain's are integers). */
+function number(n: number): string {
+  return Number.isFinite(n) ? String(n) : "null";
 }
 
 /** hash = lowercase hex sha256(utf8(previousHash + JCS(content))). */
 export function chainHash(previousHash: string, commit: ChainCommit): string {
-  return sha256Hex(previousHash + JSON.stringify(chainContent(commit)));
+  return sha256Hex(previousHash + chainText(commit));
 }
