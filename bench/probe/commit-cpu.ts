@@ -1,18 +1,25 @@
 // CPU per commit in process, for A/B between checkouts on a shared machine: the app's fetch
 // handler, 64 commits in flight (one record created, one event each: the commit benchmark's body),
-// FULL, no endpoint. After 2,048 commits of warm-up, blocks of 1,024: the main thread's CPU
-// (JavaScript and SQLite) and the whole process's per commit, medians.
+// FULL, no endpoint. After WARMUP (2,048) commits of warm-up, blocks of 1,024: the main thread's
+// CPU (JavaScript and SQLite) and the whole process's per commit, medians.
 //   bun bench/probe/commit-cpu.ts [blocks=6]
 //   ROOT=/path/to/other/checkout bun bench/probe/commit-cpu.ts    # the same probe on other code
 // With ROOT_B, both checkouts run in this one process, their blocks alternated (A B, B A, …), so
 // a busy machine weighs on both alike; it prints each one's median main-thread CPU per commit
 // and the median of the per-pair ratios B/A (mean: the blocks with a WAL checkpoint count too).
 //   ROOT_B=/path/to/other/checkout bun bench/probe/commit-cpu.ts [pairs=16]
+// Two apps in one process were seen to favour the second one created by 2-9% (A/B and B/A both
+// found B cheaper, session 8). With SEPARATE=1, each checkout runs in a process of its own
+// instead, A B, B A, … for `pairs` pairs, each warmed by 32,768 commits first (the JIT compiles
+// for the first tens of thousands); it prints the medians and the median per-pair ratio B/A.
+//   SEPARATE=1 ROOT_B=/path/to/other/checkout bun bench/probe/commit-cpu.ts [pairs=6]
 import { join } from "node:path";
 import { inProcessOutboxd } from "../lib.ts";
 
 const TOKEN = "bench-commit-cpu-token";
-const blocks = Number(process.argv[2] ?? (process.env.ROOT_B ? 16 : 6));
+const separate = process.env.SEPARATE === "1";
+const blocks = Number(process.argv[2] ?? (process.env.ROOT_B ? (separate ? 6 : 16) : 6));
+const warmup = Number(process.env.WARMUP ?? 2048);
 
 async function outboxdAt(root: string) {
   const { COMMIT_BODY } = await import(join(root, "bench/scenarios/commit.ts"));
@@ -59,7 +66,46 @@ const median = (values: number[]) => [...values].sort((a, b) => a - b)[values.le
 const mean = (values: number[]) => values.reduce((sum, v) => sum + v, 0) / values.length;
 const rootA = process.env.ROOT ?? join(import.meta.dir, "../..");
 
-if (process.env.ROOT_B) {
+/** This probe's single mode on `root` in a child process: its median main-thread µs per commit. */
+async function childMainUs(root: string): Promise<number> {
+  const env: Record<string, string | undefined> = { ...process.env, ROOT: root, WARMUP: "32768" };
+  delete env.ROOT_B;
+  delete env.SEPARATE;
+  const child = Bun.spawn([process.execPath, import.meta.path, "8"], {
+    env,
+    stdout: "pipe",
+    stderr: "inherit",
+  });
+  const out = await new Response(child.stdout).text();
+  if ((await child.exited) !== 0) throw new Error(`the probe on ${root} failed`);
+  return JSON.parse(out.trim().split("\n").at(-1) ?? "{}").mainThreadUsPerCommit as number;
+}
+
+if (process.env.ROOT_B && separate) {
+  const rootB = process.env.ROOT_B;
+  const mainA: number[] = [];
+  const mainB: number[] = [];
+  for (let i = 0; i < blocks; i++) {
+    if (i % 2 === 0) {
+      mainA.push(await childMainUs(rootA));
+      mainB.push(await childMainUs(rootB));
+    } else {
+      mainB.push(await childMainUs(rootB));
+      mainA.push(await childMainUs(rootA));
+    }
+  }
+  const ratios = mainB.map((x, i) => x / (mainA[i] as number));
+  console.log(
+    JSON.stringify({
+      a: rootA,
+      b: rootB,
+      mainUsA: +median(mainA).toFixed(1),
+      mainUsB: +median(mainB).toFixed(1),
+      ratioBtoA: +median(ratios).toFixed(3),
+      pairs: mainA.map((x, i) => [x, mainB[i]]),
+    }),
+  );
+} else if (process.env.ROOT_B) {
   const a = await outboxdAt(rootA);
   const b = await outboxdAt(process.env.ROOT_B);
   const mainA: number[] = [];
@@ -91,7 +137,7 @@ if (process.env.ROOT_B) {
   const main: number[] = [];
   const all: number[] = [];
   try {
-    await one.block(2048);
+    await one.block(warmup);
     for (let i = 0; i < blocks; i++) {
       const used = await one.block(1024);
       main.push(used.main);
