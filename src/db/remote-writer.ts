@@ -70,6 +70,23 @@ export interface Held {
   release(): void;
 }
 
+/**
+ * While machines race for the chain, a group starts once the one before has ENDED, after a pause
+ * (gatherMs), instead of as soon as it has sent its batch. Each turn of the write lock costs a
+ * round trip whatever the group's size (its reads' answer travels back, its batch travels out),
+ * so commits per turn is what two Machines' throughput follows: with two groups in flight each
+ * Machine split its clients into two halves of ~13, each paying a turn; one group at a time
+ * takes them all, and the pause lets the clients the group before answered come back first.
+ * The pause costs nothing while the other Machine holds the lock: it is GATHER_SHARE of how
+ * long the last locked reads waited for it beyond a round trip (the fastest locked reads of the
+ * window), so the next reads still reach the server before that turn ends (in a steady
+ * alternation the pause settles at half of what the other's turn lasts beyond a round trip), and it shrinks to
+ * nothing once the reads find the lock free. Session 8, two serves, simulated 2 ms round trip:
+ * groups of ~12-14 became ~20-25 (bench/probe/remote-cpu.ts --serves=2).
+ */
+const GATHER_SHARE = 1;
+/** The longest pause (a turn that waited long, behind a migration say, is no steady alternation). */
+const MAX_GATHER_MS = 20;
 /** After this many guard failures in a row, an operation runs alone on the general path. */
 const MAX_GROUP_ATTEMPTS = 4;
 /** After this many times the ledger's head alone moved under a write batch, the group runs again from its reads. */
@@ -179,6 +196,8 @@ export class RemoteWriter {
   readonly #races: boolean[] = [];
   /** Whether groups chain under the write lock now (see RACED_TO_LOCK). */
   #racing = false;
+  /** How long the last RACE_WINDOW groups' reads under the write lock took to be answered (ms), oldest first. */
+  readonly #lockWaits: number[] = [];
   /** Round trips by purpose, for tests and benchmarks. */
   readonly stats = {
     groups: 0,
@@ -224,7 +243,9 @@ export class RemoteWriter {
     this.#flights.push(current);
     // The group that must end before the next may start: GROUPS_IN_FLIGHT - 1 before this one.
     const oldest = this.#flights.at(-GROUPS_IN_FLIGHT);
-    this.#sent = oldest ? Promise.all([current.sent, oldest.done]).then(() => undefined) : current.sent;
+    // While machines race for the chain, one group at a time, gathering first (#gather).
+    if (this.#raceMode()) this.#sent = current.done.then(() => this.#gather());
+    else this.#sent = oldest ? Promise.all([current.sent, oldest.done]).then(() => undefined) : current.sent;
     const outcomes: Outcome[] = new Array(ops.length);
     try {
       let queue = ops.map((item, index) => newTask(index, item.again, item.op, 0));
@@ -368,7 +389,10 @@ export class RemoteWriter {
           // A local file's one write connection: the group before must have ended.
           const last = flight.before.at(-1);
           if (last && !this.#connection.pipelines) await last.done;
+          const asked = performance.now();
           locked.held = await this.#connection.lock(statements);
+          this.#lockWaits.push(performance.now() - asked);
+          if (this.#lockWaits.length > RACE_WINDOW) this.#lockWaits.shift();
           results = locked.held.answers;
         } else results = await this.#connection.batch(statements, "read");
       } catch {
@@ -687,6 +711,12 @@ export class RemoteWriter {
       throw error;
     }
     return held.commit(statements);
+  }
+
+  /** The pause before a group starts while machines race for the chain (gatherMs). */
+  #gather(): Promise<void> {
+    const ms = gatherMs(this.#lockWaits);
+    return ms >= 1 ? new Promise((resolve) => setTimeout(resolve, ms)) : Promise.resolve();
   }
 
   /** Whether groups chain under the write lock now: in at RACED_TO_LOCK raced groups of the window, out once it is quiet. */
@@ -1013,4 +1043,15 @@ function batchStatementIndex(error: unknown): number | null {
 function isBusy(error: unknown): boolean {
   const code = (error as { code?: unknown } | null)?.code;
   return typeof code === "string" && code.startsWith("SQLITE_BUSY");
+}
+
+/**
+ * The pause before the next group while machines race for the chain (GATHER_SHARE), from how long
+ * the window's locked reads took to be answered (ms, oldest first): the share of the last one's
+ * wait beyond the fastest one's, at most MAX_GATHER_MS.
+ */
+export function gatherMs(lockWaits: readonly number[]): number {
+  const last = lockWaits.at(-1);
+  if (last === undefined) return 0;
+  return Math.min(MAX_GATHER_MS, (last - Math.min(...lockWaits)) * GATHER_SHARE);
 }

@@ -476,6 +476,30 @@ export function roundTripTests(backend: "file" | "hrana"): void {
       expect(await db.driver.read(verifyLedger())).toMatchObject({ ok: true });
     });
 
+    test("while machines race, one group at a time: the next group's reads go once the group before has been answered", async () => {
+      // Four groups whose head's guard fails once each: the groups after them race.
+      for (let i = 0; i < 4; i++) {
+        network.beforeNext("write-batch", elsewhere);
+        await group([() => commitOp(commit())]);
+      }
+      await db.writer.idle();
+      network.reset();
+      const four = () =>
+        Promise.all(Array.from({ length: 4 }, () => db.writer.write(() => commitOp(commit()))));
+      let later: Promise<CommitOutcome[]> | null = null;
+      // Queued as the first group's reads leave: the next group. (Alone, a Machine's next group
+      // would read while this one's batch is on its way.)
+      network.beforeNext("tx-statement", () => {
+        later = four();
+      });
+      const outcomes = [...(await four()), ...(await (later as unknown as Promise<CommitOutcome[]>))];
+      expect(outcomes.map((o) => o.result.records[0]?.version)).toEqual(Array(8).fill(1));
+      // Two groups of 2 requests each, the second's reads sent after the first's batch was answered.
+      const turns = network.trace.filter((entry) => entry.startsWith("tx-statement"));
+      expect(turns).toEqual(Array(4).fill(["tx-statement sent", "tx-statement answered"]).flat());
+      expect(await db.driver.read(verifyLedger())).toMatchObject({ ok: true });
+    });
+
     /** Commits of this many records stored, and of events (a commit is stored whole or not at all). */
     async function stored(inputs: CommitInput[]): Promise<{ records: number; events: number }> {
       let records = 0;
