@@ -316,7 +316,12 @@ interface Stream {
   wrote: boolean;
 }
 
-export function startSimServer(path: string, synchronous: "FULL" | "NORMAL" = "FULL") {
+export function startSimServer(
+  path: string,
+  synchronous: "FULL" | "NORMAL" = "FULL",
+  /** How long a stream may go unheard before it is closed (a test of a Machine that died holding the lock). */
+  streamIdleMs = STREAM_IDLE_MS,
+) {
   const writer = new Connections(path);
   writer.db.exec("PRAGMA synchronous = NORMAL");
   const wal = synchronous === "FULL" ? new WalSync(`${path}-wal`) : null;
@@ -438,7 +443,7 @@ export function startSimServer(path: string, synchronous: "FULL" | "NORMAL" = "F
       }
       if (stream.timer) clearTimeout(stream.timer);
       const id = baton;
-      stream.timer = setTimeout(() => close(id), STREAM_IDLE_MS);
+      stream.timer = setTimeout(() => close(id), streamIdleMs);
       const own = stream;
       const running = own.tail.then(() => pipeline(id, own, body.requests));
       own.tail = running.catch(() => undefined);
