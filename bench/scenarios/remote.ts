@@ -175,7 +175,7 @@ export async function remoteCommitScenario(options: {
   connections: number;
   /** false: each process runs its requests itself through @libsql/client on the file (session 3's simulation). */
   server?: boolean;
-  /** Unmeasured load first (JIT), 3 s unless given. */
+  /** Unmeasured load first (JIT), 3 s per serve process unless given. */
   warmUpSeconds?: number;
   /** Writes a CPU profile of each `serve` and of the simulated server (bun --cpu-prof) into this folder. */
   profileDir?: string;
@@ -211,7 +211,12 @@ export async function remoteCommitScenario(options: {
     // First the same load, not measured: each process compiles its hot code (JIT) then. JSC's
     // compiler threads still took half of two serves' CPU 5-8 s after their start (one second of
     // warm-up), which weighs on short runs, twice with two processes.
-    await loadAll(options.warmUpSeconds ?? 3);
+    // Each serve gets as many warm-up commits as one alone gets in 3 s: two serves each answer
+    // about half of one's commits per second, so they warm for 6 s. With 3 s each had compiled
+    // half as much when the measurement began (JSC keeps compiling for ~20,000 commits, on the
+    // cores the measurement shares: docs/deploy.md), a cost of the run's length, not of running
+    // two Machines.
+    await loadAll(options.warmUpSeconds ?? 3 * options.serves);
     // The counts are written every 250 ms: wait for a fresh file before and after the load.
     await Bun.sleep(600);
     const before = stats.map(readNetwork);
@@ -478,7 +483,7 @@ export function remoteReport(r: RemoteResults): string[] {
   const lines = [
     "## 7. Remote database (libSQL server / Turso), simulated 2 ms round trip",
     "",
-    "A simulation, not a network: every request @libsql/client's HTTP client makes is delayed 2 ms and counted (test/helpers/network.ts), then answered in Hrana over HTTP by a simulated libSQL server, one process on the database file for every outboxd process (test/helpers/sim-server.ts: real SQLite, writers queued, FULL durability), on this machine's cores too: its CPU is reported apart (on a real deployment it is another machine's). Three seconds of unmeasured load first (JIT).",
+    "A simulation, not a network: every request @libsql/client's HTTP client makes is delayed 2 ms and counted (test/helpers/network.ts), then answered in Hrana over HTTP by a simulated libSQL server, one process on the database file for every outboxd process (test/helpers/sim-server.ts: real SQLite, writers queued, FULL durability), on this machine's cores too: its CPU is reported apart (on a real deployment it is another machine's). Unmeasured load first, three seconds per serve process (JIT: each serve gets as many warm-up commits as one alone).",
     "",
     "| serve processes | connections | commits/s | p50 ms | p99 ms | round trips per group commit | commits per group | groups locked % | write batches failed % | serve CPU µs/commit (each) | of it main threads | server CPU µs/commit | machine idle % | errors | outboxd verify |",
     "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
