@@ -13,6 +13,7 @@
 // instead, A B, B A, … for `pairs` pairs, each warmed by 32,768 commits first (the JIT compiles
 // for the first tens of thousands); it prints the medians and the median per-pair ratio B/A.
 //   SEPARATE=1 ROOT_B=/path/to/other/checkout bun bench/probe/commit-cpu.ts [pairs=6]
+// KEYED=1: each commit sends an Idempotency-Key of its own, as the typed client does.
 import { join } from "node:path";
 import { inProcessOutboxd } from "../lib.ts";
 
@@ -20,6 +21,7 @@ const TOKEN = "bench-commit-cpu-token";
 const separate = process.env.SEPARATE === "1";
 const blocks = Number(process.argv[2] ?? (process.env.ROOT_B ? (separate ? 6 : 16) : 6));
 const warmup = Number(process.env.WARMUP ?? 2048);
+const keyed = process.env.KEYED === "1";
 
 async function outboxdAt(root: string) {
   const { COMMIT_BODY } = await import(join(root, "bench/scenarios/commit.ts"));
@@ -39,6 +41,7 @@ async function outboxdAt(root: string) {
           authorization: `Bearer ${TOKEN}`,
           "content-type": "application/json",
           "content-length": String(Buffer.byteLength(body)),
+          ...(keyed ? { "idempotency-key": `probe-${next}` } : {}),
         },
         body,
       }),

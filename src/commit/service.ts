@@ -6,7 +6,7 @@ import type { NamedWrite } from "../db/writer-ops.ts";
 import type { EventTypeCatalog } from "../event-types/catalog.ts";
 import { failpoint } from "../failpoints.ts";
 import { canonicalJson, sha256Hex } from "../lib/canonical-json.ts";
-import { invalidField, problems } from "../lib/problem.ts";
+import { invalidField, Problem, problems } from "../lib/problem.ts";
 import type { Clock } from "../lib/time.ts";
 import type { Tracing } from "../ops/tracing.ts";
 import { type CommitInput, type CommitOutcome, type Committer, idempotentReplay } from "./commit-op.ts";
@@ -97,25 +97,32 @@ export class CommitService {
     const started = performance.now();
     const now = clock();
     const idempotency = request.idempotencyKey === undefined ? undefined : checkKey(request);
-    if (idempotency) {
-      // A retry is answered from the stored response before the body is validated again: rules
-      // that depend on the time (a deliverBy now in the past) must not turn a replay into a 422.
-      // commitOp checks again inside the write transaction, which is what decides.
-      const replay = await db.driver.read(idempotentReplay(request.by.tokenId, idempotency, now));
-      if (replay) return { ...replay, deprecatedAt: null };
+    let input: CommitInput;
+    let deprecatedAt: number | null;
+    try {
+      input = normalizeCommit(request.body, {
+        by: request.by,
+        now,
+        limits,
+        idempotency,
+        traceparent,
+        conflictStatus: request.conflictStatus ?? 409,
+      });
+      deprecatedAt = this.#deps.catalog?.check(request.body.events ?? [], "/events") ?? null;
+    } catch (error) {
+      // A retry is answered from its stored response even when its body no longer passes the rules
+      // that depend on the time (a deliverBy now in the past) or the catalog. Only then is the key
+      // looked up before the write: commitOp looks it up inside the write transaction, which is
+      // what decides, so a commit that passes (nearly all) reads nothing more on this thread.
+      if (idempotency && error instanceof Problem) {
+        const replay = await db.driver.read(idempotentReplay(request.by.tokenId, idempotency, now));
+        if (replay) return { ...replay, deprecatedAt: null };
+      }
+      throw error;
     }
-    const input = normalizeCommit(request.body, {
-      by: request.by,
-      now,
-      limits,
-      idempotency,
-      traceparent,
-      conflictStatus: request.conflictStatus ?? 409,
-    });
     if (request.eventIdOwner !== undefined) input.eventIdOwner = request.eventIdOwner;
     // Only a driver that writes groups itself reads the announcement (remote-writer.ts).
     if (!db.driver.writeGroup) input.announceReads = false;
-    const deprecatedAt = this.#deps.catalog?.check(request.body.events ?? [], "/events") ?? null;
     const guard = idempotency ? `${request.by.tokenId}\u0000${idempotency.key}` : undefined;
     if (guard !== undefined) {
       if (this.#inProgress.has(guard)) {
