@@ -118,8 +118,9 @@ export interface CommitOutcome {
 }
 
 const SQL = {
-  findIdempotent: `SELECT request_hash AS requestHash, response FROM idempotency_keys
-    WHERE token_id = :tokenId AND key = :key AND created_at > :since`,
+  // Live or expired (older than the TTL): an expired row is deleted before the key is stored again.
+  findIdempotent: `SELECT request_hash AS requestHash, response, created_at AS createdAt FROM idempotency_keys
+    WHERE token_id = :tokenId AND key = :key`,
   // Frees an expired key for reuse (the unique index would refuse a second row with it); the
   // commit row itself stays in the ledger.
   releaseExpiredKey: "DELETE FROM idempotency_keys WHERE token_id = :tokenId AND key = :key",
@@ -165,12 +166,26 @@ export function* idempotentReplay(
   idempotency: { key: string; requestHash: string },
   now: number,
 ): Op<CommitOutcome | undefined> {
-  const previous = yield* get<{ requestHash: string; response: string }>(SQL.findIdempotent, {
-    tokenId,
-    key: idempotency.key,
-    since: now - IDEMPOTENCY_TTL_MS,
-  });
-  if (!previous) return undefined;
+  return replayOf(yield* storedKey(tokenId, idempotency.key), idempotency, now);
+}
+
+interface StoredKey {
+  requestHash: string;
+  response: string;
+  createdAt: number;
+}
+
+function storedKey(tokenId: string, key: string): Op<StoredKey | undefined> {
+  return get<StoredKey>(SQL.findIdempotent, { tokenId, key });
+}
+
+/** The answer a stored key gives: none when absent or expired, a 422 when it was used with another body. */
+function replayOf(
+  previous: StoredKey | undefined,
+  idempotency: { key: string; requestHash: string },
+  now: number,
+): CommitOutcome | undefined {
+  if (!previous || previous.createdAt <= now - IDEMPOTENCY_TTL_MS) return undefined;
   if (previous.requestHash !== idempotency.requestHash) {
     throw problems.invalid([
       {
@@ -191,10 +206,11 @@ export function* commitOp(input: CommitInput, leases?: HeadLeases): Op<CommitOut
   const { now } = input;
   if (input.announceReads !== false) yield* prefetch(commitReads(input));
   if (input.idempotency) {
-    const replay = yield* idempotentReplay(input.by.tokenId, input.idempotency, now);
+    const stored = yield* storedKey(input.by.tokenId, input.idempotency.key);
+    const replay = replayOf(stored, input.idempotency, now);
     if (replay) return replay;
-    // Any row still holding the key is older than the TTL: the key is free for this request.
-    yield* exec(SQL.releaseExpiredKey, { tokenId: input.by.tokenId, key: input.idempotency.key });
+    // A row still holding the key is older than the TTL: the key is free for this request.
+    if (stored) yield* exec(SQL.releaseExpiredKey, { tokenId: input.by.tokenId, key: input.idempotency.key });
   }
 
   const commitId = newId("cmt", now);
@@ -392,7 +408,7 @@ function commitReads(input: CommitInput): Statement[] {
   if (input.idempotency) {
     reads.push({
       sql: SQL.findIdempotent,
-      args: { tokenId: input.by.tokenId, key: input.idempotency.key, since: input.now - IDEMPOTENCY_TTL_MS },
+      args: { tokenId: input.by.tokenId, key: input.idempotency.key },
       kind: "get",
     });
   }

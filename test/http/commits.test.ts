@@ -1,5 +1,7 @@
 // POST /v1/commits through real HTTP on a real SQLite file (DESIGN §1.1, §1.3, §3 Commits).
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { IDEMPOTENCY_TTL_MS } from "../../src/lib/idempotency.ts";
+import { exec } from "../dispatch/harness.ts";
 import {
   createEndpoint,
   eventsOf,
@@ -523,6 +525,26 @@ describe("POST /v1/commits", () => {
         "header:Idempotency-Key",
       );
       expect(expectStatus(await server.request("GET", "/v1/records/idem/b"), 200).data).toEqual({ n: 1 });
+    });
+
+    test("a key whose stored response expired (not yet pruned) is free: another body commits, then replays", async () => {
+      const key = `key-${crypto.randomUUID()}`;
+      const first = expectStatus(
+        await commit(put("idem", "expired", { n: 1 }), { "idempotency-key": key }),
+        201,
+      );
+      // Its row outlives the TTL until retention prunes it: age it instead of waiting a day.
+      await exec(server, "UPDATE idempotency_keys SET created_at = created_at - :age WHERE commit_id = :id", {
+        age: IDEMPOTENCY_TTL_MS + 1_000,
+        id: first.commitId,
+      });
+      const second = await commit(put("idem", "expired", { n: 2 }), { "idempotency-key": key });
+      expect(expectStatus(second, 201).commitId).not.toBe(first.commitId);
+      expect(second.headers.get("idempotent-replayed")).toBeNull();
+      const replay = await commit(put("idem", "expired", { n: 2 }), { "idempotency-key": key });
+      expect(replay.headers.get("idempotent-replayed")).toBe("true");
+      expect(replay.body).toEqual(second.body);
+      expect(expectStatus(await server.request("GET", "/v1/records/idem/expired"), 200).version).toBe(2);
     });
 
     test("keys are scoped to the token", async () => {
