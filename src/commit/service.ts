@@ -111,21 +111,26 @@ export class CommitService {
       deprecatedAt = this.#deps.catalog?.check(request.body.events ?? [], "/events") ?? null;
     } catch (error) {
       // A retry is answered from its stored response even when its body no longer passes the rules
-      // that depend on the time (a deliverBy now in the past) or the catalog. Only then is the key
-      // looked up before the write: commitOp looks it up inside the write transaction, which is
-      // what decides, so a commit that passes (nearly all) reads nothing more on this thread.
+      // that depend on the time (a deliverBy now in the past) or the catalog. Only then, or when the
+      // key is busy (below), is it looked up before the write: commitOp looks it up inside the write
+      // transaction, which is what decides, so nearly every commit reads nothing more on this thread.
       if (idempotency && error instanceof Problem) {
-        const replay = await db.driver.read(idempotentReplay(request.by.tokenId, idempotency, now));
-        if (replay) return { ...replay, deprecatedAt: null };
+        const replay = await this.#storedAnswer(request, idempotency, now);
+        if (replay) return replay;
       }
       throw error;
     }
     if (request.eventIdOwner !== undefined) input.eventIdOwner = request.eventIdOwner;
     // Only a driver that writes groups itself reads the announcement (remote-writer.ts).
     if (!db.driver.writeGroup) input.announceReads = false;
-    const guard = idempotency ? `${request.by.tokenId}\u0000${idempotency.key}` : undefined;
-    if (guard !== undefined) {
+    let guard: string | undefined;
+    if (idempotency) {
+      guard = `${request.by.tokenId}\u0000${idempotency.key}`;
       if (this.#inProgress.has(guard)) {
+        // Held by the first request with this key (nothing stored yet: 409) or by a retry being
+        // answered inside the write, whose stored response answers this one too.
+        const replay = await this.#storedAnswer(request, idempotency, now);
+        if (replay) return replay;
         throw problems.conflict(
           "idempotency-in-progress",
           "a request with this Idempotency-Key is still being processed; retry shortly",
@@ -156,6 +161,16 @@ export class CommitService {
     const answer = outcome as CommitAnswer;
     answer.deprecatedAt = deprecatedAt;
     return answer;
+  }
+
+  /** The stored answer to an earlier request with this key, read on this thread before any write. */
+  async #storedAnswer(
+    request: CommitRequest,
+    idempotency: { key: string; requestHash: string },
+    now: number,
+  ): Promise<CommitAnswer | undefined> {
+    const replay = await this.#deps.db.driver.read(idempotentReplay(request.by.tokenId, idempotency, now));
+    return replay ? { ...replay, deprecatedAt: null } : undefined;
   }
 }
 
