@@ -1,34 +1,102 @@
 // CPU per delivery of a standalone dispatcher (`outboxd dispatch`) draining a backlog over 1,000
 // aggregates to the bench receiver (issue 12): the dispatcher's own cost, steadier than its rate
 // on a shared machine. PROF_DIR=dir: a `bun --cpu-prof-md` profile of the dispatcher. Also prints
-// the CPU per delivery of each of its threads (`main` is the dispatcher's own; the send worker,
-// Bun's HTTP client, JIT and GC threads are apart): the figure issue 12's A/Bs compare.
+// the CPU per delivery of each of its threads (`main` is the dispatcher's own; Bun names every
+// Worker "Worker", so they are numbered in the order they started: with the writer on the main
+// thread Worker1 is the checkpoint worker and Worker2 the send worker; with
+// OUTBOXD_WRITER_THREAD=worker Worker1 is the writer thread, Worker2 its checkpoint worker and
+// Worker3 the send worker), and the receiver process's: the figures issue 12's A/Bs compare.
+// LIMIT=1: first, bare `fetch` ×64 to the same receiver for 3 s (bench/peers/bare-fetch.ts, the
+// backlog scenario's limit), with its process's and the receiver's CPU per request: what a drain
+// with no bookkeeping at all would cost on this host.
 // SQL_TIMES=1: also the main thread's time per delivery in each SQL statement (sql-times-preload.ts).
 //   bun bench/probe/drain.ts [total=10000] [KEY=VALUE env for the dispatcher …]
 import { join } from "node:path";
 import { newSecret } from "../../test/helpers/snippet-receiver.ts";
-import { BUN, cpuMs, REPO, startOutboxd, startPeer, tempDir, threadCpuMs, waitUntil } from "../lib.ts";
+import { BUN, cpuMs, REPO, startOutboxd, startPeer, taskCpuMs, tempDir, waitUntil } from "../lib.ts";
 import { prefill } from "../scenarios/delivery.ts";
 
 const total = Number(process.argv[2] ?? 10000);
 const env = Object.fromEntries(process.argv.slice(3).map((kv) => kv.split("=", 2) as [string, string]));
 const receiver = await startPeer([BUN, "bench/peers/receiver.ts"], {});
+// Whatever ends this probe ends the receiver too (it would outlive a throw).
+process.on("exit", () => {
+  try {
+    process.kill(receiver.pid);
+  } catch {
+    // stopped already
+  }
+});
+const perRequest = (ms: number, n: number) => Math.round((ms / n) * 10000) / 10;
+
+/** CPU ms per thread, Workers numbered in the order they started (thread ids grow). */
+function byThread(tasks: ReturnType<typeof taskCpuMs>): Record<string, number> {
+  const threads: Record<string, number> = {};
+  let workers = 0;
+  for (const [, { name, ms }] of Object.entries(tasks).sort(([a], [b]) => Number(a) - Number(b))) {
+    const key = name === "Worker" ? `Worker${++workers}` : name;
+    threads[key] = (threads[key] ?? 0) + ms;
+  }
+  return threads;
+}
+
+if (process.env.LIMIT) {
+  const before = cpuMs(receiver.pid);
+  const proc = Bun.spawn({
+    cmd: [BUN, "bench/peers/bare-fetch.ts"],
+    cwd: REPO,
+    env: { ...process.env, RECEIVER_URL: `${receiver.url}/hook`, DURATION: "3" },
+    stdout: "pipe",
+    stderr: "inherit",
+  });
+  // Its threads, read every 50 ms until it ends: each thread's last reading (some end before the
+  // process does; the last reading is at most 50 ms short).
+  const tasks: ReturnType<typeof taskCpuMs> = {};
+  const reading = setInterval(() => {
+    try {
+      Object.assign(tasks, taskCpuMs(proc.pid));
+    } catch {
+      // it has ended
+    }
+  }, 50);
+  const out = JSON.parse((await new Response(proc.stdout).text()).trim().split("\n").at(-1) ?? "{}");
+  await proc.exited;
+  clearInterval(reading);
+  const fetcherMs = Number(proc.resourceUsage()?.cpuTime.total ?? 0) / 1000;
+  const n = out.requests as number;
+  const fetcherThreads: Record<string, number> = {};
+  for (const [name, ms] of Object.entries(byThread(tasks))) fetcherThreads[name] = perRequest(ms, n);
+  console.log(
+    JSON.stringify({
+      limit: "bare fetch x64",
+      perSecond: out.requestsPerSecond,
+      cpuUsPerRequest: {
+        fetcher: perRequest(fetcherMs, n),
+        receiver: perRequest(cpuMs(receiver.pid) - before, n),
+      },
+      fetcherCpuUsPerRequestByThread: fetcherThreads,
+    }),
+  );
+}
+
 const dir = tempDir("outboxd-probe-drain-");
 await prefill(dir, { url: `${receiver.url}/hook`, secret: newSecret() }, total, 1000);
 const count = async () => ((await (await fetch(`${receiver.url}/count`)).json()) as { count: number }).count;
+const counted = await count();
+const receiverBefore = cpuMs(receiver.pid);
 const sqlTimes = process.env.SQL_TIMES ? join(tempDir("outboxd-probe-sql-"), "times.json") : null;
 const dispatcher = await startOutboxd(sqlTimes ? { ...env, SQL_TIMES: sqlTimes } : env, "dispatch", dir, [
   ...(process.env.PROF_DIR ? ["--cpu-prof-md", `--cpu-prof-dir=${process.env.PROF_DIR}`] : []),
   ...(sqlTimes ? ["--preload", join(REPO, "bench/probe/sql-times-preload.ts")] : []),
 ]);
 const started = performance.now();
-await waitUntil("the backlog to drain", async () => (await count()) >= total, 600_000);
+await waitUntil("the backlog to drain", async () => (await count()) >= counted + total, 600_000);
 const seconds = (performance.now() - started) / 1000;
 const cpu = cpuMs(dispatcher.pid);
 const threads: Record<string, number> = {};
-for (const [name, ms] of Object.entries(threadCpuMs(dispatcher.pid))) {
-  threads[name] = Math.round((ms / total) * 10000) / 10;
-}
+for (const [name, ms] of Object.entries(byThread(taskCpuMs(dispatcher.pid))))
+  threads[name] = perRequest(ms, total);
+const receiverUs = perRequest(cpuMs(receiver.pid) - receiverBefore, total);
 console.log(
   JSON.stringify({
     total,
@@ -36,6 +104,8 @@ console.log(
     perSecond: Math.round(total / seconds),
     cpuMsPerDelivery: +(cpu / total).toFixed(3),
     cpuUsPerDeliveryByThread: threads,
+    receiverCpuUsPerDelivery: receiverUs,
+    allCpuUsPerDelivery: Math.round(perRequest(cpu, total) + receiverUs),
   }),
 );
 await dispatcher.stop();
