@@ -32,6 +32,8 @@ export interface OutboxdOptions {
   logger?: Logger;
   /** Run the dispatcher in this process (default true). */
   dispatch?: boolean;
+  /** The dispatcher has the process's thread to itself: no HTTP API is served (`outboxd dispatch`). */
+  dispatchOnly?: boolean;
 }
 
 export interface Outboxd {
@@ -89,6 +91,7 @@ export async function createOutboxd(config: Config, options: OutboxdOptions = {}
           logger,
           resolver: options.resolver,
           tracing,
+          threadToItself: options.dispatchOnly === true,
           ...(shared ? { beforeSweep: () => shared.sync() } : {}),
         });
   const metrics = new Metrics();

@@ -33,8 +33,11 @@ export interface Config extends DatabaseConfig {
   sendTimeoutMs: number;
   concurrency: number;
   endpointConcurrency: number;
-  /** Where webhook requests are made: a worker thread (the second core) or the dispatcher's own. */
-  sendThread: "worker" | "main";
+  /**
+   * Where webhook requests are made: a worker thread (the second core) or the dispatcher's own;
+   * `auto`: its own where it has the thread to itself (`outboxd dispatch`), a worker beside an HTTP API.
+   */
+  sendThread: "auto" | "worker" | "main";
   retryBaseMs: number;
   retryCapMs: number;
   secretGraceMs: number;
@@ -212,7 +215,7 @@ export function loadConfig(env: Env = process.env): Config {
     sendTimeoutMs: duration("OUTBOXD_SEND_TIMEOUT", "15s"),
     concurrency: integer("OUTBOXD_CONCURRENCY", 128, 1, 4096),
     endpointConcurrency: integer("OUTBOXD_ENDPOINT_CONCURRENCY", 64, 1, 4096),
-    sendThread: oneOf("OUTBOXD_SEND_THREAD", ["worker", "main"] as const, "worker"),
+    sendThread: oneOf("OUTBOXD_SEND_THREAD", ["auto", "worker", "main"] as const, "auto"),
     retryBaseMs: duration("OUTBOXD_RETRY_BASE", "5s"),
     retryCapMs: duration("OUTBOXD_RETRY_CAP", "1h"),
     secretGraceMs: duration("OUTBOXD_SECRET_GRACE", "24h"),

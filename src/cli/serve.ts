@@ -19,7 +19,7 @@ export async function serveCommand(): Promise<void> {
 }
 
 export async function dispatchCommand(): Promise<void> {
-  const outboxd = await createOutboxd(loadConfig());
+  const outboxd = await createOutboxd(loadConfig(), { dispatchOnly: true });
   outboxd.logger.log("info", "dispatching", { pid: process.pid });
   stopOnSignal(bun, outboxd, () => outboxd.stop());
 }
