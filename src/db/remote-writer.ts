@@ -71,18 +71,21 @@ export interface Held {
 }
 
 /**
- * While machines race for the chain, a group starts once the one before has ENDED, after a pause
- * (gatherMs), instead of as soon as it has sent its batch. Each turn of the write lock costs a
- * round trip whatever the group's size (its reads' answer travels back, its batch travels out),
- * so commits per turn is what two Machines' throughput follows: with two groups in flight each
- * Machine split its clients into two halves of ~13, each paying a turn; one group at a time
- * takes them all, and the pause lets the clients the group before answered come back first.
- * The pause costs nothing while the other Machine holds the lock: it is GATHER_SHARE of how
- * long the last locked reads waited for it beyond a round trip (the fastest locked reads of the
- * window), so the next reads still reach the server before that turn ends (in a steady
- * alternation the pause settles at half of what the other's turn lasts beyond a round trip), and it shrinks to
- * nothing once the reads find the lock free. Session 8, two serves, simulated 2 ms round trip:
- * groups of ~12-14 became ~20-25 (bench/probe/remote-cpu.ts --serves=2).
+ * While machines race for the chain, a group starts once the one before has ENDED, and is
+ * gathered first (gatherPlan), instead of starting as soon as the group before has sent its
+ * batch. Each turn of the write lock costs a round trip whatever the group's size (its reads'
+ * answer travels back, its batch travels out), so commits per turn is what two Machines'
+ * throughput follows: with two groups in flight each Machine split its clients into two cohorts
+ * of ~13, each paying a turn; one group at a time takes them all, if it waits for them. So it
+ * starts once the clients the group before answered are back (as many operations as that group
+ * had, besides those already waiting when it opened) and a pause is over, or at the latest a
+ * round trip (the window's fastest locked reads) after the pause: a group started the moment the
+ * one before ended would hold only the few already waiting, and the rest, back a moment later,
+ * would pay a turn of their own (session 7's try: 15 per group). The pause costs nothing while
+ * the other Machine holds the lock: it is GATHER_SHARE of how long the last locked reads waited
+ * for it beyond that round trip, so the next reads still reach the server before that turn ends
+ * (in a steady alternation it settles at half of what the other's turn lasts beyond a round
+ * trip), and it shrinks to nothing once the reads find the lock free.
  */
 const GATHER_SHARE = 1;
 /** The longest pause (a turn that waited long, behind a migration say, is no steady alternation). */
@@ -165,6 +168,24 @@ const NONE: ReadonlySet<string> = new Set();
 
 type Want = { kind: "read"; statement: Statement } | { kind: "prefetch"; statements: Statement[] };
 
+/** Operations gathered into one group while machines race for the chain (RemoteWriter.writeGroup). */
+interface Gathering {
+  ops: GroupedOp[];
+  /** The group's outcomes, one per operation gathered, in order. */
+  outcomes: Promise<Outcome[]>;
+  /** Starts the group if its plan (gatherPlan) says so by now, else when it will. */
+  check(): void;
+}
+
+/** When a gathered group starts (performance.now() times): see GATHER_SHARE. */
+export interface GatherPlan {
+  /** Once it holds this many operations and the pause is over (`until`)… */
+  target: number;
+  until: number;
+  /** …or at this time, however many it holds. */
+  latest: number;
+}
+
 /** A group between its first read and its end, as the groups after it see it (pipelining). */
 interface InFlight {
   /** The statement keys its operations read: a later group's operations that read one wait. */
@@ -198,6 +219,10 @@ export class RemoteWriter {
   #racing = false;
   /** How long the last RACE_WINDOW groups' reads under the write lock took to be answered (ms), oldest first. */
   readonly #lockWaits: number[] = [];
+  /** The group being gathered while machines race (writeGroup), if any. */
+  #gathering: Gathering | null = null;
+  /** The operations of the group that ended last, and when (performance.now()). */
+  #lastGroup = { size: 0, endedAt: 0 };
   /** Round trips by purpose, for tests and benchmarks. */
   readonly stats = {
     groups: 0,
@@ -224,13 +249,59 @@ export class RemoteWriter {
    * chained between, or that batch failed). Its write batch goes once the one before is on its
    * way (`pipelines`: the server runs them in the order they come, and a batch that comes first
    * anyway fails its head's guard and is built again), else once the group before has ended. The
-   * database then runs the batches back to back instead of a round trip apart.
+   * database then runs the batches back to back instead of a round trip apart. While machines
+   * race for the chain: once the group running has ended, or at once while a group is being
+   * gathered (writeGroup).
    */
   nextGroup(): Promise<void> {
-    return this.#sent;
+    // A group being gathered takes what the Writer has now (writeGroup).
+    return this.#gathering ? Promise.resolve() : this.#sent;
   }
 
-  async writeGroup(ops: GroupedOp[]): Promise<Outcome[]> {
+  /**
+   * While machines race for the chain, operations join the group being gathered (GATHER_SHARE,
+   * gatherPlan); else they are a group of their own.
+   */
+  writeGroup(ops: GroupedOp[]): Promise<Outcome[]> {
+    if (!this.#gathering && !this.#raceMode()) return this.#run(ops);
+    this.#gathering ??= this.#gather();
+    const gathering = this.#gathering;
+    const from = gathering.ops.length;
+    gathering.ops.push(...ops);
+    gathering.check();
+    return gathering.outcomes.then((outcomes) => outcomes.slice(from, from + ops.length));
+  }
+
+  /**
+   * A group to gather: planned (gatherPlan) once the groups still running have ended, with the
+   * operations handed over by then as those already waiting.
+   */
+  #gather(): Gathering {
+    let plan: GatherPlan | null = null;
+    let settle!: (outcomes: Promise<Outcome[]>) => void;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const gathering: Gathering = {
+      ops: [],
+      outcomes: new Promise((resolve) => (settle = resolve)),
+      check: () => {
+        if (!plan || this.#gathering !== gathering) return;
+        clearTimeout(timer);
+        const now = performance.now();
+        const full = gathering.ops.length >= plan.target;
+        if (now >= plan.latest || (full && now >= plan.until)) {
+          this.#gathering = null;
+          settle(this.#run(gathering.ops));
+        } else timer = setTimeout(gathering.check, (full ? plan.until : plan.latest) - now);
+      },
+    };
+    void Promise.all(this.#flights.map((flight) => flight.done)).then(() => {
+      plan = gatherPlan(this.#lockWaits, this.#lastGroup, gathering.ops.length);
+      gathering.check();
+    });
+    return gathering;
+  }
+
+  async #run(ops: GroupedOp[]): Promise<Outcome[]> {
     let ended!: () => void;
     let sent!: () => void;
     const current: InFlight = {
@@ -243,8 +314,8 @@ export class RemoteWriter {
     this.#flights.push(current);
     // The group that must end before the next may start: GROUPS_IN_FLIGHT - 1 before this one.
     const oldest = this.#flights.at(-GROUPS_IN_FLIGHT);
-    // While machines race for the chain, one group at a time, gathering first (#gather).
-    if (this.#raceMode()) this.#sent = current.done.then(() => this.#gather());
+    // While machines race for the chain, one group at a time (the next is gathered: writeGroup).
+    if (this.#raceMode()) this.#sent = current.done;
     else this.#sent = oldest ? Promise.all([current.sent, oldest.done]).then(() => undefined) : current.sent;
     const outcomes: Outcome[] = new Array(ops.length);
     try {
@@ -269,6 +340,7 @@ export class RemoteWriter {
     } finally {
       sent();
       current.ended = true;
+      this.#lastGroup = { size: ops.length, endedAt: performance.now() };
       ended();
       this.#flights.splice(this.#flights.indexOf(current), 1);
     }
@@ -713,12 +785,6 @@ export class RemoteWriter {
     return held.commit(statements);
   }
 
-  /** The pause before a group starts while machines race for the chain (gatherMs). */
-  #gather(): Promise<void> {
-    const ms = gatherMs(this.#lockWaits);
-    return ms >= 1 ? new Promise((resolve) => setTimeout(resolve, ms)) : Promise.resolve();
-  }
-
   /** Whether groups chain under the write lock now: in at RACED_TO_LOCK raced groups of the window, out once it is quiet. */
   #raceMode(): boolean {
     const raced = this.#races.filter(Boolean).length;
@@ -1054,4 +1120,20 @@ export function gatherMs(lockWaits: readonly number[]): number {
   const last = lockWaits.at(-1);
   if (last === undefined) return 0;
   return Math.min(MAX_GATHER_MS, (last - Math.min(...lockWaits)) * GATHER_SHARE);
+}
+
+/**
+ * When the group gathered after `last` starts (GATHER_SHARE): once the operations that were
+ * waiting when it opened (`waiting`) and as many as `last` answered (their clients, back with
+ * their next commits) are in and the pause (gatherMs) is over, or at the latest a round trip
+ * (the window's fastest locked read) after the pause.
+ */
+export function gatherPlan(
+  lockWaits: readonly number[],
+  last: { size: number; endedAt: number },
+  waiting: number,
+): GatherPlan {
+  const until = last.endedAt + gatherMs(lockWaits);
+  const roundTrip = lockWaits.length > 0 ? Math.min(...lockWaits) : 0;
+  return { target: waiting + last.size, until, latest: until + roundTrip };
 }

@@ -1,8 +1,9 @@
-// The pause before a group while Machines race for the ledger's chain (remote-writer.ts
-// gatherMs): long enough for the commits answered by the group before to come back, short
-// enough that the next reads still reach the server while the other Machine holds the lock.
+// When a group starts while Machines race for the ledger's chain (remote-writer.ts gatherMs,
+// gatherPlan): once the clients the group before answered are back and a pause is over (long
+// enough for them, short enough that the next reads still reach the server while the other
+// Machine holds the lock), or a round trip later at the latest.
 import { expect, test } from "bun:test";
-import { gatherMs } from "../../src/db/remote-writer.ts";
+import { gatherMs, gatherPlan } from "../../src/db/remote-writer.ts";
 
 test("the pause is the last locked reads' wait beyond the window's fastest (a round trip that found the lock free)", () => {
   expect(gatherMs([])).toBe(0);
@@ -14,4 +15,19 @@ test("the pause is the last locked reads' wait beyond the window's fastest (a ro
 
 test("a long wait (behind another Machine's migration, say) pauses at most 20 ms", () => {
   expect(gatherMs([2, 500])).toBe(20);
+});
+
+test("the group waits for as many operations as the group before answered, besides those already waiting, a round trip past the pause at most", () => {
+  // The group before: 24 operations, ended at 100 ms; 2 were waiting when this one opened.
+  expect(gatherPlan([3, 4, 9], { size: 24, endedAt: 100 }, 2)).toEqual({
+    target: 26,
+    until: 106,
+    latest: 109,
+  });
+  // The lock was free for the last reads: no pause, still a round trip for the clients.
+  expect(gatherPlan([3, 4, 3], { size: 24, endedAt: 100 }, 0)).toEqual({
+    target: 24,
+    until: 100,
+    latest: 103,
+  });
 });
