@@ -78,9 +78,10 @@ export const settings = quick
       seconds: 5,
       runs: 3,
       connections: [1, 16, 64],
-      // In-process commits and their limit, alternated (bench/scenarios/commit-limit.ts).
+      // In-process commits and their limit, alternated (bench/scenarios/commit-limit.ts), each
+      // after 2 s uncounted: the JIT compiles outboxd's commit path for its first ~50,000 commits.
       inProcessPairs: 5,
-      inProcessWarmupSeconds: 1,
+      inProcessWarmupSeconds: 2,
       backlog: 100_000,
       growth: [10_000, 100_000, 1_000_000],
       latencySeconds: 10,
