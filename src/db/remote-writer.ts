@@ -90,6 +90,12 @@ export interface Held {
 const GATHER_SHARE = 1;
 /** The longest pause (a turn that waited long, behind a migration say, is no steady alternation). */
 const MAX_GATHER_MS = 20;
+/**
+ * A gathered group starts once it holds this many operations, whatever its plan: the Writer's
+ * batch (writer.ts maxBatch), which merged hand-overs would otherwise outgrow under a backlog
+ * (each group's target counting the one before's size).
+ */
+const MAX_GATHERED = 256;
 /** After this many guard failures in a row, an operation runs alone on the general path. */
 const MAX_GROUP_ATTEMPTS = 4;
 /** After this many times the ledger's head alone moved under a write batch, the group runs again from its reads. */
@@ -254,8 +260,8 @@ export class RemoteWriter {
    * gathered (writeGroup).
    */
   nextGroup(): Promise<void> {
-    // A group being gathered takes what the Writer has now (writeGroup).
-    return this.#gathering ? Promise.resolve() : this.#sent;
+    // A group being gathered takes what the Writer has now (writeGroup), up to MAX_GATHERED.
+    return this.#gathering && this.#gathering.ops.length < MAX_GATHERED ? Promise.resolve() : this.#sent;
   }
 
   /**
@@ -288,7 +294,7 @@ export class RemoteWriter {
         clearTimeout(timer);
         const now = performance.now();
         const full = gathering.ops.length >= plan.target;
-        if (now >= plan.latest || (full && now >= plan.until)) {
+        if (now >= plan.latest || (full && now >= plan.until) || gathering.ops.length >= MAX_GATHERED) {
           this.#gathering = null;
           settle(this.#run(gathering.ops));
         } else timer = setTimeout(gathering.check, (full ? plan.until : plan.latest) - now);
@@ -1135,5 +1141,5 @@ export function gatherPlan(
 ): GatherPlan {
   const until = last.endedAt + gatherMs(lockWaits);
   const roundTrip = lockWaits.length > 0 ? Math.min(...lockWaits) : 0;
-  return { target: waiting + last.size, until, latest: until + roundTrip };
+  return { target: Math.min(MAX_GATHERED, waiting + last.size), until, latest: until + roundTrip };
 }

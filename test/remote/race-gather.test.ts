@@ -30,4 +30,6 @@ test("the group waits for as many operations as the group before answered, besid
     until: 100,
     latest: 103,
   });
+  // A backlog: never more than the Writer's batch (256), whatever the groups before held.
+  expect(gatherPlan([3], { size: 256, endedAt: 100 }, 200).target).toBe(256);
 });
