@@ -55,7 +55,8 @@ export interface PromotedHead {
  * head now gets its lowest pending row as the head, found after the lowest sequence that left
  * (every pending row of a queue comes after its head). A queue whose head did not leave (a later
  * row expired or was cancelled) keeps it. One statement for all the queues (a completion batch
- * promotes hundreds at once). Returns the new heads (the dispatcher claims them by id: claim.ts
+ * promotes hundreds at once; each new head is updated by its rowid, without a lookup of the id
+ * index). Returns the new heads (the dispatcher claims them by id: claim.ts
  * claimDeliveriesById); the remote write path answers none (op.ts Statement.hint), and its
  * dispatcher finds them by its scan.
  */
@@ -68,8 +69,8 @@ export function* promoteHeads(left: Iterable<string>): Op<PromotedHead[]> {
        FROM deliveries l WHERE l.id IN (SELECT value FROM json_each(:ids))
        GROUP BY l.endpoint_id, l.aggregate)
      UPDATE deliveries SET is_head = 1
-     WHERE id IN (
-       SELECT (SELECT d.id FROM events e CROSS JOIN deliveries d INDEXED BY deliveries_event
+     WHERE rowid IN (
+       SELECT (SELECT d.rowid FROM events e CROSS JOIN deliveries d INDEXED BY deliveries_event
                WHERE e.aggregate = q.aggregate AND e.sequence > q.after
                  AND d.event_id = e.id AND d.endpoint_id = q.endpointId AND d.status = 'pending'
                ORDER BY e.sequence LIMIT 1)
