@@ -18,6 +18,7 @@ import { startChild } from "../helpers/process.ts";
 import { tempDir } from "../helpers/server.ts";
 import {
   createScratchWrite,
+  heldWrite,
   insertAgainWrite,
   insertWrite,
   plainInsertWrite,
@@ -238,6 +239,40 @@ describe("the writer thread", () => {
       expect(mixed).toEqual([expected(3), 4]);
     } finally {
       Worker.prototype.postMessage = post;
+    }
+  });
+
+  test("writes queued while earlier ones are unanswered wait here and go over together, once those are answered", async () => {
+    const db = await open("worker");
+    await db.write(createScratchWrite());
+    const messages: number[] = [];
+    const post = Worker.prototype.postMessage;
+    Worker.prototype.postMessage = function (this: Worker, message: unknown, ...rest: unknown[]) {
+      const writes = (message as { kind?: string; writes?: unknown[] | string } | null)?.writes;
+      if (writes !== undefined)
+        messages.push(typeof writes === "string" ? JSON.parse(writes).length : writes.length);
+      return (post as (...args: unknown[]) => void).call(this, message, ...rest);
+    } as Worker["postMessage"];
+    // Shared memory crosses as itself: the held write waits on the writer thread until set here.
+    const gate = new Int32Array(new SharedArrayBuffer(4));
+    try {
+      const held = db.write(heldWrite(gate));
+      const deadline = Date.now() + 10_000;
+      while (messages.length === 0 && Date.now() < deadline) await new Promise((r) => setImmediate(r));
+      const later = [db.write(insertWrite(["b"], null))];
+      await new Promise((r) => setImmediate(r));
+      later.push(db.write(insertWrite(["c"], null)));
+      await new Promise((r) => setImmediate(r));
+      expect(messages).toEqual([1]);
+      Atomics.store(gate, 0, 1);
+      Atomics.notify(gate, 0);
+      expect(await held).toBe(0);
+      expect(await Promise.all(later)).toEqual([1, 2]);
+      expect(messages).toEqual([1, 2]);
+    } finally {
+      Worker.prototype.postMessage = post;
+      Atomics.store(gate, 0, 1);
+      Atomics.notify(gate, 0);
     }
   });
 

@@ -60,6 +60,16 @@ export const pragmasWrite = defineWrite(
   { again: false },
 );
 
+/** Holds the thread that runs it until `gate[0]` is set (Atomics.notify), then answers the rows it sees. */
+export const heldWrite = defineWrite(
+  "test.held",
+  function* (gate: Int32Array): Op<number> {
+    Atomics.wait(gate, 0, 0, 30_000);
+    return yield* count();
+  },
+  { again: false },
+);
+
 /** Ends the thread that runs it: on the writer thread, as if it died (never run on the main thread). */
 export const endThreadWrite = defineWrite(
   "test.endThread",
