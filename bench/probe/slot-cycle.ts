@@ -277,6 +277,14 @@ if (writerData && data.threadWrites && data.writeOf && data.timeOrigin !== undef
       );
     });
   }
+  // How well writes are batched: messages each way (a message's writes share its post time, an
+  // answer message's answers their post time there).
+  const inRun = data.threadWrites.filter(([, , queued]) => queued >= fromAbs && queued <= toAbs);
+  const postedMessages = new Set(inRun.map(([, , , posted]) => posted)).size;
+  const answerMessages = new Set(inRun.map(([id]) => thereOf.get(id)?.[4] ?? 0)).size;
+  console.log(
+    `writes while committing: ${inRun.length}, messages posted ${postedMessages} (${(inRun.length / Math.max(1, postedMessages)).toFixed(1)} writes each), answer messages ${answerMessages} (${(inRun.length / Math.max(1, answerMessages)).toFixed(1)} each); per event ${((postedMessages + answerMessages) / Math.max(1, measured.length)).toFixed(2)} messages`,
+  );
   // The slowest 1% of deliveries: the hops of the commit that made them and of the write of their outcome.
   const writeOf = data.writeOf;
   const deliveryIds = new Map(data.deliveries.map((d) => [d[1], d[0]]));
