@@ -24,7 +24,14 @@ describe.each(["engine", "client"] as DriverName[])("%s driver", (driver) => {
   /** Opens the file as outboxd does, from environment variables (plus `env`). */
   async function open(env: Record<string, string> = {}): Promise<OutboxdDatabase> {
     const db = await openDatabase(
-      loadConfig({ OUTBOXD_DATABASE_URL: `file:${file}`, OUTBOXD_DRIVER: driver, ...env }),
+      // The suite runs raw operations through this thread's Writer: the writer on this thread
+      // (test/db/writer-thread.test.ts asserts what crosses to the writer thread).
+      loadConfig({
+        OUTBOXD_DATABASE_URL: `file:${file}`,
+        OUTBOXD_DRIVER: driver,
+        OUTBOXD_WRITER_THREAD: "main",
+        ...env,
+      }),
     );
     expect(db.driver.name).toBe(driver);
     opened.push(db);

@@ -9,7 +9,8 @@ import { startServer, type TestServer } from "../helpers/server.ts";
 
 let server: TestServer;
 beforeAll(async () => {
-  server = await startServer({}, { dispatch: false });
+  // Raw operations through this thread's Writer (the SQL under test): the writer on this thread.
+  server = await startServer({ OUTBOXD_WRITER_THREAD: "main" }, { dispatch: false });
 });
 afterAll(async () => {
   await server.stop();

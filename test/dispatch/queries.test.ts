@@ -19,7 +19,8 @@ describe("dispatch queries", () => {
   let endpointId: string;
   let n = 0;
   beforeAll(async () => {
-    server = await startServer({}, { dispatch: false });
+    // The delivery SQL itself, as raw operations through this thread's Writer: the writer on this thread.
+    server = await startServer({ OUTBOXD_WRITER_THREAD: "main" }, { dispatch: false });
     endpointId = await newEndpoint();
   });
   afterAll(async () => {

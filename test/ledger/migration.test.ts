@@ -17,6 +17,9 @@ import { verifyLedger } from "../../src/ledger/verify.ts";
 import { canonicalJson, sha256Hex } from "../../src/lib/canonical-json.ts";
 import { startServer, tempDir } from "../helpers/server.ts";
 
+/** Old migrations run as raw operations through this thread's Writer: the writer on this thread. */
+const ON_THIS_THREAD = { OUTBOXD_WRITER_THREAD: "main" };
+
 const dir = tempDir("outboxd-ledger-migration-");
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
@@ -43,7 +46,7 @@ test("an older database keeps every row, its idempotency responses, and starts t
   expect(BEFORE_LEDGER).toBeGreaterThan(0);
   const file = join(dir, "old.db");
   const url = `file:${file}`;
-  const old = await openDatabase(loadConfig({ OUTBOXD_DATABASE_URL: url }));
+  const old = await openDatabase(loadConfig({ OUTBOXD_DATABASE_URL: url, ...ON_THIS_THREAD }));
   await old.writer.write(migrate(migrations.slice(0, BEFORE_LEDGER)));
   await old.close();
 
@@ -73,7 +76,7 @@ test("an older database keeps every row, its idempotency responses, and starts t
     ["records", "events", "endpoints", "deliveries", "attempts", "commits"].map((t) => [t, count(file, t)]),
   );
 
-  const db = await openDatabase(loadConfig({ OUTBOXD_DATABASE_URL: url }));
+  const db = await openDatabase(loadConfig({ OUTBOXD_DATABASE_URL: url, ...ON_THIS_THREAD }));
   expect(await db.writer.write(migrateDatabase())).toContain("0009_ledger");
   const verified = await db.driver.read(verifyLedger());
   await db.close();
@@ -177,7 +180,7 @@ test("migration 0012 on a chained database: current versions move into their rec
   expect(upTo).toBeGreaterThan(0);
   const file = join(dir, "chained.db");
   const url = `file:${file}`;
-  const old = await openDatabase(loadConfig({ OUTBOXD_DATABASE_URL: url }));
+  const old = await openDatabase(loadConfig({ OUTBOXD_DATABASE_URL: url, ...ON_THIS_THREAD }));
   await old.writer.write(migrate(migrations.slice(0, upTo)));
   await old.close();
   // Two commits as the ledger wrote them before 0012: every version in record_versions.
@@ -214,7 +217,7 @@ test("migration 0012 on a chained database: current versions move into their rec
   `);
   seed.close();
 
-  const db = await openDatabase(loadConfig({ OUTBOXD_DATABASE_URL: url }));
+  const db = await openDatabase(loadConfig({ OUTBOXD_DATABASE_URL: url, ...ON_THIS_THREAD }));
   try {
     expect(await db.writer.write(migrateDatabase())).toContain("0012_ledger_current_versions");
     expect(await db.driver.read(verifyLedger())).toMatchObject({ ok: true, commits: 2, head: h1 });
@@ -252,7 +255,7 @@ test("migration events_by_position on a chained database: each commit finds its 
   expect(upTo).toBeGreaterThan(0);
   const file = join(dir, "positions.db");
   const url = `file:${file}`;
-  const old = await openDatabase(loadConfig({ OUTBOXD_DATABASE_URL: url }));
+  const old = await openDatabase(loadConfig({ OUTBOXD_DATABASE_URL: url, ...ON_THIS_THREAD }));
   await old.writer.write(migrate(migrations.slice(0, upTo)));
   await old.close();
   // Two commits as the ledger wrote them before: events found through the events_commit index.
@@ -296,7 +299,7 @@ test("migration events_by_position on a chained database: each commit finds its 
   `);
   seed.close();
 
-  const db = await openDatabase(loadConfig({ OUTBOXD_DATABASE_URL: url }));
+  const db = await openDatabase(loadConfig({ OUTBOXD_DATABASE_URL: url, ...ON_THIS_THREAD }));
   try {
     expect(
       (await db.writer.write(migrateDatabase())).some((tag) => tag.endsWith("_events_by_position")),

@@ -180,7 +180,12 @@ export function roundTripTests(backend: "file" | "hrana"): void {
     /** Another machine's commit to the same record, on a connection of its own. */
     async function elsewhere(id: string): Promise<void> {
       const other = await openDatabase(
-        loadConfig({ OUTBOXD_DATABASE_URL: `file:${file}`, OUTBOXD_DRIVER: "engine" }),
+        // Its raw operations go through this thread's Writer: the writer on this thread.
+        loadConfig({
+          OUTBOXD_DATABASE_URL: `file:${file}`,
+          OUTBOXD_DRIVER: "engine",
+          OUTBOXD_WRITER_THREAD: "main",
+        }),
       );
       await other.writer.write(
         commitOp({ ...commit(), records: [record(id, undefined)], events: eventsOf(id) }),
@@ -435,7 +440,12 @@ export function roundTripTests(backend: "file" | "hrana"): void {
     /** A commit on another machine (its own connection), which chains. */
     async function elsewhere(): Promise<void> {
       const other = await openDatabase(
-        loadConfig({ OUTBOXD_DATABASE_URL: `file:${file}`, OUTBOXD_DRIVER: "engine" }),
+        // Its raw operations go through this thread's Writer: the writer on this thread.
+        loadConfig({
+          OUTBOXD_DATABASE_URL: `file:${file}`,
+          OUTBOXD_DRIVER: "engine",
+          OUTBOXD_WRITER_THREAD: "main",
+        }),
       );
       await other.writer.write(commitOp(commit()));
       await other.close();
