@@ -147,7 +147,14 @@ export function loadConfig(env: Env = process.env): Config {
   const driver = oneOf("OUTBOXD_DRIVER", ["engine", "client"] as const, local ? "engine" : "client");
   if (driver === "engine" && !local)
     problems.push("OUTBOXD_DRIVER=engine works only with a file: database URL");
-  const writerThread = oneOf("OUTBOXD_WRITER_THREAD", ["main", "worker"] as const, "main");
+  // The engine driver's writer on a thread of its own unless told otherwise (issue 12, session 8:
+  // docs/configuration.md says when `main` is better); the client driver's writes are network
+  // round trips made on this thread (remote-writer.ts), so left unset it is `main` there.
+  const writerThread = oneOf(
+    "OUTBOXD_WRITER_THREAD",
+    ["main", "worker"] as const,
+    driver === "engine" ? "worker" : "main",
+  );
   if (writerThread === "worker" && driver !== "engine")
     problems.push(
       "OUTBOXD_WRITER_THREAD=worker works only with OUTBOXD_DRIVER=engine (a file: database URL)",

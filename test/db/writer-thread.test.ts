@@ -187,6 +187,20 @@ describe.each(["main", "worker"] as const)("writer on the %s thread", (mode) => 
   });
 });
 
+describe("OUTBOXD_WRITER_THREAD", () => {
+  test("unset: the writer thread with the engine driver; the main thread with the client driver, which writes only there", () => {
+    const local = { OUTBOXD_DATABASE_URL: "file:./data/outboxd.db" };
+    expect(loadConfig(local).writerThread).toBe("worker");
+    expect(loadConfig({ ...local, OUTBOXD_DRIVER: "client" }).writerThread).toBe("main");
+    expect(loadConfig({ OUTBOXD_DATABASE_URL: "libsql://db.example.com" }).writerThread).toBe("main");
+    expect(loadConfig({ ...local, OUTBOXD_WRITER_THREAD: "main" }).writerThread).toBe("main");
+    // Asked for explicitly, it is refused with the client driver: the setting says what it cannot do.
+    expect(() => loadConfig({ ...local, OUTBOXD_DRIVER: "client", OUTBOXD_WRITER_THREAD: "worker" })).toThrow(
+      "OUTBOXD_WRITER_THREAD=worker works only with OUTBOXD_DRIVER=engine",
+    );
+  });
+});
+
 describe("the writer thread", () => {
   test("knows every named write this thread defines", async () => {
     // This thread imported the whole application (src/app.ts) and the tests' writes.

@@ -36,8 +36,8 @@ export async function startServer(
     OUTBOXD_LOG_LEVEL: "error",
     OUTBOXD_ALLOW_PRIVATE_ENDPOINTS: "1",
     OUTBOXD_MASTER_KEY: Buffer.alloc(32, 7).toString("base64"),
-    // CI runs the HTTP suites once more on the @libsql/client driver, and with the writer on its
-    // own thread (.ci/run).
+    // CI runs the HTTP suites once more on the @libsql/client driver, and with the writer on the
+    // main thread (.ci/run; its own thread is the default).
     ...(process.env.OUTBOXD_DRIVER ? { OUTBOXD_DRIVER: process.env.OUTBOXD_DRIVER } : {}),
     ...(process.env.OUTBOXD_WRITER_THREAD
       ? { OUTBOXD_WRITER_THREAD: process.env.OUTBOXD_WRITER_THREAD }
