@@ -36,7 +36,7 @@ export function report(r: Results): string {
   lines.push(`# outboxd benchmark, ${r.startedAt}`, "");
   lines.push(
     `Machine: ${r.machine.cpus} cores (${r.machine.cpuModel}), ${r.machine.memoryGb} GiB; Bun ${r.machine.bun}, Node ${r.machine.node}; load average at start ${r.machine.loadAverage.join(" / ")}.`,
-    `outboxd's writer: ${r.writerThread === "worker" ? "on a thread of its own (OUTBOXD_WRITER_THREAD=worker)" : "on the main thread (the default)"}.`,
+    `outboxd's writer: ${r.writerThread === "main" ? "on the main thread (OUTBOXD_WRITER_THREAD=main)" : "on a thread of its own (the default)"}.`,
     `Scenarios: ${r.scenarios.join(", ")}. Loads: ${r.settings.seconds} s per throughput measurement, median of ${r.settings.runs} (range in parentheses); load generators are separate processes on 127.0.0.1.`,
     "",
   );

@@ -133,7 +133,8 @@ const results: Results = {
     node: Bun.spawnSync(["node", "--version"]).stdout.toString().trim(),
     loadAverage: loadavg().map((x) => Math.round(x * 10) / 10),
   },
-  writerThread: process.env.OUTBOXD_WRITER_THREAD ?? "main",
+  // Where outboxd's writer ran: its default is a thread of its own (src/config.ts).
+  writerThread: process.env.OUTBOXD_WRITER_THREAD ?? "worker",
   settings,
 };
 
