@@ -7,7 +7,7 @@
 import { type EngineDriver, openEngineDriver } from "./engine-driver.ts";
 import { Writer } from "./writer.ts";
 import { encodeError } from "./writer-errors.ts";
-import { borrow, definedWrites, isPlain, operationOf } from "./writer-ops.ts";
+import { borrow, definedWrites, operationOf } from "./writer-ops.ts";
 import {
   type Answer,
   type Carried,
@@ -54,6 +54,8 @@ async function open(start: WriterThreadStart, started: (start: WriterThreadStart
 
 function write(posted: Carried<PostedWrite>, budget: unknown): void {
   const queue = writer as Writer;
+  // Posted as text only when every write in it is plain (writer-thread.ts): their answers are too.
+  const plain = typeof posted === "string";
   for (const [id, name, args, durable, borrowing] of carried(posted)) {
     const took: unknown[] = [];
     let done: Promise<unknown>;
@@ -64,20 +66,10 @@ function write(posted: Carried<PostedWrite>, budget: unknown): void {
     } catch (error) {
       done = Promise.reject(error);
     }
-    const plain = isPlainName(name);
     done.then(
       (value) => answer([id, true, value, took], plain),
       (error) => answer([id, false, encodeError(error), took], plain),
     );
-  }
-}
-
-/** Whether a write of this name is plain; an unknown name (its answer: the error saying so) is. */
-function isPlainName(name: string): boolean {
-  try {
-    return isPlain(name);
-  } catch {
-    return true;
   }
 }
 

@@ -7,45 +7,22 @@
 import { expect, test } from "bun:test";
 import { join } from "node:path";
 import { spawn } from "bun";
-import { type CommitInput, type CommitOutcome, commitOp } from "../../src/commit/commit-op.ts";
+import { type CommitOutcome, commitOp } from "../../src/commit/commit-op.ts";
 import { loadConfig } from "../../src/config.ts";
 import { migrate } from "../../src/db/migrate.ts";
 import { openDatabase } from "../../src/db/open.ts";
 import { verifyLedger } from "../../src/ledger/verify.ts";
+import { commitInput } from "../helpers/commit-input.ts";
 import { REPO } from "../helpers/process.ts";
 import { tempDir } from "../helpers/server.ts";
 import { startSimServer } from "../helpers/sim-server.ts";
-
-function commit(id: string): CommitInput {
-  const now = Date.now();
-  return {
-    by: { tokenId: "tok_test", tokenName: "test" },
-    records: [{ collection: "orders", id, expectedVersion: undefined, data: "{}" }],
-    events: [
-      {
-        id: undefined,
-        type: "order.updated",
-        aggregate: `orders/${id}`,
-        payload: "{}",
-        deliverAfter: null,
-        deliverBy: now + 3_600_000,
-        endpoints: undefined,
-      },
-    ],
-    idempotency: undefined,
-    traceparent: undefined,
-    conflictStatus: 409,
-    maxDeliveries: 10_000,
-    now,
-  };
-}
 
 test("a Machine killed during its turn of the write lock: once the server expires its stream, the other Machine's commits go on and the chain verifies", async () => {
   const server = startSimServer(join(tempDir("outboxd-dead-turn-"), "o.db"), "NORMAL", 500);
   const db = await openDatabase(loadConfig({ OUTBOXD_DATABASE_URL: server.url, OUTBOXD_DRIVER: "client" }));
   try {
     await db.writer.write(migrate());
-    await db.writer.write(() => commitOp(commit("before")));
+    await db.writer.write(() => commitOp(commitInput("before")));
     const other = spawn({
       cmd: [process.execPath, "test/remote/hold-turn.ts", server.url],
       cwd: REPO,
@@ -58,7 +35,7 @@ test("a Machine killed during its turn of the write lock: once the server expire
     other.kill("SIGKILL");
     await other.exited;
     const outcomes: CommitOutcome[] = await Promise.all(
-      ["a", "b", "c"].map((id) => db.writer.write(() => commitOp(commit(id)))),
+      ["a", "b", "c"].map((id) => db.writer.write(() => commitOp(commitInput(id)))),
     );
     expect(outcomes.map((o) => o.result.records[0]?.version)).toEqual([1, 1, 1]);
     expect(await db.driver.read(verifyLedger())).toMatchObject({ ok: true, commits: 4 });

@@ -15,6 +15,7 @@ import { claimDeliveries } from "../../src/deliveries/claim.ts";
 import { completeDelivery } from "../../src/deliveries/complete.ts";
 import { createEndpoint } from "../../src/endpoints/endpoints.ts";
 import { verifyLedger } from "../../src/ledger/verify.ts";
+import { commitInput } from "../helpers/commit-input.ts";
 import { installNetwork, type Network } from "../helpers/network.ts";
 import { tempDir } from "../helpers/server.ts";
 import { startSimServer } from "../helpers/sim-server.ts";
@@ -54,28 +55,11 @@ export function roundTripTests(backend: "file" | "hrana"): void {
   let serial = 0;
   function commit(options: { key?: boolean; events?: number } = {}): CommitInput {
     serial += 1;
-    const now = Date.now();
-    const id = `r${serial}`;
-    return {
-      by: { tokenId: "tok_test", tokenName: "test" },
-      records: [
-        { collection: "orders", id, expectedVersion: undefined, data: JSON.stringify({ n: serial }) },
-      ],
-      events: Array.from({ length: options.events ?? 1 }, () => ({
-        id: undefined,
-        type: "order.updated",
-        aggregate: `orders/${id}`,
-        payload: "{}",
-        deliverAfter: null,
-        deliverBy: now + 3_600_000,
-        endpoints: undefined,
-      })),
+    return commitInput(`r${serial}`, {
+      data: JSON.stringify({ n: serial }),
+      ...(options.events === undefined ? {} : { events: options.events }),
       idempotency: options.key ? { key: `k${serial}`, requestHash: "h" } : undefined,
-      traceparent: undefined,
-      conflictStatus: 409,
-      maxDeliveries: 10_000,
-      now,
-    };
+    });
   }
 
   /** Queues all `ops` before the Writer's next turn, so they form one group; returns the requests it cost. */
