@@ -36,10 +36,12 @@ export interface RecordWrite {
   /** JSON text of the new data, or null for a delete. */
   data: string | null;
   /**
-   * true: `data` is known to be its own JCS (written from a document in key order), so its digest
-   * needs no parse. A flag, not the document: on the writer thread it crosses as one boolean.
+   * The digest the ledger keeps of `data` (ledger/append.ts dataDigest), made where the input was
+   * (normalize.ts, from the parsed document: no parse of the text, and no JCS at all for a document
+   * already in key order), so the single writer, on a thread of its own by default, spends no hash
+   * nor JCS on it. undefined: commitOp makes it from the text.
    */
-  dataCanonical?: boolean;
+  dataDigest?: string | null;
 }
 
 export interface EventWrite {
@@ -49,8 +51,8 @@ export interface EventWrite {
   aggregate: string;
   /** JSON text of the payload. */
   payload: string;
-  /** true: `payload` is known to be its own JCS (as RecordWrite.dataCanonical). */
-  payloadCanonical?: boolean;
+  /** The digest the ledger keeps of `payload`, made where the input was (as RecordWrite.dataDigest). */
+  payloadDigest?: string | null;
   deliverAfter: number | null;
   /** Absolute deadline; computed by validation from deliverBy/deliverWithin. */
   deliverBy: number;
@@ -237,7 +239,7 @@ export function* commitOp(input: CommitInput, leases?: HeadLeases): Op<CommitOut
     // Created now when new or re-created over a tombstone; a delete keeps the creation time.
     const created = !current || current.deleted === 1;
     const createdAt = !current || current.deleted === 1 ? now : current.createdAt;
-    const digest = dataDigest(write.data, write.dataCanonical);
+    const digest = write.dataDigest !== undefined ? write.dataDigest : dataDigest(write.data);
     // The ledger keeps the version this one replaces (DESIGN §13).
     if (current) yield* supersede(write.collection, write.id);
     yield* run(current ? SQL.updateRecord : SQL.insertRecord, {
@@ -319,7 +321,7 @@ export function* commitOp(input: CommitInput, leases?: HeadLeases): Op<CommitOut
       if (deferAll || next?.fanOutPending) deferredAggregates.add(event.aggregate);
     }
     lastSequence.set(event.aggregate, sequence);
-    const digest = payloadDigest(event.payload, event.payloadCanonical);
+    const digest = event.payloadDigest !== undefined ? event.payloadDigest : payloadDigest(event.payload);
     yield* run(SQL.insertEvent, {
       id,
       type: event.type,

@@ -4,7 +4,7 @@
 import type * as v from "valibot";
 import type { Config } from "../config.ts";
 import { type Deadline, deadlineWithin, storableDeadline } from "../deliveries/deadline.ts";
-import { inSortedOrder } from "../lib/canonical-json.ts";
+import { dataDigest, payloadDigest } from "../ledger/append.ts";
 import { type FieldError, problems } from "../lib/problem.ts";
 import type { CommitInput, Committer, EventWrite, RecordWrite } from "./commit-op.ts";
 import type { CommitSchema, EventSchema } from "./schemas.ts";
@@ -54,14 +54,12 @@ export function normalizeCommit(body: CommitBody, ctx: CommitContext): CommitInp
     if (seen.has(key)) errors.push({ pointer: at, detail: "appears more than once in this commit" });
     seen.add(key);
     let data: string | null = null;
-    let dataCanonical = false;
     if (record.delete) {
       if (record.data != null) errors.push({ pointer: `${at}/data`, detail: "a delete carries no data" });
     } else if (record.data == null) {
       errors.push({ pointer: `${at}/data`, detail: "required unless delete is true" });
     } else {
       data = JSON.stringify(record.data);
-      dataCanonical = inSortedOrder(record.data);
       checkSize(data, `${at}/data`, limits, errors);
     }
     return {
@@ -69,7 +67,9 @@ export function normalizeCommit(body: CommitBody, ctx: CommitContext): CommitInp
       id: record.id,
       expectedVersion: record.expectedVersion ?? undefined,
       data,
-      dataCanonical,
+      // Here, from the parsed document, not on the writer (commit-op.ts RecordWrite.dataDigest);
+      // a commit refused already (a document too large, say) hashes nothing more.
+      dataDigest: data === null || errors.length > 0 ? null : dataDigest(data, record.data),
     };
   });
 
@@ -102,7 +102,7 @@ export function normalizeCommit(body: CommitBody, ctx: CommitContext): CommitInp
       type: event.type,
       aggregate: aggregate ?? "",
       payload,
-      payloadCanonical: inSortedOrder(payloadValue),
+      payloadDigest: errors.length > 0 ? null : payloadDigest(payload, payloadValue),
       ...schedule(event, at, ctx.now, limits, errors),
       endpoints,
     };

@@ -69,15 +69,15 @@ export function ledgerReads(): Statement[] {
 
 /**
  * The digest an event's payload is stored and chained with (null on the bench's ledger-less
- * runs); `canonical`: the text is known to be its JCS (chain.ts digestOf).
+ * runs); `written`: the value the text was written from, if at hand (chain.ts digestOf).
  */
-export function payloadDigest(payload: string, canonical?: boolean): string | null {
-  return ledgerBenchSwitch.off ? null : digestOf(payload, canonical);
+export function payloadDigest(payload: string, written?: unknown): string | null {
+  return ledgerBenchSwitch.off ? null : digestOf(payload, written);
 }
 
 /** The digest a record's new data is stored and chained with: null for a delete (and on the bench's ledger-less runs). */
-export function dataDigest(data: string | null, canonical?: boolean): string | null {
-  return data === null || ledgerBenchSwitch.off ? null : digestOf(data, canonical);
+export function dataDigest(data: string | null, written?: unknown): string | null {
+  return data === null || ledgerBenchSwitch.off ? null : digestOf(data, written);
 }
 
 /** Before a commit writes a record that exists: its current version goes into the history. */

@@ -1,6 +1,6 @@
 // The hash chain of DESIGN §13: what a commit's content is and how its hash follows from the
 // previous one. The one place both the writer (append.ts) and `outboxd verify` compute it.
-import { canonicalJson, sha256Hex } from "../lib/canonical-json.ts";
+import { canonicalJson, inSortedOrder, sha256Hex } from "../lib/canonical-json.ts";
 import { iso } from "../lib/time.ts";
 
 /** The previous hash of the first commit. */
@@ -38,12 +38,14 @@ export interface ChainCommit {
 }
 
 /**
- * Lowercase hex sha256 of the JCS of a JSON document given as text. `canonical`: the text is known
- * to be its own JCS (JSON.stringify of a value in JCS order, canonical-json.ts inSortedOrder), so
- * it is hashed as it is, not parsed and written again.
+ * Lowercase hex sha256 of the JCS of a JSON document given as text. `written`: the value the text
+ * was written from (`JSON.stringify(written) === json`), when at hand: its JCS is then made from it
+ * without parsing the text, and when its keys are already in JCS order (canonical-json.ts
+ * inSortedOrder) the text is its own JCS and is hashed as it is.
  */
-export function digestOf(json: string, canonical = false): string {
-  return sha256Hex(canonical ? json : canonicalJson(JSON.parse(json)));
+export function digestOf(json: string, written?: unknown): string {
+  if (written === undefined) return sha256Hex(canonicalJson(JSON.parse(json)));
+  return sha256Hex(inSortedOrder(written) ? json : canonicalJson(written));
 }
 
 /** Records sorted by collection then id (UTF-16 code units; the names are ASCII anyway). */
