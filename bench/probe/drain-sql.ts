@@ -22,10 +22,13 @@ const { prefill } = await import(join(root, "bench/scenarios/delivery.ts"));
 const { loadConfig } = await import(join(root, "src/config.ts"));
 const { openDatabase } = await import(join(root, "src/db/open.ts"));
 const { all } = await import(join(root, "src/db/op.ts"));
-const { claimDeliveries, claimDeliveriesById } = await import(join(root, "src/deliveries/claim.ts"));
+const { claimDeliveries, claimDeliveriesById, claimDeliveriesByRowid } = await import(
+  join(root, "src/deliveries/claim.ts")
+);
 const { completeDeliveries } = await import(join(root, "src/deliveries/complete.ts"));
 
 interface Leased {
+  rid?: number;
   id: string;
   endpointId: string;
   aggregate: string;
@@ -38,6 +41,8 @@ const db = await openDatabase(
   loadConfig({
     OUTBOXD_DATABASE_URL: `file:${join(dir, "outboxd.db")}`,
     OUTBOXD_ADMIN_TOKEN: "x".repeat(32),
+    // Its SQL on this thread, through db.writer (the writer thread takes only named writes).
+    OUTBOXD_WRITER_THREAD: "main",
   }),
 );
 const OWNER = "probe";
@@ -76,12 +81,16 @@ while (leased.length > 0) {
           statusCode: 200,
           error: null,
           responsePrefix: null,
+          // Where the row is (trees since session 9 find it by rowid, as the dispatcher does).
+          sent: { rid: d.rid, aggregate: d.aggregate, sequence: d.sequence },
         },
         completion: { kind: "delivered", at: now, latencyMs: 1 },
       })),
     );
-    const ids = (promoted as { id: string }[]).map((p) => p.id);
-    const rows: Leased[] = yield* claimDeliveriesById({ ...lease(), ids });
+    const heads = promoted as { id: string; rid: number }[];
+    const rows: Leased[] = claimDeliveriesByRowid
+      ? yield* claimDeliveriesByRowid({ ...lease(), rids: heads.map((p) => p.rid) })
+      : yield* claimDeliveriesById({ ...lease(), ids: heads.map((p) => p.id) });
     yield* eventsOf(rows);
     return rows;
   });

@@ -9,7 +9,13 @@ import type { Delivery } from "./read.ts";
 export type ClaimedDelivery = Pick<
   Delivery,
   "id" | "eventId" | "endpointId" | "aggregate" | "sequence" | "attemptCount" | "availableAt" | "deliverBy"
->;
+> & {
+  /**
+   * The row's rowid, when the claim returned it: its completion finds the row by it, without a
+   * lookup of the id index (complete.ts; the id is checked too). Absent for a head a commit leased.
+   */
+  rid?: number;
+};
 
 export interface ClaimRequest {
   /** The lease token of this claim: only its holder may complete these rows (complete.ts). */
@@ -49,7 +55,7 @@ function claimableRow(row: string): string {
  */
 const CLAIMABLE_NOW_TO_WEBHOOK = claimableNow("d", `e.disabled = 0 AND ${webhookEndpoint("e")}`);
 
-const RETURNING_CLAIMED = `RETURNING id, event_id AS eventId, endpoint_id AS endpointId, aggregate, sequence,
+const RETURNING_CLAIMED = `RETURNING rowid AS rid, id, event_id AS eventId, endpoint_id AS endpointId, aggregate, sequence,
   attempt_count AS attemptCount, available_at AS availableAt, deliver_by AS deliverBy`;
 
 const LEASE_SET =
@@ -133,11 +139,31 @@ export interface ClaimByIdRequest {
  */
 export function* claimDeliveriesById(request: ClaimByIdRequest): Op<ClaimedDelivery[]> {
   if (request.ids.length === 0) return [];
+  return yield* claimListed("id", request.ids, request);
+}
+
+/**
+ * claimDeliveriesById for rows known by rowid: the heads a batch of completions has just promoted,
+ * in the same transaction (heads.ts promoteHeads returns their rowids), without a lookup of the id
+ * index for each.
+ */
+export function* claimDeliveriesByRowid(
+  request: Omit<ClaimByIdRequest, "ids"> & { rids: number[] },
+): Op<ClaimedDelivery[]> {
+  if (request.rids.length === 0) return [];
+  return yield* claimListed("rowid", request.rids, request);
+}
+
+function* claimListed(
+  by: "id" | "rowid",
+  keys: (string | number)[],
+  { owner, now, leaseMs }: Omit<ClaimByIdRequest, "ids">,
+): Op<ClaimedDelivery[]> {
   return yield* all<ClaimedDelivery>(
     `UPDATE deliveries AS d SET ${LEASE_SET}
-     WHERE d.id IN (SELECT value FROM json_each(:ids)) AND ${CLAIMABLE_NOW_TO_WEBHOOK}
+     WHERE d.${by} IN (SELECT value FROM json_each(:keys)) AND ${CLAIMABLE_NOW_TO_WEBHOOK}
      ${RETURNING_CLAIMED}`,
-    { owner: request.owner, now: request.now, leaseMs: request.leaseMs, ids: JSON.stringify(request.ids) },
+    { owner, now, leaseMs, keys: JSON.stringify(keys) },
   );
 }
 

@@ -10,7 +10,7 @@
 import { all, exec, type Op, run } from "../db/op.ts";
 import { bumpDeadlineCounter, recordDelivered, recordDeliveredMany } from "./counters.ts";
 import { DEAD_LETTER_SET } from "./dead-letter.ts";
-import { type PromotedHead, promoteHeads } from "./heads.ts";
+import { type PromotedHead, promoteHeads, promoteQueues, type QueuePosition } from "./heads.ts";
 
 export interface AttemptRecord {
   deliveryId: string;
@@ -21,6 +21,13 @@ export interface AttemptRecord {
   statusCode: number | null;
   error: string | null;
   responsePrefix: string | null;
+  /**
+   * Where the row is, when the sender knows it (the dispatcher: from its claim): its rowid, so the
+   * fence and the UPDATE find it without a lookup of the id index (its id is checked too: a
+   * VACUUM may renumber rowids), and its queue and sequence, so promoting its successor needs no
+   * lookup of it either (heads.ts promoteQueues).
+   */
+  sent?: { rid: number | undefined; aggregate: string; sequence: number } | undefined;
 }
 
 export type Completion =
@@ -103,41 +110,71 @@ export function* completeDeliveries(items: CompletionItem[]): Op<CompletedBatch>
     // The fence, read first (inside this transaction; on the remote write path a guarded read, so
     // the group runs again if a lease changes before its write): a row changes only while it is
     // pending and leased to the claim that sent it. Reading rather than UPDATE … RETURNING keeps
-    // every write of the batch free to follow.
-    const leases = yield* all<{ id: string; owner: string | null; status: string }>(
-      `SELECT id, lease_owner AS owner, status FROM deliveries
-       WHERE id IN (SELECT value FROM json_each(:ids))`,
-      { ids: JSON.stringify(delivered.map((i) => (items[i] as CompletionItem).attempt.deliveryId)) },
-    );
-    const owners = new Map(leases.filter((l) => l.status === "pending").map((l) => [l.id, l.owner]));
-    const rows: [id: string, owner: string, at: number, code: number | null][] = [];
+    // every write of the batch free to follow. Rows whose rowid the sender knows are read by it.
+    const rids: number[] = [];
+    const ids: string[] = [];
+    for (const i of delivered) {
+      const { attempt } = items[i] as CompletionItem;
+      if (attempt.sent?.rid !== undefined) rids.push(attempt.sent.rid);
+      else ids.push(attempt.deliveryId);
+    }
+    type Lease = { rid: number; id: string; owner: string | null; status: string };
+    const leases = [
+      ...(rids.length === 0
+        ? []
+        : yield* all<Lease>(
+            `SELECT rowid AS rid, id, lease_owner AS owner, status FROM deliveries
+             WHERE rowid IN (SELECT value FROM json_each(:rids))`,
+            { rids: JSON.stringify(rids) },
+          )),
+      ...(ids.length === 0
+        ? []
+        : yield* all<Lease>(
+            `SELECT rowid AS rid, id, lease_owner AS owner, status FROM deliveries
+             WHERE id IN (SELECT value FROM json_each(:ids))`,
+            { ids: JSON.stringify(ids) },
+          )),
+    ];
+    const fences = new Map(leases.filter((l) => l.status === "pending").map((l) => [l.id, l]));
+    const rows: [rid: number, owner: string, at: number, code: number | null][] = [];
     const counted: { endpointId: string; at: number; latencyMs: number }[] = [];
     for (const i of delivered) {
       const { attempt, completion } = items[i] as CompletionItem;
-      if (completion.kind !== "delivered" || owners.get(attempt.deliveryId) !== attempt.owner) continue;
+      const fence = fences.get(attempt.deliveryId);
+      if (completion.kind !== "delivered" || fence?.owner !== attempt.owner) continue;
       // One winner per row, should a batch hold the same delivery twice.
-      owners.delete(attempt.deliveryId);
+      fences.delete(attempt.deliveryId);
       recorded[i] = true;
-      rows.push([attempt.deliveryId, attempt.owner, completion.at, attempt.statusCode]);
+      rows.push([fence.rid, attempt.owner, completion.at, attempt.statusCode]);
       counted.push({ endpointId: attempt.endpointId, at: completion.at, latencyMs: completion.latencyMs });
     }
     if (rows.length > 0) {
       yield* exec(
         `UPDATE deliveries SET status = 'delivered', delivered_at = b.at, lease_owner = NULL,
            lease_expires_at = NULL, last_status_code = b.code, last_error = NULL
-         FROM (SELECT value ->> 0 AS id, value ->> 1 AS owner, value ->> 2 AS at, value ->> 3 AS code
+         FROM (SELECT value ->> 0 AS rid, value ->> 1 AS owner, value ->> 2 AS at, value ->> 3 AS code
                FROM json_each(:rows)) AS b
-         WHERE deliveries.id = b.id AND deliveries.lease_owner = b.owner AND deliveries.status = 'pending'`,
+         WHERE deliveries.rowid = b.rid AND deliveries.lease_owner = b.owner AND deliveries.status = 'pending'`,
         { rows: JSON.stringify(rows) },
       );
       yield* recordDeliveredMany(counted);
     }
   }
-  // Rows that left pending promote their queues' next heads, once per queue.
-  const left = items.filter(
-    (item, i) => recorded[i] && (item.completion.kind === "delivered" || item.completion.kind === "dead"),
-  );
-  const promoted = yield* promoteHeads(left.map((item) => item.attempt.deliveryId));
+  // Rows that left pending promote their queues' next heads, once per queue: from where the
+  // sender says they were, or else looked up by id.
+  const positions: QueuePosition[] = [];
+  const leftIds: string[] = [];
+  items.forEach(({ attempt, completion }, i) => {
+    if (!recorded[i] || (completion.kind !== "delivered" && completion.kind !== "dead")) return;
+    if (attempt.sent)
+      positions.push({
+        endpointId: attempt.endpointId,
+        aggregate: attempt.sent.aggregate,
+        sequence: attempt.sent.sequence,
+      });
+    else leftIds.push(attempt.deliveryId);
+  });
+  const promoted = [...(yield* promoteQueues(positions)), ...(yield* promoteHeads(leftIds))];
   // Endpoint health: the latest time per endpoint and column.
   const health = new Map<string, { endpointId: string; completion: Completion }>();
   for (const [i, item] of items.entries()) {

@@ -46,8 +46,15 @@ const HAS_HEAD = `EXISTS (SELECT 1 FROM deliveries h INDEXED BY deliveries_heads
 
 /** A delivery that became the head of its queue. */
 export interface PromotedHead {
+  /** Its rowid: a claim in the same transaction takes it by rowid (claim.ts claimDeliveriesByRowid). */
+  rid: number;
   id: string;
   endpointId: string;
+}
+
+/** Where a row that left pending was in its queue (what the dispatcher knows of what it sent). */
+export interface QueuePosition extends Queue {
+  sequence: number;
 }
 
 /**
@@ -56,8 +63,8 @@ export interface PromotedHead {
  * (every pending row of a queue comes after its head). A queue whose head did not leave (a later
  * row expired or was cancelled) keeps it. One statement for all the queues (a completion batch
  * promotes hundreds at once; each new head is updated by its rowid, without a lookup of the id
- * index). Returns the new heads (the dispatcher claims them by id: claim.ts
- * claimDeliveriesById); the remote write path answers none (op.ts Statement.hint), and its
+ * index). Returns the new heads (the dispatcher claims them by rowid: claim.ts
+ * claimDeliveriesByRowid); the remote write path answers none (op.ts Statement.hint), and its
  * dispatcher finds them by its scan.
  */
 export function* promoteHeads(left: Iterable<string>): Op<PromotedHead[]> {
@@ -68,17 +75,38 @@ export function* promoteHeads(left: Iterable<string>): Op<PromotedHead[]> {
        SELECT l.endpoint_id AS endpointId, l.aggregate, min(l.sequence) AS after
        FROM deliveries l WHERE l.id IN (SELECT value FROM json_each(:ids))
        GROUP BY l.endpoint_id, l.aggregate)
-     UPDATE deliveries SET is_head = 1
+     ${PROMOTE_NEXT}`,
+    { ids: JSON.stringify(ids) },
+  );
+}
+
+/**
+ * promoteHeads for rows whose queue and sequence the caller knows (the dispatcher's completions:
+ * it sent them): the same promotion, without looking each row up by id to learn where it was.
+ * Each position must be the row's own (a delivery's queue and sequence never change): the walk
+ * for the next head starts after it.
+ */
+export function* promoteQueues(left: Iterable<QueuePosition>): Op<PromotedHead[]> {
+  const rows = [...left].map((row) => [row.endpointId, row.aggregate, row.sequence]);
+  if (rows.length === 0) return [];
+  return yield* allHinted<PromotedHead>(
+    `WITH q AS (
+       SELECT value ->> 0 AS endpointId, value ->> 1 AS aggregate, min(value ->> 2) AS after
+       FROM json_each(:rows) GROUP BY 1, 2)
+     ${PROMOTE_NEXT}`,
+    { rows: JSON.stringify(rows) },
+  );
+}
+
+/** The promotion itself, of the queues `q` (endpointId, aggregate, after: the lowest sequence that left). */
+const PROMOTE_NEXT = `UPDATE deliveries SET is_head = 1
      WHERE rowid IN (
        SELECT (SELECT d.rowid FROM events e CROSS JOIN deliveries d INDEXED BY deliveries_event
                WHERE e.aggregate = q.aggregate AND e.sequence > q.after
                  AND d.event_id = e.id AND d.endpoint_id = q.endpointId AND d.status = 'pending'
                ORDER BY e.sequence LIMIT 1)
        FROM q WHERE NOT ${HAS_HEAD})
-     RETURNING id, endpoint_id AS endpointId`,
-    { ids: JSON.stringify(ids) },
-  );
-}
+     RETURNING rowid AS rid, id, endpoint_id AS endpointId`;
 
 /**
  * After deliveries re-entered `pending` with is_head = 0 (a replay, of events possibly older

@@ -641,6 +641,7 @@ export class Dispatcher extends EventEmitter {
         statusCode: outcome.statusCode,
         error: outcome.error,
         responsePrefix: outcome.responsePrefix,
+        sent: { rid: delivery.rid, aggregate: delivery.aggregate, sequence: delivery.sequence },
       },
       completion,
       leaseUntil,

@@ -7,6 +7,7 @@ import {
   type ClaimedDelivery,
   claimDeliveries,
   claimDeliveriesById,
+  claimDeliveriesByRowid,
   releaseLeases,
 } from "../deliveries/claim.ts";
 import { type CompletedBatch, type CompletionItem, completeDeliveries } from "../deliveries/complete.ts";
@@ -48,7 +49,9 @@ function* completeAndClaim(items: CompletionItem[], along: ClaimAlong | null): O
   const unclaimed = batch.promoted.filter((head) => !taken.has(head.id));
   if (ids.length === 0) return { ...batch, claimed: null, unclaimed };
   const { owner, now, leaseMs } = along;
-  const rows = yield* claimDeliveriesById({ owner, now, leaseMs, ids });
+  // By rowid: the promotion returned it, in this transaction.
+  const rids = batch.promoted.filter((head) => taken.has(head.id)).map((head) => head.rid);
+  const rows = yield* claimDeliveriesByRowid({ owner, now, leaseMs, rids });
   const context = yield* sendContextOf(rows);
   return { ...batch, claimed: { owner, claimedAt: now, rows, context }, unclaimed };
 }

@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import Database from "libsql";
-import { type ClaimedDelivery, claimDeliveries } from "../../src/deliveries/claim.ts";
+import { type ClaimedDelivery, claimDeliveries, claimDeliveriesByRowid } from "../../src/deliveries/claim.ts";
 import { type Completion, completeDeliveries, completeDelivery } from "../../src/deliveries/complete.ts";
 import { expireDeadlines } from "../../src/deliveries/expire.ts";
 import { prune } from "../../src/deliveries/retention.ts";
@@ -153,8 +153,18 @@ describe("dispatch queries", () => {
       (await sql<{ h: number }>(server, "SELECT is_head AS h FROM deliveries WHERE id = :id", { id }))[0]?.h;
     expect(await head(a[1] as string)).toBe(1);
     expect(await head(b[1] as string)).toBe(0);
-    // The batch names the heads it promoted: the dispatcher claims them by id.
-    expect(promoted).toEqual([{ id: a[1] as string, endpointId }]);
+    // The batch names the heads it promoted, with their rowids: the dispatcher claims them by rowid.
+    expect(promoted.map(({ id, endpointId }) => ({ id, endpointId }))).toEqual([
+      { id: a[1] as string, endpointId },
+    ]);
+    const [rowOfHead] = await sql<{ rid: number }>(
+      server,
+      "SELECT rowid AS rid FROM deliveries WHERE id = :id",
+      {
+        id: a[1] as string,
+      },
+    );
+    expect(promoted[0]?.rid).toBe(rowOfHead?.rid as number);
     const [minuteAfter] = await sql<{ n: number }>(
       server,
       "SELECT coalesce(sum(count), 0) AS n FROM delivered_minutes WHERE endpoint_id = :endpointId",
@@ -171,6 +181,66 @@ describe("dispatch queries", () => {
       );
       expect(rows[0]?.n).toBe(1);
     }
+  });
+
+  test("a batch whose rows the sender names by rowid and queue position: the same fence, promotion and claim by rowid; a rowid that now names another row is refused", async () => {
+    await drain();
+    const a = await queue(3);
+    const b = await queue(2);
+    const claimed = await claim("by-rowid");
+    expect(claimed.map((d) => d.id).sort()).toEqual([a[0], b[0]].sort() as string[]);
+    const [ca, cb] = [a[0], b[0]].map((id) => claimed.find((d) => d.id === id) as ClaimedDelivery);
+    if (!ca || !cb) throw new Error("not claimed");
+    expect(typeof ca.rid).toBe("number");
+    const at = Date.now();
+    const item = (d: ClaimedDelivery, rid: number | undefined) => ({
+      attempt: {
+        deliveryId: d.id,
+        owner: "by-rowid",
+        endpointId: d.endpointId,
+        startedAt: at,
+        durationMs: 2,
+        statusCode: 200,
+        error: null,
+        responsePrefix: null,
+        sent: { rid, aggregate: d.aggregate, sequence: d.sequence },
+      },
+      completion: { kind: "delivered", at, latencyMs: 2 } as Completion,
+    });
+    // b's item names a's rowid (as after a VACUUM renumbered rows): a row of the same lease, yet
+    // not the one sent; the fence refuses it and a stays as a's own item leaves it.
+    const { recorded, promoted } = await server.outboxd.db.writer.write(
+      completeDeliveries([item(ca, ca.rid), item(cb, ca.rid)]),
+    );
+    expect(recorded).toEqual([true, false]);
+    expect((await deliveryRow(server, a[0] as string)).status).toBe("delivered");
+    expect(await deliveryRow(server, b[0] as string)).toMatchObject({
+      status: "pending",
+      lease_owner: "by-rowid",
+    });
+    // a's successor found from the position given, b's queue untouched (its head is still pending).
+    expect(promoted.map((p) => p.id)).toEqual([a[1] as string]);
+    const next = await server.outboxd.db.writer.write(
+      claimDeliveriesByRowid({
+        owner: "next",
+        now: Date.now(),
+        leaseMs: LEASE,
+        rids: promoted.map((p) => p.rid),
+      }),
+    );
+    expect(next.map((d) => d.id)).toEqual([a[1] as string]);
+    expect(next[0]?.rid).toBe(promoted[0]?.rid as number);
+    // Claimed once: a second claim of the same rowid takes nothing (leased), as a claim by id would.
+    expect(
+      await server.outboxd.db.writer.write(
+        claimDeliveriesByRowid({
+          owner: "again",
+          now: Date.now(),
+          leaseMs: LEASE,
+          rids: promoted.map((p) => p.rid),
+        }),
+      ),
+    ).toEqual([]);
   });
 
   test("event n+1 is claimable only once n is no longer pending (delivered or dead)", async () => {
