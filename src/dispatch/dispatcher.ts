@@ -376,25 +376,20 @@ export class Dispatcher extends EventEmitter {
     for (const [leasedAt, group] of byLeasedAt) {
       const owners = new Map(group.map((h) => [h.id, h.owner]));
       const context: SendContext = {
-        events: new Map(
-          group.map((h) => [
-            h.eventId,
-            {
-              id: h.eventId,
-              type: h.type,
-              aggregate: h.aggregate,
-              sequence: h.sequence,
-              payload: h.payload,
-              occurredAt: h.leasedAt,
-              traceparent: h.traceparent,
-            },
-          ]),
-        ),
-        endpoints: new Map(),
+        events: group.map((h) => ({
+          id: h.eventId,
+          type: h.type,
+          aggregate: h.aggregate,
+          sequence: h.sequence,
+          payload: h.payload,
+          occurredAt: h.leasedAt,
+          traceparent: h.traceparent,
+        })),
+        endpoints: [],
       };
-      for (const h of group) {
-        const endpoint = this.#endpoints.webhook(h.endpointId);
-        if (endpoint) context.endpoints.set(h.endpointId, endpoint);
+      for (const endpointId of new Set(group.map((h) => h.endpointId))) {
+        const endpoint = this.#endpoints.webhook(endpointId);
+        if (endpoint) context.endpoints.push(endpoint);
       }
       const rows: ClaimedDelivery[] = group.map((h) => ({
         id: h.id,
@@ -549,15 +544,17 @@ export class Dispatcher extends EventEmitter {
     ownerOf: (delivery: ClaimedDelivery) => string,
     context: SendContext,
   ): void {
-    this.#endpoints.learn(context.endpoints.values());
+    this.#endpoints.learn(context.endpoints);
     if (claimed.length === 0) return;
     const { leaseMs, sendTimeoutMs } = this.#deps.config;
     const leaseUntil = claimedAt + leaseMs;
+    const events = new Map(context.events.map((e) => [e.id, e]));
+    const endpoints = new Map(context.endpoints.map((e) => [e.id, e]));
     for (const delivery of claimed) {
       this.#claimedWith.set(delivery.id, {
         owner: ownerOf(delivery),
-        event: context.events.get(delivery.eventId),
-        endpoint: context.endpoints.get(delivery.endpointId),
+        event: events.get(delivery.eventId),
+        endpoint: endpoints.get(delivery.endpointId),
         leaseUntil,
       });
     }
@@ -716,7 +713,7 @@ export class Dispatcher extends EventEmitter {
   async ping(endpointId: string) {
     const { db, clock, secretBox, config } = this.#deps;
     const context = await db.driver.read(loadSendContext([], [endpointId]));
-    const endpoint = context.endpoints.get(endpointId);
+    const endpoint = context.endpoints.find((e) => e.id === endpointId);
     if (!endpoint) throw new Error(`endpoint ${endpointId} does not exist`);
     const now = clock();
     const outcome = await sendWebhook(

@@ -23,9 +23,13 @@ export interface EndpointToSend {
   updatedAt: number;
 }
 
+/**
+ * Plain lists (JSON data, not Maps): a batch of outcomes answers with the context of the heads it
+ * claimed, and that answer crosses from the writer thread as JSON text (writer-ops.ts plain).
+ */
 export interface SendContext {
-  events: Map<string, EventToSend>;
-  endpoints: Map<string, EndpointToSend>;
+  events: EventToSend[];
+  endpoints: EndpointToSend[];
 }
 
 /** The events and endpoints a batch of claimed deliveries needs to be sent. */
@@ -39,8 +43,5 @@ export function* loadSendContext(eventIds: string[], endpointIds: string[]): Op<
     "SELECT id, url, secrets, kind, disabled, updated_at AS updatedAt FROM endpoints WHERE id IN (SELECT value FROM json_each(:ids))",
     { ids: JSON.stringify(endpointIds) },
   );
-  return {
-    events: new Map(events.map((e) => [e.id, e])),
-    endpoints: new Map(endpoints.map((e) => [e.id, e])),
-  };
+  return { events, endpoints };
 }
