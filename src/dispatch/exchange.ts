@@ -75,7 +75,9 @@ export async function makeExchange(exchange: Exchange): Promise<ExchangeResult> 
 }
 
 async function readPrefix(response: Response): Promise<string | null> {
-  if (!response.body) return null;
+  // An answer that says it is empty (most receivers' 200 or 204) has nothing to read: no stream
+  // reader is made for it (~2 µs of the sending thread per exchange, issue 12 session 9).
+  if (!response.body || response.headers.get("content-length") === "0") return null;
   const reader = response.body.getReader();
   const chunks: Uint8Array[] = [];
   let size = 0;
