@@ -285,15 +285,28 @@ function hranaError(error: unknown): HError {
 class WriteQueue {
   #holder: string | null = null;
   readonly #waiting: { who: string; go: () => void }[] = [];
+  /** Since when the holder holds it (performance.now()). */
+  #since = 0;
+  /**
+   * Turns taken so far, the time the lock was held in all and the time this thread ran statements
+   * under it (ms): GET /stats (the benchmark's). Held but not working: the holder's round trips
+   * and its own work between its requests.
+   */
+  readonly stats = { turns: 0, heldMs: 0, workMs: 0 };
 
   get holder(): string | null {
     return this.#holder;
   }
 
+  /** Streams waiting for the lock now. */
+  get waiting(): number {
+    return this.#waiting.length;
+  }
+
   async acquire(who: string): Promise<void> {
     if (this.#holder === who) return;
     if (this.#holder === null) {
-      this.#holder = who;
+      this.#take(who);
       return;
     }
     await new Promise<void>((go) => this.#waiting.push({ who, go }));
@@ -301,15 +314,26 @@ class WriteQueue {
 
   release(who: string): void {
     if (this.#holder !== who) return;
+    this.stats.heldMs += performance.now() - this.#since;
     const next = this.#waiting.shift();
-    this.#holder = next ? next.who : null;
+    this.#holder = null;
+    if (next) this.#take(next.who);
     next?.go();
+  }
+
+  #take(who: string): void {
+    this.#holder = who;
+    this.#since = performance.now();
+    this.stats.turns += 1;
   }
 }
 
 interface Stream {
   sqls: Map<number, string>;
+  /** Closes it once it has been idle too long (STREAM_IDLE_MS), from when its last request was answered. */
   timer: ReturnType<typeof setTimeout> | null;
+  /** Its requests not answered yet: while one runs or waits for the write lock, the stream is not idle. */
+  busy: number;
   /** The stream's requests run one after another, in the order they came. */
   tail: Promise<unknown>;
   /** Whether its write transaction (or autocommit statement) ran statements that may write. */
@@ -396,11 +420,18 @@ export function startSimServer(
         );
       } else {
         await queue.acquire(baton);
+        if (streams.get(baton) !== stream) {
+          // Closed while it waited: the lock goes on to the next, nothing of this stream runs.
+          queue.release(baton);
+          throw new Error("the stream was closed");
+        }
         const before = writer.writes;
+        const started = performance.now();
         answered = runRequests(
           writer,
           work.map((w) => resolve(stream.sqls, w.request)),
         ).map((result) => JSON.stringify(result));
+        queue.stats.workMs += performance.now() - started;
         if (writer.writes !== before) stream.wrote = true;
         if (!writer.db.inTransaction) {
           queue.release(baton);
@@ -423,6 +454,9 @@ export function startSimServer(
     async fetch(request) {
       const url = new URL(request.url);
       if (request.method === "GET") {
+        // The write lock's turns and time held so far (bench/scenarios/remote.ts: lock-bound or
+        // not), and the streams waiting for it now (test/remote/lock-waiters.test.ts).
+        if (url.pathname === "/stats") return Response.json({ ...queue.stats, waiting: queue.waiting });
         return url.pathname === "/v2" || url.pathname === "/" || url.pathname === "/health"
           ? new Response("")
           : new Response("not found", { status: 404 });
@@ -434,16 +468,22 @@ export function startSimServer(
       let stream: Stream | undefined;
       if (baton === null) {
         baton = `s${nextStream++}`;
-        stream = { sqls: new Map(), timer: null, tail: Promise.resolve(), wrote: false };
+        stream = { sqls: new Map(), timer: null, busy: 0, tail: Promise.resolve(), wrote: false };
         streams.set(baton, stream);
       } else {
         stream = streams.get(baton);
         if (!stream)
           return Response.json({ message: "the stream has expired or is unknown" }, { status: 400 });
       }
+      // Idle from when its last request is answered, not from when one came: a request that
+      // waited for the write lock longer than that (behind a Machine that died holding it) used
+      // to have its stream closed while it waited, and then took the lock for a stream nobody
+      // could close any more: every writer after it waited forever (the two-machine killer test
+      // of test/remote, once in a while under load).
       if (stream.timer) clearTimeout(stream.timer);
+      stream.timer = null;
+      stream.busy += 1;
       const id = baton;
-      stream.timer = setTimeout(() => close(id), streamIdleMs);
       const own = stream;
       const running = own.tail.then(() => pipeline(id, own, body.requests));
       own.tail = running.catch(() => undefined);
@@ -453,6 +493,9 @@ export function startSimServer(
       } catch (error) {
         close(id);
         return Response.json({ message: String((error as Error)?.message ?? error) }, { status: 500 });
+      } finally {
+        own.busy -= 1;
+        if (own.busy === 0 && streams.get(id) === own) own.timer = setTimeout(() => close(id), streamIdleMs);
       }
       const next = streams.has(id) ? JSON.stringify(id) : "null";
       return new Response(`{"baton":${next},"base_url":null,"results":[${results.join(",")}]}`, {
