@@ -9,6 +9,8 @@
 //   RATES=2000,4000 PAIRS=3 SECONDS=5 npx bun bench/probe/writer-thread-ab.ts
 //   COMMITS=1 PAIRS=3 npx bun bench/probe/writer-thread-ab.ts    # commits alone instead: HTTP, 64
 //                                                                 # connections, no endpoint, FULL
+//   ROOT=/path/to/other/checkout npx bun bench/probe/writer-thread-ab.ts
+//       # this tree's worker mode against that tree's (run from it: `bun --cwd`), instead of main
 //
 // One JSON line per run on stdout; a table of medians on stderr at the end.
 import { load, startOutboxd, startPeer, TOKEN, taskCpuMs } from "../lib.ts";
@@ -20,11 +22,21 @@ const RATES = (process.env.RATES ?? "2000,4000,5000").split(",").map(Number);
 const PAIRS = Number(process.env.PAIRS ?? 2);
 const SECONDS = Number(process.env.SECONDS ?? 3);
 const WARMUP_SECONDS = Number(process.env.WARMUP_SECONDS ?? 1);
-const MODES = ["main", "worker"] as const;
+const ROOT = process.env.ROOT;
+/** The modes compared: `root` is the worker mode of the ROOT tree. */
+const MODES = ROOT ? (["worker", "root"] as const) : (["main", "worker"] as const);
+type Mode = "main" | "worker" | "root";
+
+/** outboxd in this mode: OUTBOXD_WRITER_THREAD, or ROOT's tree in its worker mode. */
+function outboxdIn(mode: Mode) {
+  return mode === "root"
+    ? startOutboxd({ OUTBOXD_WRITER_THREAD: "worker" }, "serve", undefined, ["--cwd", ROOT as string])
+    : startOutboxd({ OUTBOXD_WRITER_THREAD: mode });
+}
 const COMMITS = process.env.COMMITS === "1";
 
 interface Run {
-  mode: (typeof MODES)[number];
+  mode: Mode;
   rate: number;
   committed: number;
   delivered: number;
@@ -55,7 +67,7 @@ function spent(before: ReturnType<typeof taskCpuMs>, after: ReturnType<typeof ta
 
 /** Commits alone over HTTP (the commits scenario's 64-connection FULL row), CPU per commit. */
 async function measureCommits(mode: Run["mode"]) {
-  const outboxd = await startOutboxd({ OUTBOXD_WRITER_THREAD: mode });
+  const outboxd = await outboxdIn(mode);
   try {
     const run = () =>
       load({
@@ -88,7 +100,7 @@ async function measureCommits(mode: Run["mode"]) {
 
 async function measure(mode: Run["mode"], rate: number): Promise<Run> {
   const receiver = await startPeer([BUN, "bench/peers/receiver.ts"], {});
-  const outboxd = await startOutboxd({ OUTBOXD_WRITER_THREAD: mode });
+  const outboxd = await outboxdIn(mode);
   try {
     await outboxd.api("POST", "/v1/endpoints", { url: `${receiver.url}/hook` });
     await fixedRate({ url: outboxd.url, receiverUrl: receiver.url, rate, seconds: WARMUP_SECONDS });

@@ -24,6 +24,11 @@ import {
   type Writes,
 } from "./writer-ops.ts";
 
+/** Messages of writes in flight at most (see #schedulePost). */
+export const IN_FLIGHT = Number(process.env.WT_IN_FLIGHT ?? 2);
+/** Writes queued that go at once, without waiting for the end of the turn, while a message may go. */
+export const EARLY = Number(process.env.WT_EARLY ?? 32);
+
 /** The writer thread's module (scripts/build.ts names it as an entry point of the executable too). */
 const ENTRY = new URL("./writer-worker-main.ts", import.meta.url);
 
@@ -66,6 +71,14 @@ interface Pending {
   reject(error: unknown): void;
   /** The budget this write borrows from, if any. */
   budget: Budget | null;
+  /** The message it went in (null while queued). */
+  sent: Sent | null;
+}
+
+/** A message posted: its writes not answered yet, and whether it carries a budget of the loan. */
+interface Sent {
+  left: number;
+  budget: boolean;
 }
 
 interface Budget {
@@ -87,8 +100,12 @@ export class WriterThread implements Writes {
   #next = 0;
   readonly #pending = new Map<number, Pending>();
   #queue: Queued[] = [];
-  /** Writes posted and not answered yet. */
-  #posted = 0;
+  /** Messages posted with writes not all answered yet. */
+  #inFlight = 0;
+  /** Those of them that carry a budget of the loan. */
+  #budgetsOut = 0;
+  /** The loan lent a budget to the last message posted that asked for one. */
+  #lending = false;
   /** A post is scheduled (the end of this turn of the event loop). */
   #postScheduled = false;
   #loan: WriteLoan<unknown> | null = null;
@@ -156,8 +173,14 @@ export class WriterThread implements Writes {
         borrows,
         plain: isPlain(request.name),
       });
-      this.#pending.set(id, { resolve: resolve as (value: unknown) => void, reject, budget: null });
-      this.#schedulePost();
+      this.#pending.set(id, {
+        resolve: resolve as (value: unknown) => void,
+        reject,
+        budget: null,
+        sent: null,
+      });
+      if (this.#mayPostNow()) this.#post();
+      else this.#schedulePost();
     });
   }
 
@@ -192,20 +215,26 @@ export class WriterThread implements Writes {
   }
 
   /**
-   * One message per turn of the event loop, and none while writes posted earlier are unanswered:
-   * what is queued meanwhile goes with the next, once they are. Posting sooner would gain little:
-   * durable writes that reach the writer thread while it syncs wait there for that sync to end
-   * (Writer: holdForSync), and bookkeeping is answered after it anyway (WalSync.settled). Each
-   * message costs both threads a wake-up: at 1,000 commits + deliveries/s (shared machine) there
-   * were 2.2 writes per message, 0.73 messages per event, against 10.5 and 0.22 this way, and CPU
-   * per event fell 11–18% (bench/probe/slot-cycle.ts).
+   * Writes queued in a turn of the event loop go together at its end when no message is in
+   * flight; what is queued while one is goes with the next, once it is answered: each message
+   * costs both threads a wake-up (at 1,000 commits + deliveries/s on the shared machine, 2.2
+   * writes per message and 0.73 messages per event before, 10.5 and 0.22 this way, CPU per event
+   * −11–18%: bench/probe/slot-cycle.ts). Posting sooner would gain little at such rates: durable
+   * writes that reach the writer thread while it syncs wait there for that sync anyway (Writer:
+   * holdForSync). Under a heavier load a second message goes as soon as EARLY writes are queued,
+   * so the writer thread runs one group while this thread prepares the next.
    */
+  #mayPostNow(): boolean {
+    if (this.#queue.length < EARLY || this.#lending || this.#budgetsOut > 0) return false;
+    return this.#inFlight < IN_FLIGHT;
+  }
+
   #schedulePost(): void {
-    if (this.#postScheduled || this.#queue.length === 0 || this.#posted > 0) return;
+    if (this.#postScheduled || this.#queue.length === 0 || this.#inFlight > 0) return;
     this.#postScheduled = true;
     setImmediate(() => {
       this.#postScheduled = false;
-      this.#post();
+      if (this.#inFlight === 0) this.#post();
     });
   }
 
@@ -213,16 +242,21 @@ export class WriterThread implements Writes {
     const queue = this.#queue;
     this.#queue = [];
     if (queue.length === 0) return;
-    this.#posted += queue.length;
+    this.#inFlight += 1;
     let units = 0;
     for (const item of queue) units += item.borrows;
     const reserved = units > 0 ? (this.#loan?.reserve(units) ?? null) : null;
+    if (units > 0) this.#lending = reserved !== null;
+    const sent: Sent = { left: queue.length, budget: reserved !== null };
+    if (sent.budget) this.#budgetsOut += 1;
     const budget: Budget | null = reserved === null ? null : { budget: reserved, left: 0 };
     const writes: PostedWrite[] = queue.map(({ id, request, durable, borrows }) => {
       const borrowing = budget !== null && borrows > 0;
+      const pending = this.#pending.get(id) as Pending;
+      pending.sent = sent;
       if (borrowing) {
         budget.left += 1;
-        (this.#pending.get(id) as Pending).budget = budget;
+        pending.budget = budget;
       }
       return [id, request.name, request.args, durable, borrowing];
     });
@@ -258,8 +292,16 @@ export class WriterThread implements Writes {
     const pending = this.#pending.get(id);
     if (!pending) return;
     this.#pending.delete(id);
-    this.#posted -= 1;
-    if (this.#posted === 0) this.#schedulePost();
+    const { sent } = pending;
+    if (sent !== null) {
+      sent.left -= 1;
+      if (sent.left === 0) {
+        this.#inFlight -= 1;
+        if (sent.budget) this.#budgetsOut -= 1;
+        if (this.#mayPostNow()) this.#post();
+        else this.#schedulePost();
+      }
+    }
     // What the write took from its budget (a head leased), before its caller hears of the write.
     for (const item of took) this.#loan?.took(item);
     const { budget } = pending;

@@ -10,7 +10,7 @@ import { loadConfig } from "../../src/config.ts";
 import { get, run } from "../../src/db/op.ts";
 import { type Database as OutboxdDatabase, openDatabase } from "../../src/db/open.ts";
 import { definedWrites } from "../../src/db/writer-ops.ts";
-import { WriterThread } from "../../src/db/writer-thread.ts";
+import { EARLY, WriterThread } from "../../src/db/writer-thread.ts";
 import { migrateWrite } from "../../src/ledger/writes.ts";
 import { Problem } from "../../src/lib/problem.ts";
 import "../../src/app.ts";
@@ -283,6 +283,46 @@ describe("the writer thread", () => {
       expect(await held).toBe(0);
       expect(await Promise.all(later)).toEqual([1, 2]);
       expect(messages).toEqual([1, 2]);
+    } finally {
+      Worker.prototype.postMessage = post;
+      Atomics.store(gate, 0, 1);
+      Atomics.notify(gate, 0);
+    }
+  });
+
+  test("a second message goes once EARLY writes are queued while one is unanswered, a third waits for an answer", async () => {
+    const db = await open("worker");
+    await db.write(createScratchWrite());
+    const messages: number[] = [];
+    const post = Worker.prototype.postMessage;
+    Worker.prototype.postMessage = function (this: Worker, message: unknown, ...rest: unknown[]) {
+      const writes = (message as { kind?: string; writes?: unknown[] | string } | null)?.writes;
+      if (writes !== undefined)
+        messages.push(typeof writes === "string" ? JSON.parse(writes).length : writes.length);
+      return (post as (...args: unknown[]) => void).call(this, message, ...rest);
+    } as Worker["postMessage"];
+    const gate = new Int32Array(new SharedArrayBuffer(4));
+    const batch = (prefix: string) =>
+      Array.from({ length: EARLY }, (_, i) => db.write(insertWrite([`${prefix}${i}`], null)));
+    try {
+      const held = db.write(heldWrite(gate));
+      const deadline = Date.now() + 10_000;
+      while (messages.length === 0 && Date.now() < deadline) await new Promise((r) => setImmediate(r));
+      // EARLY writes in one turn: they go at once, while the held write is unanswered.
+      const second = batch("s");
+      expect(messages).toEqual([1, EARLY]);
+      // Two messages in flight: the next writes wait here, whatever their number.
+      const third = batch("t");
+      third.push(db.write(insertWrite(["last"], null)));
+      await new Promise((r) => setImmediate(r));
+      expect(messages).toEqual([1, EARLY]);
+      Atomics.store(gate, 0, 1);
+      Atomics.notify(gate, 0);
+      expect(await held).toBe(0);
+      expect(await Promise.all(second)).toHaveLength(EARLY);
+      expect(await Promise.all(third)).toHaveLength(EARLY + 1);
+      expect(messages).toEqual([1, EARLY, EARLY + 1]);
+      expect(keys()).toHaveLength(2 * EARLY + 1);
     } finally {
       Worker.prototype.postMessage = post;
       Atomics.store(gate, 0, 1);
