@@ -11,6 +11,7 @@
 // with no bookkeeping at all would cost on this host.
 // SQL_TIMES=1: also the main thread's time per delivery in each SQL statement (sql-times-preload.ts).
 //   bun bench/probe/drain.ts [total=10000] [KEY=VALUE env for the dispatcher …]
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { newSecret } from "../../test/helpers/snippet-receiver.ts";
 import { BUN, cpuMs, REPO, startOutboxd, startPeer, taskCpuMs, tempDir, waitUntil } from "../lib.ts";
@@ -97,6 +98,10 @@ const threads: Record<string, number> = {};
 for (const [name, ms] of Object.entries(byThread(taskCpuMs(dispatcher.pid))))
   threads[name] = perRequest(ms, total);
 const receiverUs = perRequest(cpuMs(receiver.pid) - receiverBefore, total);
+// The dispatcher's peak RSS (VmHWM): what an allocator setting such as MIMALLOC_PURGE_DELAY trades.
+const peakRssMb = Math.round(
+  Number(/VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${dispatcher.pid}/status`, "utf8"))?.[1] ?? 0) / 1024,
+);
 console.log(
   JSON.stringify({
     total,
@@ -106,6 +111,7 @@ console.log(
     cpuUsPerDeliveryByThread: threads,
     receiverCpuUsPerDelivery: receiverUs,
     allCpuUsPerDelivery: Math.round(perRequest(cpu, total) + receiverUs),
+    peakRssMb,
   }),
 );
 await dispatcher.stop();
