@@ -208,9 +208,12 @@ export interface LoadResult {
   non2xx: number;
 }
 
-/** autocannon in its own process: `[<id>]` in the body becomes a unique id per request. */
+/**
+ * autocannon in its own process: `[<id>]` in the body becomes a unique id per request. Several
+ * URLs: the connections go to them in turn.
+ */
 export async function load(options: {
-  url: string;
+  url: string | string[];
   connections: number;
   seconds: number;
   body: string;
@@ -231,7 +234,7 @@ export async function load(options: {
     ...Object.entries(options.headers ?? {}).flatMap(([k, v]) => ["-H", `${k}=${v}`]),
     "-b",
     options.body,
-    options.url,
+    ...(Array.isArray(options.url) ? options.url : [options.url]),
   ];
   const run = Bun.spawn({ cmd, stdout: "pipe", stderr: "pipe" });
   const out = await new Response(run.stdout).text();

@@ -71,6 +71,25 @@ export interface RemoteCommitRow {
   serverThreadsUsPerCommit: Record<string, number>;
   /** The whole machine's idle share during the load (all processes, other users' included), %. */
   machineIdlePercent: number;
+  /**
+   * The simulated server's write lock during the load: its turns per second, how long a turn held
+   * it (ms), and the share of the time it was held (%): near 100, the lock bounds the rate.
+   */
+  lockTurnsPerSecond: number;
+  lockMsPerTurn: number;
+  lockBusyPercent: number;
+  /** Of a turn, the time the server ran its statements (ms); the rest the holder's round trip and work. */
+  lockWorkMsPerTurn: number;
+  /**
+   * A locked group's time (ms, mean; remote-writer.ts stats): gathering after the group before,
+   * its locked reads (round trip and wait for the lock), building its batch (the lock held), and
+   * the batch until its durable answer. Their sum is one serve's cycle.
+   */
+  lockedGroupMs: { gather: number; reads: number; build: number; commit: number };
+  /** Of the locked groups, the share that started with their gathering's target reached (%), not at its deadline. */
+  gatheredFullPercent: number;
+  /** Commits each serve answered in the warm-up (0: a warm-up given in seconds). */
+  warmUpCommitsEach: number[];
   /** What `outboxd verify` said of the ledger's chain after the load (first line). */
   ledger: string;
 }
@@ -168,6 +187,21 @@ async function startSimServer(dir: string, runtime: string[] = []): Promise<SimS
   };
 }
 
+/**
+ * Commits each serve process answers before the measurement. JavaScriptCore keeps compiling a
+ * serve's hot code for its first ~12,000-15,000 commits: one serve alone, at load 13-16, 5 s
+ * windows: its JIT threads' CPU 120-340 µs per commit over the first 12,000, 30-57 after 15,000,
+ * and its main thread 250-275 then 200-235 (session 9). With a warm-up in seconds, two serves
+ * (each answering half of one's commits per second) were measured earlier on that curve than
+ * one, each paying its own compiles: JIT 135 µs per commit against one serve's 71 on the quiet
+ * machine of session 8.
+ */
+const WARM_UP_COMMITS = 15_000;
+/** The warm-up's load goes in steps of this long, until each serve has answered WARM_UP_COMMITS… */
+const WARM_UP_STEP_SECONDS = 3;
+/** …or for this long at most (a starved machine). */
+const MAX_WARM_UP_SECONDS = 45;
+
 export async function remoteCommitScenario(options: {
   seconds: number;
   roundTripMs: number;
@@ -175,8 +209,12 @@ export async function remoteCommitScenario(options: {
   connections: number;
   /** false: each process runs its requests itself through @libsql/client on the file (session 3's simulation). */
   server?: boolean;
-  /** Unmeasured load first (JIT), 3 s per serve process unless given. */
+  /**
+   * Unmeasured load first (JIT), this long; unless given, until each serve process has answered
+   * `warmUpCommits` (WARM_UP_COMMITS), at most MAX_WARM_UP_SECONDS.
+   */
   warmUpSeconds?: number;
+  warmUpCommits?: number;
   /** Writes a CPU profile of each `serve` and of the simulated server (bun --cpu-prof) into this folder. */
   profileDir?: string;
 }): Promise<RemoteCommitRow> {
@@ -196,27 +234,35 @@ export async function remoteCommitScenario(options: {
   }
   try {
     const perServe = Math.max(1, Math.round(options.connections / options.serves));
+    // One load process for all serves (autocannon spreads its connections over the URLs in
+    // turn): the load's own CPU the same with one serve as with two. With a process per serve, two
+    // serves shared the cores with two load generators, each paying its own start and JIT in
+    // every run of a few seconds.
     const loadAll = (seconds: number) =>
-      Promise.all(
-        serves.map((serve) =>
-          load({
-            url: `${serve.url}/v1/commits`,
-            connections: perServe,
-            seconds,
-            body: COMMIT_BODY,
-            headers: { authorization: `Bearer ${TOKEN}` },
-          }),
-        ),
-      );
-    // First the same load, not measured: each process compiles its hot code (JIT) then. JSC's
-    // compiler threads still took half of two serves' CPU 5-8 s after their start (one second of
-    // warm-up), which weighs on short runs, twice with two processes.
-    // Each serve gets as many warm-up commits as one alone gets in 3 s: two serves each answer
-    // about half of one's commits per second, so they warm for 6 s. With 3 s each had compiled
-    // half as much when the measurement began (JSC keeps compiling for ~20,000 commits, on the
-    // cores the measurement shares: docs/deploy.md), a cost of the run's length, not of running
-    // two Machines.
-    await loadAll(options.warmUpSeconds ?? 3 * options.serves);
+      load({
+        url: serves.map((serve) => `${serve.url}/v1/commits`),
+        connections: perServe * serves.length,
+        seconds,
+        body: COMMIT_BODY,
+        headers: { authorization: `Bearer ${TOKEN}` },
+      });
+    // First the same load, not measured: each process compiles its hot code (JIT) then, until it
+    // has answered WARM_UP_COMMITS (see there): a process measured earlier pays its compiles in
+    // the window, and two serves, each answering half the commits of one, would pay them twice
+    // per commit, a cost of the run's length, not of running two Machines.
+    const warmedUp = serves.map(() => 0);
+    if (options.warmUpSeconds !== undefined) await loadAll(options.warmUpSeconds);
+    else {
+      const started = performance.now();
+      const enough = options.warmUpCommits ?? WARM_UP_COMMITS;
+      while (Math.min(...warmedUp) < enough && performance.now() - started < MAX_WARM_UP_SECONDS * 1000) {
+        const step = await loadAll(WARM_UP_STEP_SECONDS);
+        // (Each serve has as many connections: about as many commits.)
+        warmedUp.forEach((n, i) => {
+          warmedUp[i] = n + Math.round((step.requestsPerSecond * WARM_UP_STEP_SECONDS) / serves.length);
+        });
+      }
+    }
     // The counts are written every 250 ms: wait for a fresh file before and after the load.
     await Bun.sleep(600);
     const before = stats.map(readNetwork);
@@ -224,9 +270,16 @@ export async function remoteCommitScenario(options: {
     const threadsBefore = serves.map((serve) => threadCpuMs(serve.pid));
     const serverCpuBefore = server ? cpuMs(server.pid) : 0;
     const serverThreadsBefore = server ? threadCpuMs(server.pid) : {};
+    const lockBefore = server ? await lockStats(server) : null;
+    const loadStarted = performance.now();
     const idleBefore = machineIdle();
-    const results = await loadAll(options.seconds);
+    const result = await loadAll(options.seconds);
     const idleAfter = machineIdle();
+    const loadMs = performance.now() - loadStarted;
+    const lockAfter = server ? await lockStats(server) : null;
+    const turns = lockBefore && lockAfter ? lockAfter.turns - lockBefore.turns : 0;
+    const heldMs = lockBefore && lockAfter ? lockAfter.heldMs - lockBefore.heldMs : 0;
+    const workMs = lockBefore && lockAfter ? lockAfter.workMs - lockBefore.workMs : 0;
     const cpuEach = serves.map((serve, i) => cpuMs(serve.pid) - (cpuBefore[i] ?? 0));
     const cpu = cpuEach.reduce((a, b) => a + b, 0);
     const threads: Record<string, number> = {};
@@ -249,13 +302,15 @@ export async function remoteCommitScenario(options: {
     const requests = sumOf("writer", "readingGroupRequests");
     // Each locked group's 2 requests are interactive-transaction requests: not "other".
     const locked = sumOf("writer", "locked");
+    const perLocked = (key: string) =>
+      locked > 0 ? Math.round((sumOf("writer", key) / locked) * 10) / 10 : 0;
     const other = sum("tx-statement") + sum("tx-end") + sum("execute") + sum("batch") - 2 * locked;
     // (A locked group's requests are interactive-transaction requests; the few other
     // transactions', the sweep's say, are counted with them.)
     const groupKinds = ["read-batch", "write-batch", "tx-statement"];
     const statements = groupKinds.reduce((n, kind) => n + sumOf("statements", kind), 0);
     const databaseMs = groupKinds.reduce((n, kind) => n + sumOf("serverMs", kind), 0);
-    const commitsPerSecond = results.reduce((n, r) => n + r.requestsPerSecond, 0);
+    const commitsPerSecond = result.requestsPerSecond;
     const commits = Math.max(1, commitsPerSecond * options.seconds);
     // In process, the simulated server's work is the serve's own CPU: its time in the requests
     // (wall time, busy waits included) is the best estimate there is.
@@ -276,9 +331,9 @@ export async function remoteCommitScenario(options: {
       connections: perServe * options.serves,
       roundTripMs: options.roundTripMs,
       commitsPerSecond,
-      p50Ms: Math.max(...results.map((r) => r.latencyP50Ms)),
-      p99Ms: Math.max(...results.map((r) => r.latencyP99Ms)),
-      errors: results.reduce((n, r) => n + r.errors + r.non2xx, 0),
+      p50Ms: result.latencyP50Ms,
+      p99Ms: result.latencyP99Ms,
+      errors: result.errors + result.non2xx,
       roundTripsPerGroup: groups > 0 ? Math.round((requests / groups) * 100) / 100 : Number.NaN,
       lockedPercent: groups > 0 ? Math.round((locked / groups) * 100) : 0,
       commitsPerGroup: groups > 0 ? Math.round(((commitsPerSecond * options.seconds) / groups) * 10) / 10 : 0,
@@ -299,9 +354,22 @@ export async function remoteCommitScenario(options: {
       serverCpuUsPerCommit: Math.round((serverMs * 1000) / commits),
       serverThreadsUsPerCommit: perCommit(serverThreads, commits),
       machineIdlePercent: idlePercent(idleBefore, idleAfter),
+      warmUpCommitsEach: warmedUp,
+      lockTurnsPerSecond: Math.round(turns / (loadMs / 1000)),
+      lockMsPerTurn: turns > 0 ? Math.round((heldMs / turns) * 10) / 10 : 0,
+      lockBusyPercent: Math.round((heldMs / loadMs) * 100),
+      lockWorkMsPerTurn: turns > 0 ? Math.round((workMs / turns) * 10) / 10 : 0,
+      lockedGroupMs: {
+        gather: perLocked("gatherMs"),
+        reads: perLocked("lockedReadsMs"),
+        build: perLocked("buildMs"),
+        commit: perLocked("commitMs"),
+      },
+      gatheredFullPercent: locked > 0 ? Math.round((sumOf("writer", "gatheredFull") / locked) * 100) : 0,
     };
     console.error(
-      `remote commit ${options.serves} serve(s) c=${row.connections} rtt=${options.roundTripMs}ms: ` +
+      `remote commit ${options.serves} serve(s) c=${row.connections} rtt=${options.roundTripMs}ms ` +
+        `(warmed up ${row.warmUpCommitsEach.join(" + ")} commits): ` +
         `${row.commitsPerSecond}/s, ${row.roundTripsPerGroup} round trips per group of ${row.commitsPerGroup}, ` +
         `${row.statementsPerCommit} statements per commit, ${row.databaseMsPerGroup} ms database time per group, ` +
         `${row.failedWritesPercent}% write batches failed, ${row.lockedPercent}% groups locked, ` +
@@ -312,13 +380,24 @@ export async function remoteCommitScenario(options: {
           row.serverThreadsUsPerCommit,
         )
           .map(([name, us]) => `${name} ${us}`)
-          .join(", ")}), machine idle ${row.machineIdlePercent}%; verify: ${row.ledger}`,
+          .join(", ")}), machine idle ${row.machineIdlePercent}%; ` +
+        `write lock ${row.lockTurnsPerSecond} turns/s of ${row.lockMsPerTurn} ms (${row.lockWorkMsPerTurn} working), held ${row.lockBusyPercent}%; ` +
+        `locked group ms: gather ${row.lockedGroupMs.gather}, reads ${row.lockedGroupMs.reads}, build ${row.lockedGroupMs.build}, commit ${row.lockedGroupMs.commit}, ${row.gatheredFullPercent}% full; verify: ${row.ledger}`,
     );
     return row;
   } finally {
     for (const serve of serves) await serve.stop();
     await server?.stop();
   }
+}
+
+/** The simulated server's write lock so far (sim-server.ts GET /stats). */
+async function lockStats(server: SimServer): Promise<{ turns: number; heldMs: number; workMs: number }> {
+  return (await (await fetch(`${server.url}/stats`)).json()) as {
+    turns: number;
+    heldMs: number;
+    workMs: number;
+  };
 }
 
 /** Bun's arguments that write a CPU profile into `dir` (none without). */
@@ -458,10 +537,12 @@ export interface RemoteResults {
 /** The whole scenario: one and two `serve` processes at 64 connections, then a backlog. */
 export async function remoteScenarios(quick: boolean): Promise<RemoteResults> {
   const seconds = quick ? 2 : 5;
+  // (A quick run is a smoke test: a shorter warm-up.)
+  const warmUp = quick ? { warmUpCommits: 3_000 } : {};
   return {
     commits: [
-      await remoteCommitScenario({ seconds, roundTripMs: 2, serves: 1, connections: 64 }),
-      await remoteCommitScenario({ seconds, roundTripMs: 2, serves: 2, connections: 64 }),
+      await remoteCommitScenario({ seconds, roundTripMs: 2, serves: 1, connections: 64, ...warmUp }),
+      await remoteCommitScenario({ seconds, roundTripMs: 2, serves: 2, connections: 64, ...warmUp }),
     ],
     deliveries: await remoteDeliveryScenario(drain(true)),
     deliveriesInProcess: await remoteDeliveryScenario(drain(false)),
@@ -483,7 +564,7 @@ export function remoteReport(r: RemoteResults): string[] {
   const lines = [
     "## 7. Remote database (libSQL server / Turso), simulated 2 ms round trip",
     "",
-    "A simulation, not a network: every request @libsql/client's HTTP client makes is delayed 2 ms and counted (test/helpers/network.ts), then answered in Hrana over HTTP by a simulated libSQL server, one process on the database file for every outboxd process (test/helpers/sim-server.ts: real SQLite, writers queued, FULL durability), on this machine's cores too: its CPU is reported apart (on a real deployment it is another machine's). Unmeasured load first, three seconds per serve process (JIT: each serve gets as many warm-up commits as one alone).",
+    "A simulation, not a network: every request @libsql/client's HTTP client makes is delayed 2 ms and counted (test/helpers/network.ts), then answered in Hrana over HTTP by a simulated libSQL server, one process on the database file for every outboxd process (test/helpers/sim-server.ts: real SQLite, writers queued, FULL durability), on this machine's cores too: its CPU is reported apart (on a real deployment it is another machine's). Unmeasured load first, until each serve process has answered 15,000 commits (JIT: JavaScriptCore compiles a serve's hot code over its first ~15,000; at most 45 s).",
     "",
     "| serve processes | connections | commits/s | p50 ms | p99 ms | round trips per group commit | commits per group | groups locked % | write batches failed % | serve CPU µs/commit (each) | of it main threads | server CPU µs/commit | machine idle % | errors | outboxd verify |",
     "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",

@@ -168,6 +168,8 @@ interface LockedReads {
   held: Held | null;
   /** Keys of the reads made under it: they need no guard in that batch. */
   keys: Set<string>;
+  /** When its reads were answered (performance.now()). */
+  at: number;
 }
 
 const NONE: ReadonlySet<string> = new Set();
@@ -240,6 +242,18 @@ export class RemoteWriter {
     /** Groups that read (commits; not the dispatcher's claims and completions), and their requests. */
     readingGroups: 0,
     readingGroupRequests: 0,
+    /**
+     * Where the time of the groups whose reads took the write lock went (ms, summed): gathering
+     * (from the group before's end), the locked reads (the round trip and the wait for the lock),
+     * building the batch once they were answered (the lock held meanwhile), and the batch with
+     * COMMIT until its answer (durable).
+     */
+    gatherMs: 0,
+    /** Gathered groups that started with their target reached (the others at the deadline). */
+    gatheredFull: 0,
+    lockedReadsMs: 0,
+    buildMs: 0,
+    commitMs: 0,
   };
 
   constructor(connection: GroupConnection) {
@@ -296,6 +310,8 @@ export class RemoteWriter {
         const full = gathering.ops.length >= plan.target;
         if (now >= plan.latest || (full && now >= plan.until) || gathering.ops.length >= MAX_GATHERED) {
           this.#gathering = null;
+          this.stats.gatherMs += now - this.#lastGroup.endedAt;
+          if (full) this.stats.gatheredFull += 1;
           settle(this.#run(gathering.ops));
         } else timer = setTimeout(gathering.check, (full ? plan.until : plan.latest) - now);
       },
@@ -361,7 +377,7 @@ export class RemoteWriter {
   ): Promise<void> {
     this.stats.groups += 1;
     const requests = { count: 0, read: false };
-    const locked: LockedReads = { held: null, keys: new Set() };
+    const locked: LockedReads = { held: null, keys: new Set(), at: 0 };
     try {
       await this.#groupOf(tasks, next, alone, flight, requests, locked);
     } finally {
@@ -469,7 +485,9 @@ export class RemoteWriter {
           if (last && !this.#connection.pipelines) await last.done;
           const asked = performance.now();
           locked.held = await this.#connection.lock(statements);
-          this.#lockWaits.push(performance.now() - asked);
+          locked.at = performance.now();
+          this.stats.lockedReadsMs += locked.at - asked;
+          this.#lockWaits.push(locked.at - asked);
           if (this.#lockWaits.length > RACE_WINDOW) this.#lockWaits.shift();
           results = locked.held.answers;
         } else results = await this.#connection.batch(statements, "read");
@@ -670,9 +688,12 @@ export class RemoteWriter {
           ({ statements, roles } = batchOf(lockedReads.keys));
           requests.count += 1;
           const request = held.commit(statements);
+          const committing = performance.now();
+          this.stats.buildMs += committing - lockedReads.at;
           sending();
           sent();
           results = await request;
+          this.stats.commitMs += performance.now() - committing;
           this.#answered += 1;
         } else if (locked && headKey !== undefined) {
           // BEGIN with the head's read, then the batch with COMMIT.

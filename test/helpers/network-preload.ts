@@ -22,6 +22,11 @@ if (statsFile) {
       readingGroupRequests: sum("readingGroupRequests"),
       locked: sum("locked"),
       guardFailures: sum("guardFailures"),
+      gatherMs: sum("gatherMs"),
+      gatheredFull: sum("gatheredFull"),
+      lockedReadsMs: sum("lockedReadsMs"),
+      buildMs: sum("buildMs"),
+      commitMs: sum("commitMs"),
     };
     writeFileSync(statsFile, JSON.stringify({ counts, statements, serverMs, failed, writer }));
   };
