@@ -696,7 +696,7 @@ export class Dispatcher extends EventEmitter {
       return failed(`cannot open the endpoint's signing secrets: ${String(error)}`);
     }
     return sendWebhook(
-      { ...toMessage(event, delivery), traceparent },
+      toMessage(event, delivery, traceparent),
       {
         url: endpoint.url,
         secrets,
@@ -761,6 +761,19 @@ function sendsOnWorker(
   return !threadToItself;
 }
 
-function toMessage(event: EventToSend, delivery: ClaimedDelivery): WebhookMessage {
-  return { ...event, attempt: delivery.attemptCount };
+function toMessage(
+  event: EventToSend,
+  delivery: ClaimedDelivery,
+  traceparent: string | null,
+): WebhookMessage {
+  return {
+    id: event.id,
+    type: event.type,
+    aggregate: event.aggregate,
+    sequence: event.sequence,
+    payload: event.payload,
+    occurredAt: event.occurredAt,
+    attempt: delivery.attemptCount,
+    traceparent,
+  };
 }

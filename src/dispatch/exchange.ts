@@ -40,13 +40,10 @@ export type Exchanger = (exchange: Exchange) => Promise<ExchangeResult>;
 /** One exchange, in whichever thread calls it: this one, or the send worker's (send-worker-main.ts). */
 export async function makeExchange(exchange: Exchange): Promise<ExchangeResult> {
   try {
-    const { sign } = exchange;
-    const headers = sign
-      ? {
-          ...exchange.headers,
-          "webhook-signature": signatureHeader(sign.secrets, sign.id, sign.timestamp, exchange.body),
-        }
-      : exchange.headers;
+    const { sign, headers } = exchange;
+    // The exchange is this send's own (made for it, or a copy from the dispatcher's thread).
+    if (sign)
+      headers["webhook-signature"] = signatureHeader(sign.secrets, sign.id, sign.timestamp, exchange.body);
     const response = await fetch(exchange.url, {
       method: "POST",
       headers,

@@ -9,7 +9,7 @@
 // verification), and without environment proxies. No second lookup is left to rebind.
 import ipaddr from "ipaddr.js";
 import packageJson from "../../package.json" with { type: "json" };
-import { type Resolver, sendTarget } from "../endpoints/url-guard.ts";
+import { type Resolver, sendTarget, sendTargetNow } from "../endpoints/url-guard.ts";
 import { type ExchangeResult, type Exchanger, makeExchange } from "./exchange.ts";
 
 // From package.json at build time, so the compiled executable and Deno report it too.
@@ -97,12 +97,14 @@ export async function sendWebhook(
     ...partial,
   });
   // Checked again at every send, against the answer that is then used to connect. One budget for
-  // the lookup and the request: a resolver that hangs must not outlast the lease. Private
-  // endpoints allowed, there is no lookup (sendTarget only parses), so no timer per send either.
-  const checking = sendTarget(options.url, options.allowPrivate, options.resolver);
-  const target = options.allowPrivate
-    ? await checking
-    : await untilAborted(checking, AbortSignal.timeout(options.timeoutMs));
+  // the lookup and the request: a resolver that hangs must not outlast the lease. Most sends need
+  // no lookup (private endpoints allowed, an address): known at once, with no promise or timer.
+  const target =
+    sendTargetNow(options.url, options.allowPrivate) ??
+    (await untilAborted(
+      sendTarget(options.url, options.allowPrivate, options.resolver),
+      AbortSignal.timeout(options.timeoutMs),
+    ));
   if (target === null) return done({ error: `timeout: no answer within ${options.timeoutMs} ms` });
   if (target.blocked !== undefined) return done({ error: `blocked: the endpoint URL ${target.blocked}` });
   if (target.unresolved !== undefined) return done({ error: `dns: ${target.unresolved}` });
@@ -138,12 +140,13 @@ export async function sendWebhook(
     return done({ error: pinned ? `${described} (address ${target.address})` : described });
   }
   const status = result.statusCode;
-  return done({
+  return {
     statusCode: status,
+    error: status !== null && status >= 300 && status < 400 ? "redirect not followed" : null,
     responsePrefix: result.responsePrefix,
     retryAfter: result.retryAfter,
-    error: status !== null && status >= 300 && status < 400 ? "redirect not followed" : null,
-  });
+    durationMs: Math.round(performance.now() - started),
+  };
 }
 
 /** Resolves with `promise`, or with null once `signal` aborts (the promise is left to settle). */

@@ -9,6 +9,7 @@
 // so the sender connects to an address that was checked (no second lookup to rebind).
 import { lookup } from "node:dns/promises";
 import ipaddr from "ipaddr.js";
+import { memoized } from "../lib/memo.ts";
 
 /** IPv6 global unicast is 2000::/3; everything else (::/8 compat, ULA, link-local…) is not public. */
 const GLOBAL_UNICAST_V6 = ipaddr.parseCIDR("2000::/3");
@@ -110,17 +111,10 @@ export async function sendTarget(
   allowPrivate: boolean,
   resolve: Resolver = systemResolver,
 ): Promise<SendTarget> {
-  const parsed = parseEndpointUrl(text, allowPrivate);
-  if (parsed.problem !== undefined) return { blocked: parsed.problem };
-  const { url } = parsed;
-  if (allowPrivate) return { url, address: null };
+  const known = sendTargetNow(text, allowPrivate);
+  if (known !== null) return known;
+  const url = (parsedForSend(text, allowPrivate) as { url: URL }).url;
   const host = bareHost(url);
-  if (ipaddr.isValid(host)) {
-    return isPublicAddress(host)
-      ? { url, address: host }
-      : { blocked: "points at a private or internal address" };
-  }
-  if (isLocalName(host)) return { blocked: "points at a local host name" };
   let addresses: string[];
   try {
     addresses = await resolve(host);
@@ -134,3 +128,35 @@ export async function sendTarget(
   if (!addresses.every(isPublicAddress)) return { blocked: "resolves to a private or internal address" };
   return { url, address: first };
 }
+
+/**
+ * sendTarget when it needs no DNS lookup (private endpoints allowed, an IP address, a refused
+ * URL or local name), without a promise; null when the host name must be resolved (sendTarget).
+ * A send makes no lookup for most endpoints, and a backlog sends thousands per second.
+ */
+export function sendTargetNow(text: string, allowPrivate: boolean): SendTarget | null {
+  const parsed = parsedForSend(text, allowPrivate);
+  if (parsed.problem !== undefined) return { blocked: parsed.problem };
+  const { url } = parsed;
+  if (allowPrivate) return { url, address: null };
+  const host = bareHost(url);
+  if (ipaddr.isValid(host)) {
+    return isPublicAddress(host)
+      ? { url, address: host }
+      : { blocked: "points at a private or internal address" };
+  }
+  if (isLocalName(host)) return { blocked: "points at a local host name" };
+  return null;
+}
+
+/**
+ * parseEndpointUrl of an endpoint's stored URL, parsed once per text (each policy its own cache):
+ * the URL is shared by every send to it, so nothing may change it (pinnedRequest copies it).
+ */
+const parsedForSend = (() => {
+  const byPolicy = [false, true].map((allowPrivate) =>
+    memoized((text: string) => parseEndpointUrl(text, allowPrivate), 1024),
+  );
+  return (text: string, allowPrivate: boolean): Parsed =>
+    (byPolicy[allowPrivate ? 1 : 0] as (t: string) => Parsed)(text);
+})();
