@@ -559,18 +559,31 @@ export async function remoteScenarios(quick: boolean): Promise<RemoteResults> {
   }
 }
 
+/** The write lock's figures for the report (— for results from before they were measured). */
+function lockCell(row: RemoteCommitRow): string {
+  if (row.lockBusyPercent === undefined) return "—";
+  return `${row.lockBusyPercent} (${row.lockTurnsPerSecond} × ${row.lockMsPerTurn}, ${row.lockWorkMsPerTurn})`;
+}
+
+/** Where a racing group's time went (ms), for the report: — for one serve, which never races. */
+function phasesCell(row: RemoteCommitRow): string {
+  const ms = row.lockedGroupMs;
+  if (!ms || row.lockedPercent === 0) return "—";
+  return `${ms.gather} / ${ms.reads} / ${ms.build} / ${ms.commit}`;
+}
+
 /** Its section of the bench report, with issue 15's targets. */
 export function remoteReport(r: RemoteResults): string[] {
   const lines = [
     "## 7. Remote database (libSQL server / Turso), simulated 2 ms round trip",
     "",
-    "A simulation, not a network: every request @libsql/client's HTTP client makes is delayed 2 ms and counted (test/helpers/network.ts), then answered in Hrana over HTTP by a simulated libSQL server, one process on the database file for every outboxd process (test/helpers/sim-server.ts: real SQLite, writers queued, FULL durability), on this machine's cores too: its CPU is reported apart (on a real deployment it is another machine's). Unmeasured load first, until each serve process has answered 15,000 commits (JIT: JavaScriptCore compiles a serve's hot code over its first ~15,000; at most 45 s).",
+    "A simulation, not a network: every request @libsql/client's HTTP client makes is delayed 2 ms and counted (test/helpers/network.ts), then answered in Hrana over HTTP by a simulated libSQL server, one process on the database file for every outboxd process (test/helpers/sim-server.ts: real SQLite, writers queued, FULL durability), on this machine's cores too: its CPU is reported apart (on a real deployment it is another machine's). Unmeasured load first, until each serve process has answered 15,000 commits (3,000 in a quick run; at most 45 s): JavaScriptCore compiles a serve's hot code over its first ~15,000. One load process for all serves.",
     "",
-    "| serve processes | connections | commits/s | p50 ms | p99 ms | round trips per group commit | commits per group | groups locked % | write batches failed % | serve CPU µs/commit (each) | of it main threads | server CPU µs/commit | machine idle % | errors | outboxd verify |",
-    "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+    "| serve processes | connections | commits/s | p50 ms | p99 ms | round trips per group commit | commits per group | groups locked % | write batches failed % | serve CPU µs/commit (each) | of it main threads | server CPU µs/commit | machine idle % | write lock held % (turns/s × ms, of it working) | racing group ms: gather / locked reads / build / batch | errors | outboxd verify |",
+    "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ...r.commits.map(
       (row) =>
-        `| ${row.serves} | ${row.connections} | ${row.commitsPerSecond} | ${row.p50Ms} | ${row.p99Ms} | ${row.roundTripsPerGroup} | ${row.commitsPerGroup} | ${row.lockedPercent} | ${row.failedWritesPercent} | ${row.serveCpuUsPerCommit} (${row.serveCpuUsPerCommitEach.join(" + ")}) | ${row.serveMainThreadUsPerCommit} | ${row.serverCpuUsPerCommit} | ${row.machineIdlePercent} | ${row.errors} | ${row.ledger} |`,
+        `| ${row.serves} | ${row.connections} | ${row.commitsPerSecond} | ${row.p50Ms} | ${row.p99Ms} | ${row.roundTripsPerGroup} | ${row.commitsPerGroup} | ${row.lockedPercent} | ${row.failedWritesPercent} | ${row.serveCpuUsPerCommit} (${row.serveCpuUsPerCommitEach.join(" + ")}) | ${row.serveMainThreadUsPerCommit} | ${row.serverCpuUsPerCommit} | ${row.machineIdlePercent} | ${lockCell(row)} | ${phasesCell(row)} | ${row.errors} | ${row.ledger} |`,
     ),
     "",
   ];
