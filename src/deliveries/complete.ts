@@ -119,21 +119,15 @@ export function* completeDeliveries(items: CompletionItem[]): Op<CompletedBatch>
       else ids.push(attempt.deliveryId);
     }
     type Lease = { rid: number; id: string; owner: string | null; status: string };
+    const leasesBy = (column: "rowid" | "id", keys: unknown[]) =>
+      all<Lease>(
+        `SELECT rowid AS rid, id, lease_owner AS owner, status FROM deliveries
+         WHERE ${column} IN (SELECT value FROM json_each(:keys))`,
+        { keys: JSON.stringify(keys) },
+      );
     const leases = [
-      ...(rids.length === 0
-        ? []
-        : yield* all<Lease>(
-            `SELECT rowid AS rid, id, lease_owner AS owner, status FROM deliveries
-             WHERE rowid IN (SELECT value FROM json_each(:rids))`,
-            { rids: JSON.stringify(rids) },
-          )),
-      ...(ids.length === 0
-        ? []
-        : yield* all<Lease>(
-            `SELECT rowid AS rid, id, lease_owner AS owner, status FROM deliveries
-             WHERE id IN (SELECT value FROM json_each(:ids))`,
-            { ids: JSON.stringify(ids) },
-          )),
+      ...(rids.length === 0 ? [] : yield* leasesBy("rowid", rids)),
+      ...(ids.length === 0 ? [] : yield* leasesBy("id", ids)),
     ];
     const fences = new Map(leases.filter((l) => l.status === "pending").map((l) => [l.id, l]));
     const rows: [rid: number, owner: string, at: number, code: number | null][] = [];

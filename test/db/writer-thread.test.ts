@@ -27,6 +27,25 @@ import {
   TEST_WRITES,
 } from "../helpers/test-writes.ts";
 
+/** The writes of every message posted to a writer thread (a list, or its JSON text), until restored. */
+function watchPostedWrites() {
+  const posted: (unknown[] | string)[] = [];
+  const post = Worker.prototype.postMessage;
+  Worker.prototype.postMessage = function (this: Worker, message: unknown, ...rest: unknown[]) {
+    const sent = message as { kind?: string; writes?: unknown[] | string } | null;
+    if (sent?.kind === "write" && sent.writes !== undefined) posted.push(sent.writes);
+    return (post as (...args: unknown[]) => void).call(this, message, ...rest);
+  } as Worker["postMessage"];
+  return {
+    posted,
+    /** How many writes each message carried. */
+    counts: () => posted.map((writes) => (typeof writes === "string" ? JSON.parse(writes) : writes).length),
+    restore: () => {
+      Worker.prototype.postMessage = post;
+    },
+  };
+}
+
 let dir: string;
 let file: string;
 const opened: OutboxdDatabase[] = [];
@@ -227,13 +246,7 @@ describe("the writer thread", () => {
   test("plain writes cross as JSON text, the others as structured clones, each answered as it would be on this thread", async () => {
     const db = await open("worker");
     await db.write(createScratchWrite());
-    const carried: unknown[] = [];
-    const post = Worker.prototype.postMessage;
-    Worker.prototype.postMessage = function (this: Worker, message: unknown, ...rest: unknown[]) {
-      const kind = (message as { kind?: string } | null)?.kind;
-      if (kind === "write") carried.push((message as { writes: unknown }).writes);
-      return (post as (...args: unknown[]) => void).call(this, message, ...rest);
-    } as Worker["postMessage"];
+    const watch = watchPostedWrites();
     try {
       const note = { label: "x", missing: undefined, nested: [1, 2] };
       // Queued in one turn: one message, all plain.
@@ -246,45 +259,38 @@ describe("the writer thread", () => {
         db.write(plainInsertWrite(["p3"], note)),
         db.write(insertWrite(["s1"], null)),
       ]);
-      expect(carried.map((writes) => typeof writes)).toEqual(["string", "object"]);
+      expect(watch.posted.map((writes) => typeof writes)).toEqual(["string", "object"]);
       // (toEqual: an undefined value and a missing key are alike, as plain writes must take them.)
       const expected = (rows: number) => ({ rows, note: { label: "x", nested: [1, 2] } });
       expect(both).toEqual([expected(1), expected(2)]);
       expect(mixed).toEqual([expected(3), 4]);
     } finally {
-      Worker.prototype.postMessage = post;
+      watch.restore();
     }
   });
 
   test("writes queued while earlier ones are unanswered wait here and go over together, once those are answered", async () => {
     const db = await open("worker");
     await db.write(createScratchWrite());
-    const messages: number[] = [];
-    const post = Worker.prototype.postMessage;
-    Worker.prototype.postMessage = function (this: Worker, message: unknown, ...rest: unknown[]) {
-      const writes = (message as { kind?: string; writes?: unknown[] | string } | null)?.writes;
-      if (writes !== undefined)
-        messages.push(typeof writes === "string" ? JSON.parse(writes).length : writes.length);
-      return (post as (...args: unknown[]) => void).call(this, message, ...rest);
-    } as Worker["postMessage"];
+    const watch = watchPostedWrites();
     // Shared memory crosses as itself: the held write waits on the writer thread until set here.
     const gate = new Int32Array(new SharedArrayBuffer(4));
     try {
       const held = db.write(heldWrite(gate));
       const deadline = Date.now() + 10_000;
-      while (messages.length === 0 && Date.now() < deadline) await new Promise((r) => setImmediate(r));
+      while (watch.posted.length === 0 && Date.now() < deadline) await new Promise((r) => setImmediate(r));
       const later = [db.write(insertWrite(["b"], null))];
       await new Promise((r) => setImmediate(r));
       later.push(db.write(insertWrite(["c"], null)));
       await new Promise((r) => setImmediate(r));
-      expect(messages).toEqual([1]);
+      expect(watch.counts()).toEqual([1]);
       Atomics.store(gate, 0, 1);
       Atomics.notify(gate, 0);
       expect(await held).toBe(0);
       expect(await Promise.all(later)).toEqual([1, 2]);
-      expect(messages).toEqual([1, 2]);
+      expect(watch.counts()).toEqual([1, 2]);
     } finally {
-      Worker.prototype.postMessage = post;
+      watch.restore();
       Atomics.store(gate, 0, 1);
       Atomics.notify(gate, 0);
     }
@@ -293,38 +299,31 @@ describe("the writer thread", () => {
   test("a second message goes once EARLY writes are queued while one is unanswered, a third waits for an answer", async () => {
     const db = await open("worker");
     await db.write(createScratchWrite());
-    const messages: number[] = [];
-    const post = Worker.prototype.postMessage;
-    Worker.prototype.postMessage = function (this: Worker, message: unknown, ...rest: unknown[]) {
-      const writes = (message as { kind?: string; writes?: unknown[] | string } | null)?.writes;
-      if (writes !== undefined)
-        messages.push(typeof writes === "string" ? JSON.parse(writes).length : writes.length);
-      return (post as (...args: unknown[]) => void).call(this, message, ...rest);
-    } as Worker["postMessage"];
+    const watch = watchPostedWrites();
     const gate = new Int32Array(new SharedArrayBuffer(4));
     const batch = (prefix: string) =>
       Array.from({ length: EARLY }, (_, i) => db.write(insertWrite([`${prefix}${i}`], null)));
     try {
       const held = db.write(heldWrite(gate));
       const deadline = Date.now() + 10_000;
-      while (messages.length === 0 && Date.now() < deadline) await new Promise((r) => setImmediate(r));
+      while (watch.posted.length === 0 && Date.now() < deadline) await new Promise((r) => setImmediate(r));
       // EARLY writes in one turn: they go at once, while the held write is unanswered.
       const second = batch("s");
-      expect(messages).toEqual([1, EARLY]);
+      expect(watch.counts()).toEqual([1, EARLY]);
       // Two messages in flight: the next writes wait here, whatever their number.
       const third = batch("t");
       third.push(db.write(insertWrite(["last"], null)));
       await new Promise((r) => setImmediate(r));
-      expect(messages).toEqual([1, EARLY]);
+      expect(watch.counts()).toEqual([1, EARLY]);
       Atomics.store(gate, 0, 1);
       Atomics.notify(gate, 0);
       expect(await held).toBe(0);
       expect(await Promise.all(second)).toHaveLength(EARLY);
       expect(await Promise.all(third)).toHaveLength(EARLY + 1);
-      expect(messages).toEqual([1, EARLY, EARLY + 1]);
+      expect(watch.counts()).toEqual([1, EARLY, EARLY + 1]);
       expect(keys()).toHaveLength(2 * EARLY + 1);
     } finally {
-      Worker.prototype.postMessage = post;
+      watch.restore();
       Atomics.store(gate, 0, 1);
       Atomics.notify(gate, 0);
     }
