@@ -6,7 +6,7 @@ import { FanOutExpander } from "./commit/fan-out-expander.ts";
 import { CommitService } from "./commit/service.ts";
 import type { Config } from "./config.ts";
 import { databaseClock } from "./db/db-clock.ts";
-import { type Database, openDatabase } from "./db/open.ts";
+import type { Database } from "./db/open.ts";
 import { deadLetterOrphansWrite } from "./deliveries/writes.ts";
 import { type AttemptEvent, Dispatcher } from "./dispatch/dispatcher.ts";
 import type { HintedDelivery } from "./dispatch/hints.ts";
@@ -17,8 +17,8 @@ import { enableFailpoints } from "./failpoints.ts";
 import { createHttpApp } from "./http/app.ts";
 import type { HttpDeps } from "./http/context.ts";
 import { metricsResponse } from "./http/routes/operations.ts";
-import { migrateWrite } from "./ledger/writes.ts";
 import { type Clock, systemClock } from "./lib/time.ts";
+import { beginOpening, type Opening } from "./opening.ts";
 import { createLogger, type Logger } from "./ops/log.ts";
 import { Metrics } from "./ops/metrics.ts";
 import { startTracing } from "./ops/tracing.ts";
@@ -34,6 +34,8 @@ export interface OutboxdOptions {
   dispatch?: boolean;
   /** The dispatcher has the process's thread to itself: no HTTP API is served (`outboxd dispatch`). */
   dispatchOnly?: boolean;
+  /** The database already being opened and migrated (src/opening.ts); else begun here. */
+  opening?: Opening;
 }
 
 export interface Outboxd {
@@ -57,12 +59,17 @@ export async function createOutboxd(config: Config, options: OutboxdOptions = {}
     logger.log("warn", message, fields),
   );
 
-  const db = await openDatabase(config);
+  const opening = options.opening ?? beginOpening(config);
+  // The process's first local-time computation loads its time zone (~15 ms on a 2-core VM): the
+  // dispatcher's first Cron (croner) would pay it after the database is ready, on the way to
+  // /readyz. Paid here instead, while the writer thread opens and migrates the database.
+  new Date().getTimezoneOffset();
+  const db = await opening.db;
   // Local file: one machine, one clock. Remote database: the database's clock for everyone.
   const shared = options.clock || db.file ? null : databaseClock(db.driver);
   await shared?.sync();
   const clock = options.clock ?? shared?.clock ?? systemClock;
-  const applied = await db.write(migrateWrite());
+  const applied = await opening.migrations;
   if (applied.length > 0) logger.log("info", "migrations applied", { migrations: applied });
   const orphans = await db.write(deadLetterOrphansWrite(clock()));
   if (orphans > 0) {

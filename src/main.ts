@@ -1,19 +1,12 @@
 #!/usr/bin/env bun
 // The `outboxd` command line. Exit codes: 0 success, 1 failure, 2 usage or configuration error.
-import {
-  backupCommand,
-  pruneCommand,
-  replayCommand,
-  rotateMasterKeyCommand,
-  statsCommand,
-  tokenCommand,
-} from "./cli/admin.ts";
+// Each command's modules are imported when it runs: a command loads only what it uses, and
+// `serve`/`dispatch` begin opening the database (src/opening.ts) before they load the rest.
 import { UsageError } from "./cli/args.ts";
-import { eraseCommand, verifyCommand } from "./cli/ledger.ts";
-import { dispatchCommand, serveCommand } from "./cli/serve.ts";
 import { ConfigError, loadConfig } from "./config.ts";
 import { openDatabase } from "./db/open.ts";
 import { migrateDatabase } from "./ledger/genesis.ts";
+import { beginOpening } from "./opening.ts";
 
 const HELP = `outboxd — a transactional outbox in one binary
 
@@ -63,21 +56,34 @@ async function migrateCommand(): Promise<void> {
   }
 }
 
+/**
+ * `serve` and `dispatch`: the writer thread starts, opens the database and migrates while this
+ * thread loads the HTTP app and the dispatcher (cold start: they overlap instead of following).
+ */
+async function longRunning(command: "serveCommand" | "dispatchCommand"): Promise<void> {
+  const config = loadConfig();
+  const opening = beginOpening(config);
+  await (await import("./cli/serve.ts"))[command](config, opening);
+}
+
+const admin = () => import("./cli/admin.ts");
+const ledger = () => import("./cli/ledger.ts");
+
 // A command resolves to its exit code, or to nothing for 0.
 const COMMANDS: Record<string, (args: string[]) => Promise<unknown>> = {
-  serve: serveCommand,
-  dispatch: dispatchCommand,
+  serve: () => longRunning("serveCommand"),
+  dispatch: () => longRunning("dispatchCommand"),
   migrate: migrateCommand,
-  stats: statsCommand,
-  replay: replayCommand,
-  token: tokenCommand,
-  prune: pruneCommand,
-  backup: backupCommand,
-  "rotate-master-key": rotateMasterKeyCommand,
-  // Loaded only for this command: the MCP SDK is heavy for every other one.
-  mcp: async (args: string[]) => (await import("./mcp/stdio.ts")).mcpCommand(args),
-  verify: verifyCommand,
-  erase: eraseCommand,
+  stats: async () => (await admin()).statsCommand(),
+  replay: async (args) => (await admin()).replayCommand(args),
+  token: async (args) => (await admin()).tokenCommand(args),
+  prune: async () => (await admin()).pruneCommand(),
+  backup: async (args) => (await admin()).backupCommand(args),
+  "rotate-master-key": async (args) => (await admin()).rotateMasterKeyCommand(args),
+  // The MCP SDK is heavy for every other command.
+  mcp: async (args) => (await import("./mcp/stdio.ts")).mcpCommand(args),
+  verify: async (args) => (await ledger()).verifyCommand(args),
+  erase: async (args) => (await ledger()).eraseCommand(args),
 };
 const LONG_RUNNING = new Set(["serve", "dispatch", "mcp"]);
 

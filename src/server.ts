@@ -4,6 +4,7 @@
 // (src/deno.ts) differ only in the Runtime they pass.
 import { createOutboxd, type Outboxd } from "./app.ts";
 import type { Config } from "./config.ts";
+import type { Opening } from "./opening.ts";
 
 export interface Listener {
   hostname: string;
@@ -20,9 +21,12 @@ export interface Runtime {
   exit(code: number): void;
 }
 
-/** Starts the API (and the metrics listener when configured); stops on SIGTERM or SIGINT. */
-export async function serve(config: Config, runtime: Runtime): Promise<Outboxd> {
-  const outboxd = await createOutboxd(config);
+/**
+ * Starts the API (and the metrics listener when configured); stops on SIGTERM or SIGINT. `opening`:
+ * the database already being opened (src/opening.ts), else createOutboxd opens it.
+ */
+export async function serve(config: Config, runtime: Runtime, opening?: Opening): Promise<Outboxd> {
+  const outboxd = await createOutboxd(config, opening ? { opening } : {});
   const server = runtime.listen(config.host, config.port, outboxd.http.fetch);
   outboxd.logger.log("info", "listening", {
     url: `http://${server.hostname}:${server.port}`,

@@ -1,7 +1,8 @@
 // `outboxd serve` and `outboxd dispatch` under Bun: long-running processes that stop cleanly on
 // SIGTERM and SIGINT (src/server.ts does the work; src/deno.ts is the same under Deno).
 import { createOutboxd } from "../app.ts";
-import { loadConfig } from "../config.ts";
+import type { Config } from "../config.ts";
+import type { Opening } from "../opening.ts";
 import { type Runtime, serve, stopOnSignal } from "../server.ts";
 
 const bun: Runtime = {
@@ -14,12 +15,13 @@ const bun: Runtime = {
   exit: (code) => process.exit(code),
 };
 
-export async function serveCommand(): Promise<void> {
-  await serve(loadConfig(), bun);
+// src/main.ts reads the configuration and begins opening the database before it loads this module.
+export async function serveCommand(config: Config, opening: Opening): Promise<void> {
+  await serve(config, bun, opening);
 }
 
-export async function dispatchCommand(): Promise<void> {
-  const outboxd = await createOutboxd(loadConfig(), { dispatchOnly: true });
+export async function dispatchCommand(config: Config, opening: Opening): Promise<void> {
+  const outboxd = await createOutboxd(config, { dispatchOnly: true, opening });
   outboxd.logger.log("info", "dispatching", { pid: process.pid });
   stopOnSignal(bun, outboxd, () => outboxd.stop());
 }

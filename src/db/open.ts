@@ -1,7 +1,6 @@
 import { mkdirSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import type { Driver } from "./driver.ts";
-import { openEngineDriver, openEngineReader } from "./engine-driver.ts";
 import { makeDatabaseFilesPrivate } from "./private-files.ts";
 import { Writer } from "./writer.ts";
 import { LocalWrites } from "./writer-local.ts";
@@ -43,6 +42,13 @@ export interface DatabaseConfig {
   writerModules?: readonly string[];
 }
 
+/**
+ * The engine driver's module, imported when a database is opened: it loads the `libsql` native
+ * module (~20 ms at a cold start), which on the writer-thread path then loads while that thread
+ * starts instead of before it (src/opening.ts: cold start).
+ */
+const engine = () => import("./engine-driver.ts");
+
 /** The file path of a `file:` URL (query string dropped), or null for remote URLs. */
 export function localPath(url: string): string | null {
   if (!url.startsWith("file:")) return null;
@@ -71,7 +77,7 @@ export async function openDatabase(config: DatabaseConfig): Promise<Database> {
   }
   const driver =
     config.driver === "engine" && file
-      ? openEngineDriver(file, options)
+      ? (await engine()).openEngineDriver(file, options)
       : // @libsql/client is imported only for the databases that need it (remote, or driver=client).
         await (await import("./client-driver.ts")).openClientDriver(
           { url: config.databaseUrl, authToken: config.databaseAuthToken },
@@ -98,11 +104,14 @@ export async function openDatabase(config: DatabaseConfig): Promise<Database> {
  */
 async function openOnWriterThread(start: WriterThreadStart): Promise<Database> {
   const { path: file, options } = start;
-  const thread = await WriterThread.start(start, (reason) => {
-    // Its writes were never answered, so none was acknowledged; a supervisor restarts the process.
-    process.stderr.write(`outboxd: the writer thread died (${reason}); exiting\n`);
-    process.exit(1);
-  });
+  const [thread, { openEngineReader }] = await Promise.all([
+    WriterThread.start(start, (reason) => {
+      // Its writes were never answered, so none was acknowledged; a supervisor restarts the process.
+      process.stderr.write(`outboxd: the writer thread died (${reason}); exiting\n`);
+      process.exit(1);
+    }),
+    engine(),
+  ]);
   const driver: Driver = { ...openEngineReader(file, options), walSyncs: () => thread.walSyncs() };
   return {
     driver,
