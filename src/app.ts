@@ -69,23 +69,9 @@ export async function createOutboxd(config: Config, options: OutboxdOptions = {}
   const shared = options.clock || db.file ? null : databaseClock(db.driver);
   await shared?.sync();
   const clock = options.clock ?? shared?.clock ?? systemClock;
-  const applied = await opening.migrations;
-  if (applied.length > 0) logger.log("info", "migrations applied", { migrations: applied });
-  const orphans = await db.write(deadLetterOrphansWrite(clock()));
-  if (orphans > 0) {
-    logger.log("warn", "deliveries moved to the dead-letter queue", {
-      count: orphans,
-      reason: "endpoint_deleted",
-    });
-  }
-  if (config.adminToken === undefined) {
-    const path = await bootstrapAdminToken(db, clock());
-    if (path) logger.log("warn", "created an admin token; it is in this file only", { path });
-  }
+  // The components are built while the writer thread migrates (cold start); none of them reads or
+  // writes the database before the migrations below have been awaited.
   const secretBox = new SecretBox(config.masterKey);
-  if (!secretBox.encrypting) {
-    logger.log("warn", "OUTBOXD_MASTER_KEY is not set: endpoint secrets are stored unencrypted");
-  }
 
   const dispatcher =
     options.dispatch === false
@@ -112,7 +98,6 @@ export async function createOutboxd(config: Config, options: OutboxdOptions = {}
     onRefreshError: (error) =>
       logger.log("warn", "event-type catalog refresh failed", { error: String(error) }),
   });
-  await catalog.load();
   // New deliveries, from a commit or from a deferred fan-out's expansion, wake whoever sends them.
   const wakeFor = (_count: number, endpointIds: Set<string>, deliveries?: HintedDelivery[]) => {
     // Deliveries named are claimed by id (src/dispatch/hints.ts); unnamed ones (a fan-out
@@ -179,6 +164,24 @@ export async function createOutboxd(config: Config, options: OutboxdOptions = {}
       : {}),
   };
   const http = createHttpApp(deps);
+
+  const applied = await opening.migrations;
+  if (applied.length > 0) logger.log("info", "migrations applied", { migrations: applied });
+  const orphans = await db.write(deadLetterOrphansWrite(clock()));
+  if (orphans > 0) {
+    logger.log("warn", "deliveries moved to the dead-letter queue", {
+      count: orphans,
+      reason: "endpoint_deleted",
+    });
+  }
+  if (config.adminToken === undefined) {
+    const path = await bootstrapAdminToken(db, clock());
+    if (path) logger.log("warn", "created an admin token; it is in this file only", { path });
+  }
+  if (!secretBox.encrypting) {
+    logger.log("warn", "OUTBOXD_MASTER_KEY is not set: endpoint secrets are stored unencrypted");
+  }
+  await catalog.load();
 
   dispatcher?.start();
   fanOuts.start();
