@@ -325,3 +325,41 @@ export async function waitUntil(
   }
   return performance.now() - started;
 }
+
+/**
+ * A probe script run again in a child process, with `env` over this one's (an undefined value
+ * removes the variable): its last line on stdout, as JSON. The probes' separate-process A/Bs
+ * (commit-cpu.ts SEPARATE=1, commit-op-cpu.ts ROOT_B) alternate such children.
+ */
+export async function probeChild(
+  script: string,
+  args: string[],
+  env: Record<string, string | undefined>,
+): Promise<Record<string, unknown>> {
+  const merged: Record<string, string> = {};
+  for (const [key, value] of Object.entries({ ...process.env, ...env }))
+    if (value !== undefined) merged[key] = value;
+  const child = Bun.spawn([process.execPath, script, ...args], {
+    env: merged,
+    stdout: "pipe",
+    stderr: "inherit",
+  });
+  const out = await new Response(child.stdout).text();
+  if ((await child.exited) !== 0)
+    throw new Error(`${script} ${args.join(" ")} failed (${JSON.stringify(env)})`);
+  return JSON.parse(out.trim().split("\n").at(-1) ?? "{}") as Record<string, unknown>;
+}
+
+/** `pairs` alternated runs of two measures (A B, then B A, …): each side's figures, pair by pair. */
+export async function alternated(
+  pairs: number,
+  a: () => Promise<number>,
+  b: () => Promise<number>,
+): Promise<[a: number[], b: number[]]> {
+  const figures: [number[], number[]] = [[], []];
+  for (let i = 0; i < pairs; i++) {
+    const order = i % 2 === 0 ? ([0, 1] as const) : ([1, 0] as const);
+    for (const side of order) figures[side].push(await (side === 0 ? a : b)());
+  }
+  return figures;
+}

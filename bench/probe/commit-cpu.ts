@@ -15,7 +15,7 @@
 //   SEPARATE=1 ROOT_B=/path/to/other/checkout bun bench/probe/commit-cpu.ts [pairs=6]
 // KEYED=1: each commit sends an Idempotency-Key of its own, as the typed client does.
 import { join } from "node:path";
-import { inProcessOutboxd } from "../lib.ts";
+import { alternated, inProcessOutboxd, probeChild } from "../lib.ts";
 
 const TOKEN = "bench-commit-cpu-token";
 const separate = process.env.SEPARATE === "1";
@@ -71,32 +71,17 @@ const rootA = process.env.ROOT ?? join(import.meta.dir, "../..");
 
 /** This probe's single mode on `root` in a child process: its median main-thread µs per commit. */
 async function childMainUs(root: string): Promise<number> {
-  const env: Record<string, string | undefined> = { ...process.env, ROOT: root, WARMUP: "32768" };
-  delete env.ROOT_B;
-  delete env.SEPARATE;
-  const child = Bun.spawn([process.execPath, import.meta.path, "8"], {
-    env,
-    stdout: "pipe",
-    stderr: "inherit",
-  });
-  const out = await new Response(child.stdout).text();
-  if ((await child.exited) !== 0) throw new Error(`the probe on ${root} failed`);
-  return JSON.parse(out.trim().split("\n").at(-1) ?? "{}").mainThreadUsPerCommit as number;
+  const env = { ROOT: root, WARMUP: "32768", ROOT_B: undefined, SEPARATE: undefined };
+  return (await probeChild(import.meta.path, ["8"], env)).mainThreadUsPerCommit as number;
 }
 
 if (process.env.ROOT_B && separate) {
   const rootB = process.env.ROOT_B;
-  const mainA: number[] = [];
-  const mainB: number[] = [];
-  for (let i = 0; i < blocks; i++) {
-    if (i % 2 === 0) {
-      mainA.push(await childMainUs(rootA));
-      mainB.push(await childMainUs(rootB));
-    } else {
-      mainB.push(await childMainUs(rootB));
-      mainA.push(await childMainUs(rootA));
-    }
-  }
+  const [mainA, mainB] = await alternated(
+    blocks,
+    () => childMainUs(rootA),
+    () => childMainUs(rootB),
+  );
   const ratios = mainB.map((x, i) => x / (mainA[i] as number));
   console.log(
     JSON.stringify({

@@ -14,6 +14,7 @@
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { alternated, probeChild } from "../lib.ts";
 
 const root = process.env.ROOT ?? join(import.meta.dir, "../..");
 const sha256 = (text: string) => new Bun.CryptoHasher("sha256").update(text).digest("hex");
@@ -126,31 +127,17 @@ function writerThreadMs(): number {
 }
 
 async function child(at: string): Promise<number> {
-  const env: Record<string, string | undefined> = { ...process.env, ROOT: at };
-  delete env.ROOT_B;
-  const proc = Bun.spawn([process.execPath, import.meta.path, "8"], {
-    env,
-    stdout: "pipe",
-    stderr: "inherit",
-  });
-  const out = await new Response(proc.stdout).text();
-  if ((await proc.exited) !== 0) throw new Error(`the probe on ${at} failed`);
-  return JSON.parse(out.trim().split("\n").at(-1) ?? "{}").usPerCommit as number;
+  return (await probeChild(import.meta.path, ["8"], { ROOT: at, ROOT_B: undefined })).usPerCommit as number;
 }
 
 if (process.env.ROOT_B) {
   const pairs = Number(process.argv[2] ?? 6);
-  const a: number[] = [];
-  const b: number[] = [];
-  for (let i = 0; i < pairs; i++) {
-    if (i % 2 === 0) {
-      a.push(await child(root));
-      b.push(await child(process.env.ROOT_B));
-    } else {
-      b.push(await child(process.env.ROOT_B));
-      a.push(await child(root));
-    }
-  }
+  const rootB = process.env.ROOT_B;
+  const [a, b] = await alternated(
+    pairs,
+    () => child(root),
+    () => child(rootB),
+  );
   console.log(
     JSON.stringify({
       a: root,
