@@ -15,7 +15,7 @@
 //   SEPARATE=1 ROOT_B=/path/to/other/checkout bun bench/probe/commit-cpu.ts [pairs=6]
 // KEYED=1: each commit sends an Idempotency-Key of its own, as the typed client does.
 import { join } from "node:path";
-import { alternated, inProcessOutboxd, probeChild } from "../lib.ts";
+import { alternated, inProcessOutboxd, median, probeChild } from "../lib.ts";
 
 const TOKEN = "bench-commit-cpu-token";
 const separate = process.env.SEPARATE === "1";
@@ -65,7 +65,6 @@ async function outboxdAt(root: string) {
   return { block, stop };
 }
 
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[values.length >> 1] as number;
 const mean = (values: number[]) => values.reduce((sum, v) => sum + v, 0) / values.length;
 const rootA = process.env.ROOT ?? join(import.meta.dir, "../..");
 

@@ -14,12 +14,11 @@
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { alternated, probeChild } from "../lib.ts";
+import { alternated, median, probeChild } from "../lib.ts";
 
 const root = process.env.ROOT ?? join(import.meta.dir, "../..");
 const sha256 = (text: string) => new Bun.CryptoHasher("sha256").update(text).digest("hex");
 const onWorker = process.env.OUTBOXD_WRITER_THREAD === "worker";
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[values.length >> 1] as number;
 
 async function probe(blocks: number): Promise<{ us: number; main: number }> {
   const { openDatabase } = await import(join(root, "src/db/open.ts"));

@@ -10,7 +10,7 @@
 // A checkout for the "before" side: `git worktree add /tmp/before <commit>` (node_modules
 // symlinked from this one's).
 import { join, resolve } from "node:path";
-import { REPO } from "../lib.ts";
+import { median, REPO } from "../lib.ts";
 
 const flag = (name: string, fallback: number) =>
   Number(process.argv.find((a) => a.startsWith(`--${name}=`))?.split("=")[1] ?? fallback);
@@ -41,7 +41,6 @@ for (let round = 0; round < rounds; round++) {
     rows.get(root)?.push(row);
   }
 }
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? 0;
 for (const [root, measured] of rows) {
   const of = (key: keyof Row) => measured.map((r) => r[key]);
   console.log(

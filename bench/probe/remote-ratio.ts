@@ -7,7 +7,7 @@
 //   bun bench/probe/remote-ratio.ts [--rounds=3] [--seconds=5] [--warm=<s per serve process>] [<other checkout> …]
 // Without --warm each checkout's scenario warms up as it does in `npm run bench`.
 import { join, resolve } from "node:path";
-import { REPO } from "../lib.ts";
+import { median, REPO } from "../lib.ts";
 
 const flag = (name: string): number | undefined => {
   const value = process.argv.find((a) => a.startsWith(`--${name}=`))?.split("=")[1];
@@ -61,6 +61,5 @@ for (let round = 0; round < rounds; round++) {
     console.log(`round ${round + 1} ${root}: ratio ${ratio}; one ${describe(one)}; two ${describe(two)}`);
   }
 }
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? 0;
 for (const [root, values] of ratios)
   console.log(`${root}: ratios ${values.join(" / ")} (median ${median(values)})`);

@@ -13,7 +13,7 @@
 //       # this tree's worker mode against that tree's (run from it: `bun --cwd`), instead of main
 //
 // One JSON line per run on stdout; a table of medians on stderr at the end.
-import { load, startOutboxd, startPeer, TOKEN, taskCpuMs } from "../lib.ts";
+import { load, median, startOutboxd, startPeer, TOKEN, taskCpuMs } from "../lib.ts";
 import { COMMIT_BODY } from "../scenarios/commit.ts";
 import { fixedRate } from "../scenarios/latency.ts";
 
@@ -127,11 +127,6 @@ async function measure(mode: Run["mode"], rate: number): Promise<Run> {
     await receiver.stop();
   }
 }
-
-const median = (values: number[]) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor((sorted.length - 1) / 2)] as number;
-};
 
 if (COMMITS) {
   const rows: Awaited<ReturnType<typeof measureCommits>>[] = [];

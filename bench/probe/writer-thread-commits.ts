@@ -8,7 +8,7 @@
 //   ROOT=/path/to/other/checkout bun bench/probe/writer-thread-commits.ts   # adds its worker mode
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { inProcessOutboxd } from "../lib.ts";
+import { inProcessOutboxd, median } from "../lib.ts";
 
 /** ms on a CPU so far per thread name of this process (schedstat: ns, not the stat file's 10 ms ticks). */
 function threadMs(): Map<string, number> {
@@ -108,7 +108,6 @@ async function side(label: string, root: string, mode: "main" | "worker") {
 
 const sides = [await side("main", here, "main"), await side("worker", here, "worker")];
 if (process.env.ROOT) sides.push(await side("worker (ROOT)", process.env.ROOT, "worker"));
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[values.length >> 1] as number;
 try {
   for (const s of sides) await s.block(2048);
   for (let i = 0; i < pairs; i++) {
