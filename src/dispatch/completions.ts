@@ -49,6 +49,8 @@ export class CompletionQueue<T> {
   #queue: PendingCompletion<T>[] = [];
   /** How many of the queued outcomes are at each endpoint (what `hold` is asked about, kept as they come and go). */
   readonly #queuedAt = new Map<string, number>();
+  /** Per endpoint, the outcomes of the batch being written now. */
+  #writingAt = new Map<string, number>();
   #flushing: Promise<void> | null = null;
   #timer: ReturnType<typeof setTimeout> | null = null;
 
@@ -58,6 +60,11 @@ export class CompletionQueue<T> {
 
   get size(): number {
     return this.#queue.length;
+  }
+
+  /** Outcomes at this endpoint not written yet: queued, or in the batch being written. */
+  unwrittenAt(endpointId: string): number {
+    return (this.#queuedAt.get(endpointId) ?? 0) + (this.#writingAt.get(endpointId) ?? 0);
   }
 
   push(item: PendingCompletion<T>): void {
@@ -117,9 +124,11 @@ export class CompletionQueue<T> {
         const batch = this.#queue.splice(0, MAX_BATCH);
         this.#count(batch, -1);
         let recorded: boolean[];
+        this.#writingAt = countAt(batch);
         try {
           recorded = await this.#deps.write(batch);
         } catch (error) {
+          this.#writingAt = new Map();
           const now = this.#deps.clock();
           const alive = batch.filter((item) => item.leaseUntil > now);
           this.#deps.logger.log("error", "could not record delivery outcomes; trying again", {
@@ -132,6 +141,7 @@ export class CompletionQueue<T> {
           await new Promise((resolve) => setTimeout(resolve, RETRY_PAUSE_MS));
           continue;
         }
+        this.#writingAt = new Map();
         this.#deps.written(batch, recorded);
       }
     } finally {
@@ -139,4 +149,14 @@ export class CompletionQueue<T> {
     }
     this.nudge();
   }
+}
+
+/** How many of these outcomes are at each endpoint. */
+function countAt<T>(items: PendingCompletion<T>[]): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (const item of items) {
+    const id = item.record.endpointId;
+    counts.set(id, (counts.get(id) ?? 0) + 1);
+  }
+  return counts;
 }

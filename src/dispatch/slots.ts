@@ -208,13 +208,16 @@ export class Slots {
   /**
    * What the next claim may take. There is always something: endpoints this process holds
    * nothing for may have due work it cannot see without claiming (at least their reserved send).
+   * `awaitingAt`: per endpoint, room kept for claims already on their way (sends whose outcomes
+   * are not written yet: the batch that writes them claims the successors it promotes).
    */
-  claimRoom(): ClaimRoom {
+  claimRoom(awaitingAt?: (endpointId: string) => number): ClaimRoom {
     const globalRoom = this.#globalRoom();
     const endpointRoom: Record<string, number> = {};
     let wanted = 0;
     for (const [id, state] of this.#endpoints) {
-      const room = Math.max(0, this.#roomOf(id, state, globalRoom) - (this.#promised.get(id) ?? 0));
+      const kept = (this.#promised.get(id) ?? 0) + (awaitingAt?.(id) ?? 0);
+      const room = Math.max(0, this.#roomOf(id, state, globalRoom) - kept);
       endpointRoom[id] = room;
       wanted += room;
     }

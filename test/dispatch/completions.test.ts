@@ -98,4 +98,31 @@ describe("completion queue", () => {
     await q.idle();
     expect(written).toEqual([1, 2]);
   });
+
+  test("unwrittenAt counts an endpoint's outcomes queued and being written, until written", async () => {
+    let release: () => void = () => {};
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const q = new CompletionQueue<number>({
+      write: async (items) => {
+        await gate;
+        return items.map(() => true);
+      },
+      written: () => {},
+      logger: quiet,
+      clock: () => 0,
+    });
+    q.push(item(1, "a"));
+    q.push(item(2, "b"));
+    q.push(item(3, "a"));
+    // The first went out at once (nothing held); the others are queued behind its write.
+    expect(q.unwrittenAt("a")).toBe(2);
+    expect(q.unwrittenAt("b")).toBe(1);
+    expect(q.unwrittenAt("c")).toBe(0);
+    release();
+    await q.idle();
+    expect(q.unwrittenAt("a")).toBe(0);
+    expect(q.unwrittenAt("b")).toBe(0);
+  });
 });

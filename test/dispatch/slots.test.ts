@@ -57,3 +57,16 @@ describe("claims ahead", () => {
     expect(slots.aheadOf("down")).toBe(slots.limitOf("down"));
   });
 });
+
+describe("claim room", () => {
+  test("room kept for sends whose outcomes are not written yet is left out of an endpoint's room", () => {
+    const slots = new Slots({ concurrency: 64, endpointConcurrency: LIMIT });
+    paced(slots, "fast", 20, 2);
+    slots.add([delivery("fast", 100)], Number.MAX_SAFE_INTEGER);
+    const full = slots.claimRoom().endpointRoom.fast as number;
+    expect(full).toBeGreaterThan(10);
+    expect(slots.claimRoom((id) => (id === "fast" ? 10 : 0)).endpointRoom.fast).toBe(full - 10);
+    // Never below nothing.
+    expect(slots.claimRoom(() => full + 5).endpointRoom.fast).toBe(0);
+  });
+});
