@@ -132,7 +132,12 @@ const PROMISE_MS = 2_000;
 
 export class Dispatcher extends EventEmitter {
   readonly #deps: DispatcherDeps;
-  readonly #owner = `dsp_${crypto.randomUUID()}`;
+  /**
+   * This dispatcher's id, the prefix of its lease tokens: 96 random bits, as unique among
+   * dispatchers as a UUID needs to be here, in 16 characters instead of 36. Every lease token is
+   * written in each row it leases and crosses to the writer thread with each outcome (JSON text).
+   */
+  readonly #owner = `dsp_${Buffer.from(crypto.getRandomValues(new Uint8Array(12))).toString("base64url")}`;
   #claims = 0;
   #cron: Cron | null = null;
   #running = false;
@@ -141,10 +146,13 @@ export class Dispatcher extends EventEmitter {
   #pumped: Promise<void> = Promise.resolve();
   #again = false;
   readonly #slots: Slots;
-  readonly #completions: CompletionQueue<AttemptEvent>;
+  /** Each outcome carries the delivery it is of (its attempt event is made once it is written). */
+  readonly #completions: CompletionQueue<ClaimedDelivery>;
   readonly #attemptLog: AttemptLog;
   readonly #unwrittenAt = (endpointId: string) => this.#completions.unwrittenAt(endpointId);
-  readonly #sends = new Set<Promise<void>>();
+  /** Sends started and not finished (their outcome queued), and who waits for there to be none. */
+  #sending = 0;
+  #sendsEnded: (() => void)[] = [];
   /** The lease token and loaded event of each claimed delivery not started yet. */
   readonly #claimedWith = new Map<string, Claim>();
   /** Deliveries this process knows may be claimable: claimed by id, without a scan (hints.ts). */
@@ -189,9 +197,10 @@ export class Dispatcher extends EventEmitter {
    * An endpoint's stored secrets, opened once per stored text rather than at every send: opening
    * parses (and, with OUTBOXD_MASTER_KEY, decrypts) the list, and a backlog sends thousands per
    * second to a few endpoints. Keyed by the text itself, so a rotation (a new text) is opened anew;
-   * which of the secrets still sign is decided at each send. A text that fails to open is not kept.
+   * which of the secrets still sign is decided by the time of each send (OpenedSecrets). A text
+   * that fails to open is not kept.
    */
-  readonly #openSecrets: (stored: string) => StoredSecret[];
+  readonly #openSecrets: (stored: string) => OpenedSecrets;
 
   constructor(deps: DispatcherDeps) {
     super();
@@ -202,9 +211,9 @@ export class Dispatcher extends EventEmitter {
         ? new SendWorker(deps.logger)
         : null;
     this.#slots = new Slots(deps.config);
-    this.#openSecrets = memoized((stored: string) => deps.secretBox.open(stored), 1024);
+    this.#openSecrets = memoized((stored: string) => new OpenedSecrets(deps.secretBox.open(stored)), 1024);
     this.#attemptLog = new AttemptLog(deps.logger);
-    this.#completions = new CompletionQueue<AttemptEvent>({
+    this.#completions = new CompletionQueue<ClaimedDelivery>({
       write: async (items) => {
         const { recorded, claimed, unclaimed } = await deps.db.write(
           completeAndClaimWrite(
@@ -272,7 +281,7 @@ export class Dispatcher extends EventEmitter {
       (async () => {
         // Deliveries claimed ahead are sent too (they are leased to us); then every outcome
         // is written before the database may close.
-        while (this.#sends.size > 0) await Promise.allSettled([...this.#sends]);
+        while (this.#sending > 0) await this.#sendsEnd();
         await this.#completions.idle();
         // Leases commits took for this dispatcher that it will no longer send: given back now
         // rather than left to run out.
@@ -285,8 +294,14 @@ export class Dispatcher extends EventEmitter {
     clearTimeout(timer);
     this.#attemptLog.stop();
     // Its exchanges end with the sends (any still waiting are answered as failed: at least once).
-    if (this.#sends.size === 0) this.#sendWorker?.stop();
-    else void Promise.allSettled([...this.#sends]).then(() => this.#running || this.#sendWorker?.stop());
+    if (this.#sending === 0) this.#sendWorker?.stop();
+    else void this.#sendsEnd().then(() => this.#running || this.#sendWorker?.stop());
+  }
+
+  /** Resolves when no send is under way. */
+  #sendsEnd(): Promise<void> {
+    if (this.#sending === 0) return Promise.resolve();
+    return new Promise((resolve) => this.#sendsEnded.push(resolve));
   }
 
   /**
@@ -521,8 +536,9 @@ export class Dispatcher extends EventEmitter {
     const lease = { owner, now: claimedAt, leaseMs: config.leaseMs };
     // Two operations queued together: the writer runs them in one group (one transaction), and
     // each ends with its one returning write, which the remote write path needs (remote-writer.ts).
+    // A claim by id with no ids is not posted (a scan alone, every SCAN_PAUSE_MS of a drain).
     const [byId, scanned] = await Promise.all([
-      db.write(claimByIdWrite({ ...lease, ids }), BOOKKEEPING),
+      ids.length === 0 ? [] : db.write(claimByIdWrite({ ...lease, ids }), BOOKKEEPING),
       scan ? db.write(claimScanWrite({ ...lease, ...scan }), BOOKKEEPING) : [],
     ]);
     const claimed = byId.length === 0 ? scanned : [...byId, ...scanned];
@@ -553,8 +569,10 @@ export class Dispatcher extends EventEmitter {
     if (claimed.length === 0) return;
     const { leaseMs, sendTimeoutMs } = this.#deps.config;
     const leaseUntil = claimedAt + leaseMs;
-    const events = new Map(context.events.map((e) => [e.id, e]));
-    const endpoints = new Map(context.endpoints.map((e) => [e.id, e]));
+    const events = new Map<string, EventToSend>();
+    for (const event of context.events) events.set(event.id, event);
+    const endpoints = new Map<string, EndpointToSend>();
+    for (const endpoint of context.endpoints) endpoints.set(endpoint.id, endpoint);
     for (const delivery of claimed) {
       this.#claimedWith.set(delivery.id, {
         owner: ownerOf(delivery),
@@ -589,22 +607,28 @@ export class Dispatcher extends EventEmitter {
     const dropped = (delivery: ClaimedDelivery) => this.#claimedWith.delete(delivery.id);
     const now = this.#deps.clock();
     for (let delivery = this.#slots.next(now, dropped); delivery; delivery = this.#slots.next(now, dropped)) {
-      const claimed = delivery;
-      const claim = this.#claimedWith.get(claimed.id) as Claim;
-      this.#claimedWith.delete(claimed.id);
-      const send: Promise<void> = this.#deliver(claimed, claim)
-        .catch((error) =>
-          this.#deps.logger.log("error", "delivery failed", { id: claimed.id, error: String(error) }),
-        )
-        .finally(() => this.#sends.delete(send));
-      this.#sends.add(send);
+      const claim = this.#claimedWith.get(delivery.id) as Claim;
+      this.#claimedWith.delete(delivery.id);
+      this.#sending += 1;
+      void this.#deliver(delivery, claim);
     }
     // Fewer sends lined up now: held outcomes may have to be written, so their successors are promoted.
     if (this.#completions.size > 0) this.#completions.nudge();
   }
 
+  /** One send and its outcome, queued; never rejects (what throws is logged). */
   async #deliver(delivery: ClaimedDelivery, claim: Claim): Promise<void> {
-    const { owner, leaseUntil } = claim;
+    try {
+      await this.#attempt(delivery, claim);
+    } catch (error) {
+      this.#deps.logger.log("error", "delivery failed", { id: delivery.id, error: String(error) });
+    } finally {
+      this.#sending -= 1;
+      if (this.#sending === 0) for (const resolve of this.#sendsEnded.splice(0)) resolve();
+    }
+  }
+
+  async #attempt(delivery: ClaimedDelivery, claim: Claim): Promise<void> {
     const { clock } = this.#deps;
     const startedAt = clock();
     let trouble = false;
@@ -628,15 +652,20 @@ export class Dispatcher extends EventEmitter {
       // Room again at this endpoint: hinted deliveries are claimed now, unnamed ones by the next scan.
       if (more) this.wake([delivery.endpointId]);
     }
+    this.#queueOutcome(delivery, claim, startedAt, outcome);
+  }
+
+  /** An attempt's outcome, decided and queued to be written (completions.ts). */
+  #queueOutcome(delivery: ClaimedDelivery, claim: Claim, startedAt: number, outcome: SendOutcome): void {
     const ok = outcome.statusCode !== null && outcome.statusCode >= 200 && outcome.statusCode < 300;
     if (ok) failpoint("dispatch.after_send");
     const { retryBaseMs: baseMs, retryCapMs: capMs } = this.#deps.config;
-    const completion = decide(delivery, outcome, clock(), { baseMs, capMs });
+    const completion = decide(delivery, outcome, this.#deps.clock(), { baseMs, capMs });
     if (completion.kind === "retry") this.#wakeAt(completion.nextAttemptAt);
     this.#completions.push({
       record: {
         deliveryId: delivery.id,
-        owner,
+        owner: claim.owner,
         endpointId: delivery.endpointId,
         startedAt,
         durationMs: outcome.durationMs,
@@ -646,8 +675,17 @@ export class Dispatcher extends EventEmitter {
         sent: { rid: delivery.rid, aggregate: delivery.aggregate, sequence: delivery.sequence },
       },
       completion,
-      leaseUntil,
-      context: {
+      leaseUntil: claim.leaseUntil,
+      context: delivery,
+    });
+  }
+
+  /** A batch of outcomes was written: log and announce each attempt; successors may be due. */
+  #written(items: PendingCompletion<ClaimedDelivery>[], recorded: boolean[]): void {
+    const endpointIds = new Set<string>();
+    for (let i = 0; i < items.length; i++) {
+      const { record, completion, context: delivery } = items[i] as PendingCompletion<ClaimedDelivery>;
+      const attempt: AttemptEvent = {
         deliveryId: delivery.id,
         eventId: delivery.eventId,
         endpointId: delivery.endpointId,
@@ -655,24 +693,18 @@ export class Dispatcher extends EventEmitter {
         sequence: delivery.sequence,
         attempt: delivery.attemptCount,
         outcome: completion.kind,
-        statusCode: outcome.statusCode,
-        error: outcome.error,
-        durationMs: outcome.durationMs,
-        recorded: false,
+        statusCode: record.statusCode,
+        error: record.error,
+        durationMs: record.durationMs,
+        recorded: recorded[i] === true,
         latencyMs: completion.kind === "delivered" ? completion.latencyMs : null,
-      },
-    });
-  }
-
-  /** A batch of outcomes was written: log and announce each attempt; successors may be due. */
-  #written(items: PendingCompletion<AttemptEvent>[], recorded: boolean[]): void {
-    items.forEach((item, i) => {
-      const attempt: AttemptEvent = { ...item.context, recorded: recorded[i] === true };
+      };
       this.#attemptLog.record(attempt);
       this.emit("attempt", attempt);
-    });
+      endpointIds.add(record.endpointId);
+    }
     // Delivered rows made their queues' next events heads: claim them, where there is room.
-    this.wake(new Set(items.map((item) => item.record.endpointId)));
+    this.wake(endpointIds);
   }
 
   /** One send; whatever stops it before the request is made is an outcome too, never a throw. */
@@ -694,7 +726,7 @@ export class Dispatcher extends EventEmitter {
     if (!event || !endpoint) return failed("endpoint or event no longer exists");
     let secrets: string[];
     try {
-      secrets = activeSecrets(this.#openSecrets(endpoint.secrets), startedAt);
+      secrets = this.#openSecrets(endpoint.secrets).activeAt(startedAt);
     } catch (error) {
       // E.g. another OUTBOXD_MASTER_KEY. A throw here used to leave the row leased, re-claimed
       // each time the lease ran out, with nothing in last_error or the attempt log.
@@ -781,4 +813,31 @@ function toMessage(
     attempt: delivery.attemptCount,
     traceparent,
   };
+}
+
+/**
+ * An endpoint's opened secrets and those that sign (activeSecrets), the latter worked out again
+ * only once the time passes the first expiry among them (or goes back): not two lists per send.
+ */
+export class OpenedSecrets {
+  readonly #all: StoredSecret[];
+  #active: string[] = [];
+  /** `#active` holds from `#from` until before `#until`. */
+  #from = Number.POSITIVE_INFINITY;
+  #until = Number.NEGATIVE_INFINITY;
+
+  constructor(all: StoredSecret[]) {
+    this.#all = all;
+  }
+
+  activeAt(now: number): string[] {
+    if (now < this.#from || now >= this.#until) {
+      this.#active = activeSecrets(this.#all, now);
+      this.#from = now;
+      this.#until = Number.POSITIVE_INFINITY;
+      for (const { expiresAt } of this.#all)
+        if (expiresAt !== null && expiresAt > now) this.#until = Math.min(this.#until, expiresAt);
+    }
+    return this.#active;
+  }
 }
