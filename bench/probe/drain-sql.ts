@@ -1,7 +1,8 @@
 // The drain's SQL alone, in process (no HTTP, no receiver, no send worker): a backlog over 1,000
 // aggregates (bench/scenarios/delivery.ts prefill) completed as delivered, GROUP at a time, each
 // batch's promoted heads claimed by id and their events read in the same transaction, as the
-// dispatcher's completeAndClaim does, with up to 64 leased at a time as its slots are. Prints the
+// dispatcher's completeAndClaim does (since session 10 leased by the promotion itself), with up to
+// 64 leased at a time as its slots are. Prints the
 // main thread's CPU per delivery: a steadier figure than drain.ts's for comparing the delivery
 // rows' SQL (issue 12, session 7: the heads-only index). Also the pages each of the last drain
 // transactions wrote to the WAL, by b-tree (its frame headers, mapped through dbstat): where
@@ -25,6 +26,8 @@ const { all } = await import(join(root, "src/db/op.ts"));
 const { claimDeliveries, claimDeliveriesById, claimDeliveriesByRowid } = await import(
   join(root, "src/deliveries/claim.ts")
 );
+// Trees since session 10 lease the promoted heads in the promotion itself (heads.ts promoteAndLease).
+const leasing = "promoteAndLease" in (await import(join(root, "src/deliveries/heads.ts")));
 const { completeDeliveries } = await import(join(root, "src/deliveries/complete.ts"));
 
 interface Leased {
@@ -69,7 +72,7 @@ while (leased.length > 0) {
   const rest = leased.slice(group);
   const now = Date.now();
   const claimed: Leased[] = await db.writer.write(function* () {
-    const { promoted } = yield* completeDeliveries(
+    const { promoted, leased: leasedThere } = yield* completeDeliveries(
       batch.map((d) => ({
         attempt: {
           deliveryId: d.id,
@@ -86,11 +89,14 @@ while (leased.length > 0) {
         },
         completion: { kind: "delivered", at: now, latencyMs: 1 },
       })),
+      ...(leasing ? [lease()] : []),
     );
     const heads = promoted as { id: string; rid: number }[];
-    const rows: Leased[] = claimDeliveriesByRowid
-      ? yield* claimDeliveriesByRowid({ ...lease(), rids: heads.map((p) => p.rid) })
-      : yield* claimDeliveriesById({ ...lease(), ids: heads.map((p) => p.id) });
+    const rows: Leased[] = leasing
+      ? (leasedThere as Leased[])
+      : claimDeliveriesByRowid
+        ? yield* claimDeliveriesByRowid({ ...lease(), rids: heads.map((p) => p.rid) })
+        : yield* claimDeliveriesById({ ...lease(), ids: heads.map((p) => p.id) });
     yield* eventsOf(rows);
     return rows;
   });

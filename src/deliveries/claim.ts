@@ -37,26 +37,47 @@ export interface ClaimRequest {
  */
 export const CLAIMABLE_NOW = claimableNow("d");
 
-function claimableNow(row: string, endpoint = "e.disabled = 0"): string {
+function claimableNow(row: string): string {
   return `${claimableRow(row)}
-  AND EXISTS (SELECT 1 FROM endpoints e WHERE e.id = ${row}.endpoint_id AND ${endpoint})`;
+  AND EXISTS (SELECT 1 FROM endpoints e WHERE e.id = ${row}.endpoint_id AND e.disabled = 0)`;
 }
 
 /** CLAIMABLE_NOW without its endpoint's condition: for a query that walks an endpoint it checked. */
 function claimableRow(row: string): string {
-  return `${row}.status = 'pending' AND ${row}.is_head = 1 AND ${row}.next_attempt_at <= :now
+  return `${row}.status = 'pending' AND ${row}.is_head = 1 AND ${leasableRow(row)}`;
+}
+
+/**
+ * The row's own part of CLAIMABLE_NOW beyond being a pending head: due, not leased (or its lease
+ * ran out), before its deadline. Also what a promotion checks of the head it makes, which is
+ * pending and becomes the head in the same statement (heads.ts promoteQueues with a lease).
+ */
+export function leasableRow(row: string): string {
+  return `${row}.next_attempt_at <= :now
   AND (${row}.lease_expires_at IS NULL OR ${row}.lease_expires_at <= :now)
   AND ${row}.deliver_by > :now`;
+}
+
+/**
+ * Whether the endpoint `endpointId` (an SQL expression) is one the dispatcher's claims take from:
+ * it exists, is enabled and is a webhook endpoint (CLAIMABLE_NOW's endpoint condition).
+ */
+export function dispatchableEndpoint(endpointId: string): string {
+  return `EXISTS (SELECT 1 FROM endpoints e WHERE e.id = ${endpointId} AND e.disabled = 0 AND ${webhookEndpoint("e")})`;
 }
 
 /**
  * CLAIMABLE_NOW at a webhook endpoint (endpoint-kind.ts): the endpoint row is looked up once per
  * delivery, not twice (the dispatcher's claim by id).
  */
-const CLAIMABLE_NOW_TO_WEBHOOK = claimableNow("d", `e.disabled = 0 AND ${webhookEndpoint("e")}`);
+const CLAIMABLE_NOW_TO_WEBHOOK = `${claimableRow("d")}
+  AND ${dispatchableEndpoint("d.endpoint_id")}`;
 
-const RETURNING_CLAIMED = `RETURNING rowid AS rid, id, event_id AS eventId, endpoint_id AS endpointId, aggregate, sequence,
+/** What a claim returns of each row it leased (ClaimedDelivery), after RETURNING. */
+export const CLAIMED_COLUMNS = `rowid AS rid, id, event_id AS eventId, endpoint_id AS endpointId, aggregate, sequence,
   attempt_count AS attemptCount, available_at AS availableAt, deliver_by AS deliverBy`;
+
+const RETURNING_CLAIMED = `RETURNING ${CLAIMED_COLUMNS}`;
 
 const LEASE_SET =
   "lease_owner = :owner, lease_expires_at = :now + :leaseMs, attempt_count = attempt_count + 1";
@@ -139,37 +160,19 @@ export interface ClaimByIdRequest {
  */
 export function* claimDeliveriesById(request: ClaimByIdRequest): Op<ClaimedDelivery[]> {
   if (request.ids.length === 0) return [];
-  return yield* claimListed("id", request.ids, request);
-}
-
-/**
- * claimDeliveriesById for rows known by rowid: the heads a batch of completions has just promoted,
- * in the same transaction (heads.ts promoteHeads returns their rowids), without a lookup of the id
- * index for each.
- */
-export function* claimDeliveriesByRowid(
-  request: Omit<ClaimByIdRequest, "ids"> & { rids: number[] },
-): Op<ClaimedDelivery[]> {
-  if (request.rids.length === 0) return [];
-  return yield* claimListed("rowid", request.rids, request);
-}
-
-function* claimListed(
-  by: "id" | "rowid",
-  keys: (string | number)[],
-  { owner, now, leaseMs }: Omit<ClaimByIdRequest, "ids">,
-): Op<ClaimedDelivery[]> {
+  const { owner, now, leaseMs, ids } = request;
   return yield* all<ClaimedDelivery>(
     `UPDATE deliveries AS d SET ${LEASE_SET}
-     WHERE d.${by} IN (SELECT value FROM json_each(:keys)) AND ${CLAIMABLE_NOW_TO_WEBHOOK}
+     WHERE d.id IN (SELECT value FROM json_each(:keys)) AND ${CLAIMABLE_NOW_TO_WEBHOOK}
      ${RETURNING_CLAIMED}`,
-    { owner, now, leaseMs, keys: JSON.stringify(keys) },
+    { owner, now, leaseMs, keys: JSON.stringify(ids) },
   );
 }
 
 /**
  * Gives leases back unattempted: rows leased to a dispatcher that never got to send them (a lease
- * taken by a commit's INSERT that the commit never handed over: enqueue.ts). Fenced like a
+ * taken by a commit's INSERT that the commit never handed over: enqueue.ts; a head a promotion
+ * leased beyond the room its dispatcher has: dispatch/writes.ts completeAndClaim). Fenced like a
  * completion: a row changes only while it is pending and still holds this lease.
  */
 export function* releaseLeases(leases: { id: string; owner: string }[]): Op<void> {

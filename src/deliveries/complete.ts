@@ -8,9 +8,17 @@
 //   - every delivered row is counted in its minute bucket, every deadline death in the
 //     counter (counters.ts), in the same transaction.
 import { all, exec, type Op, run } from "../db/op.ts";
+import type { ClaimedDelivery } from "./claim.ts";
 import { bumpDeadlineCounter, recordDelivered, recordDeliveredMany } from "./counters.ts";
 import { DEAD_LETTER_SET } from "./dead-letter.ts";
-import { type PromotedHead, promoteHeads, promoteQueues, type QueuePosition } from "./heads.ts";
+import {
+  type PromotedHead,
+  type PromotionLease,
+  promoteAndLease,
+  promoteHeads,
+  promoteQueues,
+  type QueuePosition,
+} from "./heads.ts";
 
 export interface AttemptRecord {
   deliveryId: string;
@@ -71,16 +79,23 @@ export interface CompletedBatch {
   recorded: boolean[];
   /** The deliveries that became heads of their queues (their predecessors left pending). */
   promoted: PromotedHead[];
+  /** Those of them the promotion leased (with `lease`): as a claim returns them. */
+  leased: ClaimedDelivery[];
 }
 
 /**
  * Records a batch of attempts and their outcomes, as completeDelivery does for each, with
  * set-based statements: one INSERT for the attempt log, one fenced UPDATE for every delivered
  * row, one head promotion for their queues, the minute buckets and endpoint health once per
- * key. Other outcomes (retries, 410, dead) are rare and go one by one.
+ * key. Other outcomes (retries, 410, dead) are rare and go one by one. With `lease` (a local
+ * file), the promotion of the queues the sender names also leases the heads it makes that a
+ * claim could take now (heads.ts promoteAndLease).
  */
-export function* completeDeliveries(items: CompletionItem[]): Op<CompletedBatch> {
-  if (items.length === 0) return { recorded: [], promoted: [] };
+export function* completeDeliveries(
+  items: CompletionItem[],
+  lease: PromotionLease | null = null,
+): Op<CompletedBatch> {
+  if (items.length === 0) return { recorded: [], promoted: [], leased: [] };
   // Arguments as JSON arrays of rows (`value ->> 0`), not objects: only the columns written, and
   // SQLite finds an element by position faster than by key (~40% less per row, issue 12 session 4).
   yield* exec(
@@ -168,7 +183,15 @@ export function* completeDeliveries(items: CompletionItem[]): Op<CompletedBatch>
       });
     else leftIds.push(attempt.deliveryId);
   });
-  const promoted = [...(yield* promoteQueues(positions)), ...(yield* promoteHeads(leftIds))];
+  const promoted: PromotedHead[] = [];
+  const leased: ClaimedDelivery[] = [];
+  if (lease) {
+    for (const head of yield* promoteAndLease(positions, lease)) {
+      promoted.push(head);
+      if (head.leased) leased.push(head);
+    }
+  } else promoted.push(...(yield* promoteQueues(positions)));
+  promoted.push(...(yield* promoteHeads(leftIds)));
   // Endpoint health: the latest time per endpoint and column.
   const health = new Map<string, { endpointId: string; completion: Completion }>();
   for (const [i, item] of items.entries()) {
@@ -181,7 +204,7 @@ export function* completeDeliveries(items: CompletionItem[]): Op<CompletedBatch>
   }
   for (const { endpointId, completion } of health.values())
     yield* touchEndpointHealth(endpointId, completion);
-  return { recorded, promoted };
+  return { recorded, promoted, leased };
 }
 
 function* logAttempt(attempt: AttemptRecord): Op<void> {

@@ -24,6 +24,7 @@
 // fan-out: then no later event of the aggregate has deliveries either, enqueue.ts); each such
 // event is stepped over at most once per queue, by the walk from the head before it.
 import { allHinted, exec, type Op } from "../db/op.ts";
+import { CLAIMED_COLUMNS, type ClaimedDelivery, dispatchableEndpoint, leasableRow } from "./claim.ts";
 
 export interface Queue {
   endpointId: string;
@@ -46,7 +47,7 @@ const HAS_HEAD = `EXISTS (SELECT 1 FROM deliveries h INDEXED BY deliveries_heads
 
 /** A delivery that became the head of its queue. */
 export interface PromotedHead {
-  /** Its rowid: a claim in the same transaction takes it by rowid (claim.ts claimDeliveriesByRowid). */
+  /** Its rowid (the dispatcher keeps it with a hint). */
   rid: number;
   id: string;
   endpointId: string;
@@ -63,9 +64,9 @@ export interface QueuePosition extends Queue {
  * (every pending row of a queue comes after its head). A queue whose head did not leave (a later
  * row expired or was cancelled) keeps it. One statement for all the queues (a completion batch
  * promotes hundreds at once; each new head is updated by its rowid, without a lookup of the id
- * index). Returns the new heads (the dispatcher claims them by rowid: claim.ts
- * claimDeliveriesByRowid); the remote write path answers none (op.ts Statement.hint), and its
- * dispatcher finds them by its scan.
+ * index). Returns the new heads (hints for the dispatcher's claims by id; on a local file its
+ * completions lease them in the promotion itself: promoteAndLease); the remote write path answers
+ * none (op.ts Statement.hint), and its dispatcher finds them by its scan.
  */
 export function* promoteHeads(left: Iterable<string>): Op<PromotedHead[]> {
   const ids = [...left];
@@ -75,7 +76,7 @@ export function* promoteHeads(left: Iterable<string>): Op<PromotedHead[]> {
        SELECT l.endpoint_id AS endpointId, l.aggregate, min(l.sequence) AS after
        FROM deliveries l WHERE l.id IN (SELECT value FROM json_each(:ids))
        GROUP BY l.endpoint_id, l.aggregate)
-     ${PROMOTE_NEXT}`,
+     ${PROMOTE_NEXT} RETURNING rowid AS rid, id, endpoint_id AS endpointId`,
     { ids: JSON.stringify(ids) },
   );
 }
@@ -87,26 +88,77 @@ export function* promoteHeads(left: Iterable<string>): Op<PromotedHead[]> {
  * for the next head starts after it.
  */
 export function* promoteQueues(left: Iterable<QueuePosition>): Op<PromotedHead[]> {
-  const rows = [...left].map((row) => [row.endpointId, row.aggregate, row.sequence]);
-  if (rows.length === 0) return [];
+  const rows = queueRows(left);
+  if (rows === null) return [];
   return yield* allHinted<PromotedHead>(
-    `WITH q AS (
-       SELECT value ->> 0 AS endpointId, value ->> 1 AS aggregate, min(value ->> 2) AS after
-       FROM json_each(:rows) GROUP BY 1, 2)
-     ${PROMOTE_NEXT}`,
-    { rows: JSON.stringify(rows) },
+    `WITH ${QUEUES_LEFT} ${PROMOTE_NEXT} RETURNING rowid AS rid, id, endpoint_id AS endpointId`,
+    { rows },
   );
 }
 
-/** The promotion itself, of the queues `q` (endpointId, aggregate, after: the lowest sequence that left). */
-const PROMOTE_NEXT = `UPDATE deliveries SET is_head = 1
-     WHERE rowid IN (
-       SELECT (SELECT d.rowid FROM events e CROSS JOIN deliveries d INDEXED BY deliveries_event
+/** A lease the promotion gives the heads it makes that a claim could take now (promoteAndLease). */
+export interface PromotionLease {
+  /** A token of this promotion's own: the rows leased carry it (claim.ts ClaimRequest.owner). */
+  owner: string;
+  now: number;
+  leaseMs: number;
+}
+
+/** A head promoteAndLease made, with what a claim returns of it, and whether it leased it. */
+export type LeasedHead = PromotedHead & ClaimedDelivery & { rid: number; leased: 0 | 1 };
+
+/**
+ * promoteQueues that also leases, in the same statement, each head it makes that a claim could
+ * take now (claim.ts CLAIMABLE_NOW: due, not leased or its lease ran out, before its deadline, at
+ * an enabled webhook endpoint; it is pending and now the head), under `lease.owner`: the row is
+ * written once, where a claim after the promotion would write it a second time (issue 12,
+ * session 10). `leased` says which; the caller gives back what it cannot take (claim.ts
+ * releaseLeases). Local files only (the dispatcher's completeAndClaim): the remote write path
+ * answers no rows of a write but its last, so its dispatcher claims apart.
+ */
+export function* promoteAndLease(left: Iterable<QueuePosition>, lease: PromotionLease): Op<LeasedHead[]> {
+  const rows = queueRows(left);
+  if (rows === null) return [];
+  const leasable = `n.open AND ${leasableRow("deliveries")}`;
+  return yield* allHinted<LeasedHead>(
+    `WITH ${QUEUES_LEFT}, n AS MATERIALIZED (
+       SELECT ${NEXT_OF_QUEUE} AS rid, ${dispatchableEndpoint("q.endpointId")} AS open FROM q WHERE NOT ${HAS_HEAD})
+     UPDATE deliveries SET is_head = 1,
+       lease_owner = CASE WHEN ${leasable} THEN :owner ELSE lease_owner END,
+       lease_expires_at = CASE WHEN ${leasable} THEN :now + :leaseMs ELSE lease_expires_at END,
+       attempt_count = CASE WHEN ${leasable} THEN attempt_count + 1 ELSE attempt_count END
+     FROM n WHERE deliveries.rowid = n.rid
+     RETURNING ${CLAIMED_COLUMNS}, lease_owner IS :owner AS leased`,
+    { rows, owner: lease.owner, now: lease.now, leaseMs: lease.leaseMs },
+  );
+}
+
+/** Positions as promoteQueues binds them (:rows), or null for none. */
+function queueRows(left: Iterable<QueuePosition>): string | null {
+  const rows = [...left].map((row) => [row.endpointId, row.aggregate, row.sequence]);
+  return rows.length === 0 ? null : JSON.stringify(rows);
+}
+
+/** The queues of :rows (promoteQueues), each with the lowest sequence that left (`q`). */
+const QUEUES_LEFT = `q AS (
+       SELECT value ->> 0 AS endpointId, value ->> 1 AS aggregate, min(value ->> 2) AS after
+       FROM json_each(:rows) GROUP BY 1, 2)`;
+
+/**
+ * The rowid of the lowest pending row of queue `q` after q.after: the walk of the aggregate's
+ * events from there (see the header).
+ */
+const NEXT_OF_QUEUE = `(SELECT d.rowid FROM events e CROSS JOIN deliveries d INDEXED BY deliveries_event
                WHERE e.aggregate = q.aggregate AND e.sequence > q.after
                  AND d.event_id = e.id AND d.endpoint_id = q.endpointId AND d.status = 'pending'
-               ORDER BY e.sequence LIMIT 1)
-       FROM q WHERE NOT ${HAS_HEAD})
-     RETURNING rowid AS rid, id, endpoint_id AS endpointId`;
+               ORDER BY e.sequence LIMIT 1)`;
+
+/**
+ * The promotion itself, of the queues `q` (endpointId, aggregate, after: the lowest sequence that
+ * left) that have no head: their next rows become the heads.
+ */
+const PROMOTE_NEXT = `UPDATE deliveries SET is_head = 1
+     WHERE rowid IN (SELECT ${NEXT_OF_QUEUE} FROM q WHERE NOT ${HAS_HEAD})`;
 
 /**
  * After deliveries re-entered `pending` with is_head = 0 (a replay, of events possibly older

@@ -7,10 +7,9 @@ import {
   type ClaimedDelivery,
   claimDeliveries,
   claimDeliveriesById,
-  claimDeliveriesByRowid,
   releaseLeases,
 } from "../deliveries/claim.ts";
-import { type CompletedBatch, type CompletionItem, completeDeliveries } from "../deliveries/complete.ts";
+import { type CompletionItem, completeDeliveries } from "../deliveries/complete.ts";
 import type { PromotedHead } from "../deliveries/heads.ts";
 import { Hints } from "./hints.ts";
 import { loadSendContext, type SendContext } from "./send-context.ts";
@@ -25,7 +24,9 @@ export interface ClaimAlong {
 }
 
 /** A batch of outcomes' answer, with the heads it claimed (see completeAndClaim). */
-export interface ClaimedWithBatch extends CompletedBatch {
+export interface ClaimedWithBatch {
+  /** Per item, whether the fence let it through (CompletedBatch.recorded). */
+  recorded: boolean[];
   claimed: { owner: string; claimedAt: number; rows: ClaimedDelivery[]; context: SendContext } | null;
   /** Promoted heads not claimed there: hints. */
   unclaimed: PromotedHead[];
@@ -34,26 +35,33 @@ export interface ClaimedWithBatch extends CompletedBatch {
 /**
  * A batch of outcomes as one writer operation, and (with `along`: on a local file, while the
  * dispatcher runs) in the same transaction a claim of the heads it promoted that fit the room,
- * with their events: no claim of their own.
+ * with their events: no claim of their own. The promotion leases every head it makes that a
+ * claim could take now (heads.ts promoteAndLease: each row written once); those beyond the room
+ * get their lease back here, in the same transaction.
  */
 function* completeAndClaim(items: CompletionItem[], along: ClaimAlong | null): Op<ClaimedWithBatch> {
-  const batch = yield* completeDeliveries(items);
-  if (!along || batch.promoted.length === 0) return { ...batch, claimed: null, unclaimed: batch.promoted };
+  const lease = along && { owner: along.owner, now: along.now, leaseMs: along.leaseMs };
+  const { recorded, promoted, leased } = yield* completeDeliveries(items, lease);
+  if (!along || leased.length === 0) return { recorded, claimed: null, unclaimed: promoted.map(headOf) };
   const fit = new Hints();
-  fit.offer(batch.promoted);
+  fit.offer(leased);
   // Within the claim window, as any claim: what does not fit is left to hints and to other
   // dispatchers (a queue's next head claimed with its predecessor's outcome stays with this
   // dispatcher, so a wider window here would keep every queue from the others).
-  const { ids } = fit.take(along.room, along.now);
-  const taken = new Set(ids);
-  const unclaimed = batch.promoted.filter((head) => !taken.has(head.id));
-  if (ids.length === 0) return { ...batch, claimed: null, unclaimed };
-  const { owner, now, leaseMs } = along;
-  // By rowid: the promotion returned it, in this transaction.
-  const rids = batch.promoted.filter((head) => taken.has(head.id)).map((head) => head.rid);
-  const rows = yield* claimDeliveriesByRowid({ owner, now, leaseMs, rids });
+  const taken = new Set(fit.take(along.room, along.now).ids);
+  const rows = leased.filter((head) => taken.has(head.id));
+  const over = leased.filter((head) => !taken.has(head.id));
+  const { owner, now } = along;
+  if (over.length > 0) yield* releaseLeases(over.map(({ id }) => ({ id, owner })));
+  const unclaimed = promoted.filter((head) => !taken.has(head.id)).map(headOf);
+  if (rows.length === 0) return { recorded, claimed: null, unclaimed };
   const context = yield* sendContextOf(rows);
-  return { ...batch, claimed: { owner, claimedAt: now, rows, context }, unclaimed };
+  return { recorded, claimed: { owner, claimedAt: now, rows, context }, unclaimed };
+}
+
+/** A promoted head as a hint (what the dispatcher keeps of it). */
+function headOf({ rid, id, endpointId }: PromotedHead): PromotedHead {
+  return { rid, id, endpointId };
 }
 
 /** What the sends of these claimed deliveries need (and the kind of `alsoEndpoints`). */

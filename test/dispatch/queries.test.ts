@@ -5,10 +5,11 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import Database from "libsql";
-import { type ClaimedDelivery, claimDeliveries, claimDeliveriesByRowid } from "../../src/deliveries/claim.ts";
+import { type ClaimedDelivery, claimDeliveries, claimDeliveriesById } from "../../src/deliveries/claim.ts";
 import { type Completion, completeDeliveries, completeDelivery } from "../../src/deliveries/complete.ts";
 import { expireDeadlines } from "../../src/deliveries/expire.ts";
 import { prune } from "../../src/deliveries/retention.ts";
+import { completeAndClaimWrite } from "../../src/dispatch/writes.ts";
 import { startServer, type TestServer } from "../helpers/server.ts";
 import { commitEvents, deliveryRow, exec, expectStatus, onlyDelivery, sql } from "./harness.ts";
 
@@ -183,7 +184,7 @@ describe("dispatch queries", () => {
     }
   });
 
-  test("a batch whose rows the sender names by rowid and queue position: the same fence, promotion and claim by rowid; a rowid that now names another row is refused", async () => {
+  test("a batch whose rows the sender names by rowid and queue position: the same fence and promotion; a rowid that now names another row is refused", async () => {
     await drain();
     const a = await queue(3);
     const b = await queue(2);
@@ -220,27 +221,162 @@ describe("dispatch queries", () => {
     });
     // a's successor found from the position given, b's queue untouched (its head is still pending).
     expect(promoted.map((p) => p.id)).toEqual([a[1] as string]);
-    const next = await server.outboxd.db.writer.write(
-      claimDeliveriesByRowid({
-        owner: "next",
-        now: Date.now(),
-        leaseMs: LEASE,
-        rids: promoted.map((p) => p.rid),
-      }),
-    );
-    expect(next.map((d) => d.id)).toEqual([a[1] as string]);
-    expect(next[0]?.rid).toBe(promoted[0]?.rid as number);
-    // Claimed once: a second claim of the same rowid takes nothing (leased), as a claim by id would.
+    // Promoted, not leased (no lease given): a claim by id takes it, once.
     expect(
-      await server.outboxd.db.writer.write(
-        claimDeliveriesByRowid({
-          owner: "again",
-          now: Date.now(),
-          leaseMs: LEASE,
-          rids: promoted.map((p) => p.rid),
-        }),
+      (
+        await claimById(
+          "next",
+          promoted.map((p) => p.id),
+        )
+      ).map((d) => d.id),
+    ).toEqual([a[1] as string]);
+    expect(
+      await claimById(
+        "again",
+        promoted.map((p) => p.id),
       ),
     ).toEqual([]);
+  });
+
+  const claimById = (owner: string, ids: string[], now = Date.now()) =>
+    server.outboxd.db.writer.write(claimDeliveriesById({ owner, now, leaseMs: LEASE, ids }));
+
+  /** An item of a batch: the claimed row delivered under `owner`, named by rowid and queue position. */
+  const delivered = (d: ClaimedDelivery, owner: string, at = Date.now()) => ({
+    attempt: {
+      deliveryId: d.id,
+      owner,
+      endpointId: d.endpointId,
+      startedAt: at,
+      durationMs: 2,
+      statusCode: 200,
+      error: null,
+      responsePrefix: null,
+      sent: { rid: d.rid, aggregate: d.aggregate, sequence: d.sequence },
+    },
+    completion: { kind: "delivered", at, latencyMs: 2 } as Completion,
+  });
+
+  test("a promotion given a lease leases the heads it makes that a claim could take now, in the same statement; the others are promoted only", async () => {
+    await drain();
+    const due = await queue(2);
+    const later = await queue(2);
+    const late = await queue(2);
+    const off = await queue(2, await newEndpoint());
+    const taken = await queue(2);
+    const claimed = await claim("promote-1");
+    const first = (ids: string[]) => claimed.find((d) => d.id === ids[0]) as ClaimedDelivery;
+    expect(claimed.length).toBe(5);
+    const now = Date.now();
+    // The successors: one not due yet, one past its deadline, one at an endpoint disabled since,
+    // one leased by someone else (a lease that has not run out).
+    await exec(server, "UPDATE deliveries SET next_attempt_at = :at WHERE id = :id", {
+      id: later[1] as string,
+      at: now + 60_000,
+    });
+    await exec(server, "UPDATE deliveries SET deliver_by = :at WHERE id = :id", {
+      id: late[1] as string,
+      at: now,
+    });
+    await exec(
+      server,
+      "UPDATE endpoints SET disabled = 1 WHERE id = (SELECT endpoint_id FROM deliveries WHERE id = :id)",
+      {
+        id: off[1] as string,
+      },
+    );
+    await exec(server, "UPDATE deliveries SET lease_owner = 'other', lease_expires_at = :at WHERE id = :id", {
+      id: taken[1] as string,
+      at: now + 60_000,
+    });
+    const { recorded, promoted, leased } = await server.outboxd.db.writer.write(
+      completeDeliveries(
+        [due, later, late, off, taken].map((ids) => delivered(first(ids), "promote-1", now)),
+        { owner: "promote-2", now, leaseMs: LEASE },
+      ),
+    );
+    expect(recorded).toEqual([true, true, true, true, true]);
+    // Every successor is its queue's head; only the one a claim could take is leased.
+    expect(promoted.map((p) => p.id).sort()).toEqual(
+      [due, later, late, off, taken].map((ids) => ids[1] as string).sort(),
+    );
+    expect(leased.map((d) => d.id)).toEqual([due[1] as string]);
+    const [row] = await sql<{ rid: number; is_head: number }>(
+      server,
+      "SELECT rowid AS rid, is_head FROM deliveries WHERE id = :id",
+      { id: due[1] as string },
+    );
+    expect(leased[0]).toMatchObject({
+      rid: row?.rid,
+      endpointId,
+      aggregate: first(due).aggregate,
+      sequence: 2,
+      attemptCount: 1,
+    });
+    expect(await deliveryRow(server, due[1] as string)).toMatchObject({
+      lease_owner: "promote-2",
+      lease_expires_at: now + LEASE,
+      attempt_count: 1,
+    });
+    for (const ids of [later, late, off]) {
+      const head = await deliveryRow(server, ids[1] as string);
+      expect(head).toMatchObject({ status: "pending", lease_owner: null, attempt_count: 0 });
+    }
+    expect(await deliveryRow(server, taken[1] as string)).toMatchObject({
+      lease_owner: "other",
+      attempt_count: 0,
+    });
+    for (const ids of [due, later, late, off, taken]) {
+      const [h] = await sql<{ h: number }>(server, "SELECT is_head AS h FROM deliveries WHERE id = :id", {
+        id: ids[1] as string,
+      });
+      expect(h?.h).toBe(1);
+    }
+    // Leased once: a claim by id takes nothing of it.
+    expect(await claimById("again", [due[1] as string], now + 1)).toEqual([]);
+  });
+
+  test("a batch of outcomes claims the heads its promotion leased within the room; the rest get their lease back and stay hints", async () => {
+    await drain();
+    const queues = [await queue(2), await queue(2), await queue(2)];
+    const claimed = await claim("room-1");
+    const first = (ids: string[]) => claimed.find((d) => d.id === ids[0]) as ClaimedDelivery;
+    const now = Date.now();
+    const answer = await server.outboxd.db.write(
+      completeAndClaimWrite(
+        queues.map((ids) => delivered(first(ids), "room-1", now)),
+        {
+          owner: "room-2",
+          now,
+          leaseMs: LEASE,
+          room: { limit: 100, endpointRoom: { [endpointId]: 2 }, endpointLimit: 100 },
+        },
+      ),
+    );
+    expect(answer.recorded).toEqual([true, true, true]);
+    const successors = queues.map((ids) => ids[1] as string);
+    const rows = answer.claimed?.rows ?? [];
+    expect(rows.length).toBe(2);
+    expect(answer.claimed).toMatchObject({ owner: "room-2", claimedAt: now });
+    expect(answer.claimed?.context.events.map((e) => e.id).sort()).toEqual(rows.map((d) => d.eventId).sort());
+    expect(answer.unclaimed.length).toBe(1);
+    expect([...rows.map((d) => d.id), ...answer.unclaimed.map((h) => h.id)].sort()).toEqual(
+      successors.sort(),
+    );
+    for (const d of rows) {
+      expect(await deliveryRow(server, d.id)).toMatchObject({ lease_owner: "room-2", attempt_count: 1 });
+    }
+    // The one beyond the room: the head of its queue, its lease given back as if never taken.
+    const [left] = answer.unclaimed;
+    expect(await deliveryRow(server, left?.id as string)).toMatchObject({
+      status: "pending",
+      lease_owner: null,
+      lease_expires_at: null,
+      attempt_count: 0,
+    });
+    expect((await claimById("hinted", [left?.id as string], now + 1)).map((d) => d.id)).toEqual([
+      left?.id as string,
+    ]);
   });
 
   test("event n+1 is claimable only once n is no longer pending (delivered or dead)", async () => {
