@@ -9,6 +9,7 @@ import { databaseClock } from "./db/db-clock.ts";
 import type { Database } from "./db/open.ts";
 import { deadLetterOrphansWrite } from "./deliveries/writes.ts";
 import { type AttemptEvent, Dispatcher } from "./dispatch/dispatcher.ts";
+import { useWebhookClient } from "./dispatch/exchange.ts";
 import type { HintedDelivery } from "./dispatch/hints.ts";
 import { SecretBox } from "./endpoints/secrets.ts";
 import type { Resolver } from "./endpoints/url-guard.ts";
@@ -73,6 +74,8 @@ export async function createOutboxd(config: Config, options: OutboxdOptions = {}
   // writes the database before the migrations below have been awaited.
   const secretBox = new SecretBox(config.masterKey);
 
+  // This thread's webhook client (and the send worker's: it is told when it starts).
+  useWebhookClient(config.webhookClient);
   const dispatcher =
     options.dispatch === false
       ? null

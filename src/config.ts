@@ -38,6 +38,11 @@ export interface Config extends DatabaseConfig {
    * `auto`: its own where it has the thread to itself (`outboxd dispatch`), a worker beside an HTTP API.
    */
   sendThread: "auto" | "worker" | "main";
+  /**
+   * How webhook requests are made: `native` (HTTP/1.1 over Bun's sockets, src/dispatch/http1-client.ts;
+   * `fetch` under Deno) or `fetch` everywhere.
+   */
+  webhookClient: "native" | "fetch";
   retryBaseMs: number;
   retryCapMs: number;
   secretGraceMs: number;
@@ -223,6 +228,7 @@ export function loadConfig(env: Env = process.env): Config {
     concurrency: integer("OUTBOXD_CONCURRENCY", 128, 1, 4096),
     endpointConcurrency: integer("OUTBOXD_ENDPOINT_CONCURRENCY", 64, 1, 4096),
     sendThread: oneOf("OUTBOXD_SEND_THREAD", ["auto", "worker", "main"] as const, "auto"),
+    webhookClient: oneOf("OUTBOXD_WEBHOOK_CLIENT", ["native", "fetch"] as const, "native"),
     retryBaseMs: duration("OUTBOXD_RETRY_BASE", "5s"),
     retryCapMs: duration("OUTBOXD_RETRY_CAP", "1h"),
     secretGraceMs: duration("OUTBOXD_SECRET_GRACE", "24h"),

@@ -1,9 +1,15 @@
 // One HTTP exchange of a webhook send: the POST as prepared by sender.ts (target checked, body
 // built), signed here, and at most RESPONSE_PREFIX_BYTES of the answer read. Apart from sender.ts
-// so that the send worker (send-worker-main.ts) loads this, the signer and `fetch` only: the same
-// code in either thread, and a small worker. Signing here puts the HMAC on the send worker's
-// thread, off the dispatcher's (issue 12, session 6: ~3% of its time draining a backlog).
+// so that the send worker (send-worker-main.ts) loads this, the signer and the HTTP client only:
+// the same code in either thread, and a small worker. Signing here puts the HMAC on the send
+// worker's thread, off the dispatcher's (issue 12, session 6: ~3% of its time draining a backlog).
+//
+// The request is made by one of two clients (OUTBOXD_WEBHOOK_CLIENT): `native`, the default on
+// Bun, HTTP/1.1 over Bun's sockets (http1-client.ts: about a third of `fetch`'s CPU per request,
+// issue 12 session 10); `fetch`, the portable one, and the only one on Deno. Both give the same
+// answers and failures (test/dispatch/http1-client.test.ts runs them side by side).
 
+import { Http1Client } from "./http1-client.ts";
 import { signatureHeader } from "./signer.ts";
 
 export const RESPONSE_PREFIX_BYTES = 1024;
@@ -37,13 +43,62 @@ export interface ExchangeResult {
 /** Makes an exchange: in this thread (makeExchange) or on a send worker (send-worker.ts). */
 export type Exchanger = (exchange: Exchange) => Promise<ExchangeResult>;
 
+/** How webhook requests are made (OUTBOXD_WEBHOOK_CLIENT). */
+export type WebhookClient = "native" | "fetch";
+
+let chosen: WebhookClient = "native";
+let native: Http1Client | null = null;
+
+/**
+ * Environment proxies are honoured by `fetch` only: with one set, requests that are not pinned to
+ * a checked address (private endpoints allowed) keep going through `fetch`, and so the proxy.
+ */
+const PROXIED =
+  typeof process === "object" &&
+  ["HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy"].some((name) => !!process.env[name]);
+
+/** Chooses the client of this thread's exchanges (app.ts from the config; the send worker from its first message). */
+export function useWebhookClient(client: WebhookClient): void {
+  chosen = client;
+}
+
+export function webhookClient(): WebhookClient {
+  return chosen;
+}
+
+/** The native client where it runs (Bun) and is chosen; null: `fetch`. */
+function nativeClient(exchange: Exchange): Http1Client | null {
+  if (chosen !== "native" || (PROXIED && !exchange.pinned)) return null;
+  if (native === null) {
+    if (typeof (globalThis as { Bun?: { connect?: unknown } }).Bun?.connect !== "function") return null;
+    native = new Http1Client({ prefixBytes: RESPONSE_PREFIX_BYTES });
+  }
+  return native;
+}
+
+/** Closes the native client's idle connections (those in use close at the end of their exchange). */
+export function closeIdleConnections(): void {
+  native?.closeIdle();
+}
+
 /** One exchange, in whichever thread calls it: this one, or the send worker's (send-worker-main.ts). */
-export async function makeExchange(exchange: Exchange): Promise<ExchangeResult> {
+export function makeExchange(exchange: Exchange): Promise<ExchangeResult> {
+  const { sign, headers } = exchange;
   try {
-    const { sign, headers } = exchange;
     // The exchange is this send's own (made for it, or a copy from the dispatcher's thread).
     if (sign)
       headers["webhook-signature"] = signatureHeader(sign.secrets, sign.id, sign.timestamp, exchange.body);
+  } catch (error) {
+    return Promise.resolve(failure(error));
+  }
+  const client = nativeClient(exchange);
+  return client === null ? fetchExchange(exchange) : client.post(exchange);
+}
+
+/** The exchange made with `fetch`. */
+async function fetchExchange(exchange: Exchange): Promise<ExchangeResult> {
+  try {
+    const { headers } = exchange;
     const response = await fetch(exchange.url, {
       method: "POST",
       headers,
@@ -61,14 +116,18 @@ export async function makeExchange(exchange: Exchange): Promise<ExchangeResult> 
       failure: null,
     };
   } catch (error) {
-    const e = error as { name?: string; message?: string; code?: string };
-    return {
-      statusCode: null,
-      responsePrefix: null,
-      retryAfter: null,
-      failure: { name: e?.name, code: e?.code, message: e?.message ?? String(error) },
-    };
+    return failure(error);
   }
+}
+
+function failure(error: unknown): ExchangeResult {
+  const e = error as { name?: string; message?: string; code?: string };
+  return {
+    statusCode: null,
+    responsePrefix: null,
+    retryAfter: null,
+    failure: { name: e?.name, code: e?.code, message: e?.message ?? String(error) },
+  };
 }
 
 async function readPrefix(response: Response): Promise<string | null> {

@@ -2,8 +2,15 @@
 // builds it into the executable beside src/main.ts). It makes the exchanges it is posted with
 // exchange.ts makeExchange, the one copy of the exchange rule, and posts their results back in
 // batches: [n, result, n, result, …] as JSON text (cheaper for both threads than a structured
-// clone: send-worker.ts), at most one message per turn of its event loop.
-import { type Exchange, type ExchangeResult, makeExchange } from "./exchange.ts";
+// clone: send-worker.ts), at most one message per turn of its event loop. Its first message is
+// not a batch but the settings its exchanges follow (the webhook client).
+import {
+  type Exchange,
+  type ExchangeResult,
+  makeExchange,
+  useWebhookClient,
+  type WebhookClient,
+} from "./exchange.ts";
 
 /** The worker's side of its port (a Worker's global scope). */
 const port = globalThis as unknown as {
@@ -24,7 +31,12 @@ function answer(n: number, result: ExchangeResult): void {
 }
 
 port.onmessage = (event) => {
-  const jobs = JSON.parse(event.data) as unknown[];
+  const jobs = JSON.parse(event.data) as unknown[] | { webhookClient: WebhookClient };
+  if (!Array.isArray(jobs)) {
+    // The first message: the settings of the thread that started this one (send-worker.ts).
+    useWebhookClient(jobs.webhookClient);
+    return;
+  }
   for (let i = 0; i < jobs.length; i += 2) {
     const n = jobs[i] as number;
     void makeExchange(jobs[i + 1] as Exchange).then((result) => answer(n, result));
