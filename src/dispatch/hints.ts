@@ -63,6 +63,11 @@ export class Hints {
     }
   }
 
+  /** Whether a claim now could take anything: a hint is kept, or a scan is due at `now`. */
+  due(now: number): boolean {
+    return this.#size > 0 || now >= this.#scanAt;
+  }
+
   /** Work may exist that no hint names: the next claim scans. */
   scanNow(): void {
     this.#scanAt = 0;

@@ -55,4 +55,18 @@ describe("hints", () => {
     hints.scanned(room(10, { A: 2 }), [{ endpointId: "A" }, { endpointId: "A" }], 5_000);
     expect(hints.take(room(10, { A: 2 }), 5_000).scan).not.toBeNull();
   });
+
+  test("due: while a hint is kept, or once a scan is due", () => {
+    const hints = new Hints();
+    expect(hints.due(0)).toBe(true);
+    hints.scanned(room(10, {}), [], 1_000);
+    expect(hints.due(1_000)).toBe(false);
+    expect(hints.due(1_000 + SCAN_PAUSE_MS)).toBe(true);
+    hints.offer([{ id: "a1", endpointId: "A" }]);
+    expect(hints.due(1_000)).toBe(true);
+    hints.take(room(10, { A: 1 }), 1_000);
+    expect(hints.due(1_000)).toBe(false);
+    hints.scanNow();
+    expect(hints.due(1_000)).toBe(true);
+  });
 });
