@@ -619,43 +619,43 @@ export class Dispatcher extends EventEmitter {
     if (this.#completions.size > 0) this.#completions.nudge();
   }
 
-  /** One send and its outcome, queued; never rejects (what throws is logged). */
+  /**
+   * One send and its outcome, queued; never rejects (what throws is logged). One async function
+   * per send (with #send returning sendWebhook's promise as it is): each one more is a promise
+   * and a resumption per delivery.
+   */
   async #deliver(delivery: ClaimedDelivery, claim: Claim): Promise<void> {
     try {
-      await this.#attempt(delivery, claim);
+      const { clock } = this.#deps;
+      const startedAt = clock();
+      let trouble = false;
+      let outcome: SendOutcome;
+      // The attempt's outboxd.deliver span (src/ops/tracing.ts); tracing off: none, the stored context sent as it is.
+      const tracing = this.#deps.tracing;
+      const parent = claim.event?.traceparent ?? null;
+      const span = tracing?.enabled ? tracing.deliverBegun(parent) : null;
+      try {
+        outcome = await this.#send(delivery, claim, startedAt, span === null ? parent : span.traceparent);
+        if (span !== null) tracing?.deliverEnded(span, delivery, delivery.attemptCount, outcome);
+        trouble = isTrouble(outcome.statusCode);
+      } catch (error) {
+        const failed = { statusCode: null, error: String(error) };
+        if (span !== null) tracing?.deliverEnded(span, delivery, delivery.attemptCount, failed);
+        throw error;
+      } finally {
+        // The slot is free as soon as the receiver has answered; the outcome is written behind it.
+        const more = this.#slots.finished(delivery.endpointId, startedAt, trouble, clock());
+        this.#startReady();
+        // Room again at this endpoint: hinted deliveries are claimed now, unnamed ones by the next scan.
+        if (more) this.wake([delivery.endpointId]);
+      }
+      this.#queueOutcome(delivery, claim, startedAt, outcome);
     } catch (error) {
       this.#deps.logger.log("error", "delivery failed", { id: delivery.id, error: String(error) });
     } finally {
       this.#sending -= 1;
       if (this.#sending === 0) for (const resolve of this.#sendsEnded.splice(0)) resolve();
     }
-  }
-
-  async #attempt(delivery: ClaimedDelivery, claim: Claim): Promise<void> {
-    const { clock } = this.#deps;
-    const startedAt = clock();
-    let trouble = false;
-    let outcome: SendOutcome;
-    // The attempt's outboxd.deliver span (src/ops/tracing.ts); tracing off: none, the stored context sent as it is.
-    const tracing = this.#deps.tracing;
-    const parent = claim.event?.traceparent ?? null;
-    const span = tracing?.enabled ? tracing.deliverBegun(parent) : null;
-    try {
-      outcome = await this.#send(delivery, claim, startedAt, span === null ? parent : span.traceparent);
-      if (span !== null) tracing?.deliverEnded(span, delivery, delivery.attemptCount, outcome);
-      trouble = isTrouble(outcome.statusCode);
-    } catch (error) {
-      const failed = { statusCode: null, error: String(error) };
-      if (span !== null) tracing?.deliverEnded(span, delivery, delivery.attemptCount, failed);
-      throw error;
-    } finally {
-      // The slot is free as soon as the receiver has answered; the outcome is written behind it.
-      const more = this.#slots.finished(delivery.endpointId, startedAt, trouble, clock());
-      this.#startReady();
-      // Room again at this endpoint: hinted deliveries are claimed now, unnamed ones by the next scan.
-      if (more) this.wake([delivery.endpointId]);
-    }
-    this.#queueOutcome(delivery, claim, startedAt, outcome);
   }
 
   /** An attempt's outcome, decided and queued to be written (completions.ts). */
@@ -710,30 +710,23 @@ export class Dispatcher extends EventEmitter {
     this.wake(endpointIds);
   }
 
-  /** One send; whatever stops it before the request is made is an outcome too, never a throw. */
-  async #send(
+  /** One send; whatever stops it before the request is made is an outcome too, never a rejection. */
+  #send(
     delivery: ClaimedDelivery,
     { event, endpoint }: Claim,
     startedAt: number,
     traceparent: string | null,
   ): Promise<SendOutcome> {
     const { config } = this.#deps;
-    const failed = (error: string): SendOutcome => ({
-      statusCode: null,
-      error,
-      responsePrefix: null,
-      retryAfter: null,
-      durationMs: 0,
-    });
     // The endpoint was deleted between claim and send; its deliveries are being dead-lettered.
-    if (!event || !endpoint) return failed("endpoint or event no longer exists");
+    if (!event || !endpoint) return failedBeforeSend("endpoint or event no longer exists");
     let secrets: string[];
     try {
       secrets = this.#openSecrets(endpoint.secrets).activeAt(startedAt);
     } catch (error) {
       // E.g. another OUTBOXD_MASTER_KEY. A throw here used to leave the row leased, re-claimed
       // each time the lease ran out, with nothing in last_error or the attempt log.
-      return failed(`cannot open the endpoint's signing secrets: ${String(error)}`);
+      return failedBeforeSend(`cannot open the endpoint's signing secrets: ${String(error)}`);
     }
     return sendWebhook(
       toMessage(event, delivery, traceparent),
@@ -799,6 +792,11 @@ function sendsOnWorker(
 ): boolean {
   if (setting === "worker" || setting === "main") return setting === "worker";
   return !threadToItself;
+}
+
+/** The outcome of a send stopped before its request was made. */
+function failedBeforeSend(error: string): Promise<SendOutcome> {
+  return Promise.resolve({ statusCode: null, error, responsePrefix: null, retryAfter: null, durationMs: 0 });
 }
 
 function toMessage(
