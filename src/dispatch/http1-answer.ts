@@ -156,7 +156,11 @@ export class AnswerParser {
     this.bodyBytes += n;
     const room = this.#prefixLimit - this.#prefixLength;
     if (room <= 0 || n === 0) return;
-    this.#prefix ??= Buffer.allocUnsafe(this.#prefixLimit);
+    // As large as the body when it is known to be smaller (most answers are a few bytes): the
+    // first bytes kept come with the whole of bodyLeft still to come.
+    this.#prefix ??= Buffer.allocUnsafe(
+      this.#state === LENGTH ? Math.min(this.#prefixLimit, this.bodyLeft) : this.#prefixLimit,
+    );
     const take = Math.min(room, n);
     bytes.copy(this.#prefix, this.#prefixLength, at, at + take);
     this.#prefixLength += take;

@@ -151,6 +151,9 @@ export class Http1Client {
       open: (socket) => {
         const c = socket.data;
         c.socket = socket;
+        // No socket keeps the process alive: an exchange's timer does while it runs, and an idle
+        // connection must not (one call per connection instead of a ref and unref per exchange).
+        socket.unref();
         if (c.target.tls === null) this.#ready(c);
       },
       handshake: (socket, success, error) => {
@@ -211,7 +214,6 @@ export class Http1Client {
       else {
         this.#idleCount--;
         c.idle = false;
-        c.socket?.ref();
         this.#send(c, p);
       }
     });
@@ -434,8 +436,6 @@ export class Http1Client {
     }
     c.idle = true;
     c.idleSince = Date.now();
-    // An idle pool does not keep the process alive.
-    c.socket.unref();
     let list = this.#idle.get(c.target.key);
     if (list === undefined) {
       list = [];

@@ -265,6 +265,22 @@ describe("connections", () => {
     expect(http.idleConnections).toBe(0);
   });
 
+  test("an idle connection does not keep the process alive", async () => {
+    const server = serve((_, c) => c.socket.write(answer(200)));
+    // A process that makes one exchange and has nothing left to do exits, its connection idle
+    // (kept for a minute here), without waiting for the sweep.
+    const script = `
+      const { Http1Client } = await import(${JSON.stringify(new URL("../../src/dispatch/http1-client.ts", import.meta.url).pathname)});
+      const http = new Http1Client({ prefixBytes: 1024, idleMs: 60_000 });
+      const answer = await http.post({ url: "${server.url}/", headers: {}, body: "{}", timeoutMs: 5000, serverName: undefined });
+      console.log(answer.statusCode, http.idleConnections);`;
+    const child = Bun.spawn([process.execPath, "-e", script], { stdout: "pipe", stderr: "inherit" });
+    const exited = await Promise.race([child.exited, Bun.sleep(20_000).then(() => "still running")]);
+    if (exited === "still running") child.kill();
+    expect(exited).toBe(0);
+    expect((await new Response(child.stdout).text()).trim()).toBe("200 1");
+  });
+
   test("at most maxIdle connections are kept", async () => {
     const server = serve((_, c) => setTimeout(() => c.socket.write(answer(200)), 20));
     const http = client({ maxIdle: 2 });
