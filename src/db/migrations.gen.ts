@@ -192,5 +192,16 @@ export const migrations: EmbeddedMigration[] = [
       "CREATE INDEX `deliveries_heads` ON `deliveries` (`endpoint_id`,`aggregate`) WHERE status = 'pending' AND is_head = 1;",
       "CREATE INDEX `deliveries_deadline` ON `deliveries` (`endpoint_id`,`deliver_by`) WHERE status = 'pending';"
     ]
+  },
+  {
+    "tag": "0016_success_attempt_on_delivery",
+    "when": 1796217289127,
+    "hash": "8598b77acb53f43645564c41bd8b7af0868cf720da7d3fa29694fbdf5c6dbc19",
+    "statements": [
+      "DROP INDEX `attempts_delivery`;",
+      "ALTER TABLE `attempts` ADD `on_delivery` integer;",
+      "CREATE INDEX `attempts_delivery` ON `attempts` (`delivery_id`,`pos`) WHERE on_delivery IS NULL;",
+      "ALTER TABLE `deliveries` ADD `delivered_attempt` integer;"
+    ]
   }
 ];

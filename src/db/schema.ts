@@ -100,6 +100,10 @@ export const deliveries = sqliteTable(
     lastStatusCode: integer("last_status_code"),
     lastError: text("last_error"),
     createdAt: integer("created_at").notNull(),
+    // The attempt (attempts.pos) that delivered it, when a dispatcher's batch recorded it so
+    // (src/deliveries/complete.ts); that attempt is out of attempts_delivery (attempts.on_delivery).
+    // A delivered row never becomes pending again (replay takes dead rows only), so it is set once.
+    deliveredAttempt: integer("delivered_attempt"),
   },
   (t) => [
     // The ready heads, endpoint by endpoint: the dispatcher's scanning claim and a consumer's poll
@@ -165,8 +169,18 @@ export const attempts = sqliteTable(
     statusCode: integer("status_code"),
     error: text("error"),
     responsePrefix: text("response_prefix"),
+    // 1 on the attempt that delivered its delivery, when the delivery row records which it was
+    // (deliveries.delivered_attempt): a delivery's attempts are those of attempts_delivery and
+    // that one (src/deliveries/read.ts listAttempts). Null on every other attempt.
+    onDelivery: integer("on_delivery"),
   },
-  (t) => [index("attempts_delivery").on(t.deliveryId, t.pos)],
+  (t) => [
+    // A delivery's attempts but the success its row points at: a drain appends one attempt per
+    // delivery, and each success entered this index at its delivery's place, a random leaf page
+    // per delivery (~a quarter of a drain's WAL pages; issue 12, session 10). Failures, fenced
+    // successes and acks are still found here.
+    index("attempts_delivery").on(t.deliveryId, t.pos).where(sql`on_delivery IS NULL`),
+  ],
 );
 
 /**

@@ -118,19 +118,27 @@ export interface AttemptView {
   responsePrefix: string | null;
 }
 
-/** The attempt log of one delivery, oldest first. */
+/**
+ * The attempt log of one delivery, oldest first: those of attempts_delivery, and the success its
+ * row records (deliveries.delivered_attempt), which is not in that index (schema.ts attempts).
+ */
 export function* listAttempts(deliveryId: string): Op<AttemptView[]> {
   const rows = yield* all<{
+    pos: number;
     startedAt: number;
     durationMs: number;
     statusCode: number | null;
     error: string | null;
     responsePrefix: string | null;
   }>(
-    `SELECT started_at AS startedAt, duration_ms AS durationMs, status_code AS statusCode, error,
+    `SELECT pos, started_at AS startedAt, duration_ms AS durationMs, status_code AS statusCode, error,
        response_prefix AS responsePrefix
-     FROM attempts WHERE delivery_id = :deliveryId ORDER BY pos`,
+     FROM attempts WHERE delivery_id = :deliveryId AND on_delivery IS NULL
+     UNION ALL
+     SELECT pos, started_at, duration_ms, status_code, error, response_prefix
+     FROM attempts WHERE pos = (SELECT delivered_attempt FROM deliveries WHERE id = :deliveryId)
+     ORDER BY pos`,
     { deliveryId },
   );
-  return rows.map(({ startedAt, ...rest }) => ({ at: iso(startedAt), ...rest }));
+  return rows.map(({ pos: _pos, startedAt, ...rest }) => ({ at: iso(startedAt), ...rest }));
 }

@@ -27,18 +27,25 @@ export interface Cutoff {
 
 /** Deletes what retention allows, at most `limit` rows of each kind. */
 export function* prune({ before, now }: Cutoff, limit: number): Op<Pruned> {
-  // The attempts of deliveries delivered before the cutoff (all of them started before it).
+  // The attempts of deliveries delivered before the cutoff (all of them started before it): those
+  // of attempts_delivery, and the success a row points at (schema.ts attempts.on_delivery).
   const attempts = yield* run(
     `DELETE FROM attempts WHERE pos IN (
        SELECT a.pos FROM deliveries d INDEXED BY deliveries_delivered_at
-         JOIN attempts a ON a.delivery_id = d.id
-       WHERE d.status = 'delivered' AND d.delivered_at < :before LIMIT :limit)`,
+         JOIN attempts a ON a.delivery_id = d.id AND a.on_delivery IS NULL
+       WHERE d.status = 'delivered' AND d.delivered_at < :before LIMIT :limit)
+     OR pos IN (
+       SELECT d.delivered_attempt FROM deliveries d INDEXED BY deliveries_delivered_at
+       WHERE d.status = 'delivered' AND d.delivered_at < :before
+         AND EXISTS (SELECT 1 FROM attempts a WHERE a.pos = d.delivered_attempt)
+       LIMIT :limit)`,
     { before, limit },
   );
   const deliveries = yield* run(
     `DELETE FROM deliveries WHERE id IN (
        SELECT id FROM deliveries WHERE status = 'delivered' AND delivered_at < :before
-         AND NOT EXISTS (SELECT 1 FROM attempts a WHERE a.delivery_id = deliveries.id)
+         AND NOT EXISTS (SELECT 1 FROM attempts a WHERE a.delivery_id = deliveries.id AND a.on_delivery IS NULL)
+         AND NOT EXISTS (SELECT 1 FROM attempts a WHERE a.pos = deliveries.delivered_attempt)
        LIMIT :limit)`,
     { before, limit },
   );

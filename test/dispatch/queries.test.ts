@@ -692,6 +692,88 @@ describe("dispatch queries", () => {
     expect(attempts.map((a) => a.delivery_id).sort()).toEqual([pending, dead].sort() as string[]);
   });
 
+  test("a batch's success is recorded on its delivery row and kept out of attempts_delivery; the delivery's attempts list it as before, and retention prunes it", async () => {
+    await drain();
+    const [id, next] = await queue(2);
+    const [first] = await claim("log-1");
+    const at = Date.now();
+    // A failure, then (claimed again) a success and, in the same batch, a late finisher of the
+    // first claim (fenced: logged, not recorded on the row).
+    const failed = await server.outboxd.db.writer.write(
+      completeDeliveries([
+        {
+          attempt: { ...delivered(first as ClaimedDelivery, "log-1", at).attempt, statusCode: 500 },
+          completion: { kind: "retry", at, nextAttemptAt: at },
+        },
+      ]),
+    );
+    expect(failed.recorded).toEqual([true]);
+    const [again] = await claim("log-2", at + 1);
+    expect(again?.id).toBe(id as string);
+    const success = delivered(again as ClaimedDelivery, "log-2", at + 2);
+    const late = delivered(first as ClaimedDelivery, "log-1", at + 3);
+    const { recorded } = await server.outboxd.db.writer.write(
+      completeDeliveries([
+        { ...success, attempt: { ...success.attempt, responsePrefix: "ok", durationMs: 7 } },
+        { ...late, attempt: { ...late.attempt, statusCode: 204 } },
+      ]),
+    );
+    expect(recorded).toEqual([true, false]);
+    const [row] = await sql<{ delivered_attempt: number; status: string }>(
+      server,
+      "SELECT delivered_attempt, status FROM deliveries WHERE id = :id",
+      { id: id as string },
+    );
+    expect(row?.status).toBe("delivered");
+    const logged = await sql<{ pos: number; status_code: number; on_delivery: number | null }>(
+      server,
+      "SELECT pos, status_code, on_delivery FROM attempts WHERE delivery_id = :id ORDER BY pos",
+      { id: id as string },
+    );
+    expect(logged.map((a) => [a.status_code, a.on_delivery])).toEqual([
+      [500, null],
+      [200, 1],
+      [204, null],
+    ]);
+    expect(row?.delivered_attempt).toBe(logged[1]?.pos as number);
+    // Out of the index: what attempts_delivery holds of this delivery is the other two.
+    const indexed = await sql<{ n: number }>(
+      server,
+      "SELECT count(*) AS n FROM attempts INDEXED BY attempts_delivery WHERE delivery_id = :id AND on_delivery IS NULL",
+      { id: id as string },
+    );
+    expect(indexed[0]?.n).toBe(2);
+    // The API lists all three, oldest first, as it always did.
+    const listed = expectStatus(await server.request("GET", `/v1/deliveries/${id}/attempts`), 200);
+    expect(
+      (listed as { statusCode: number; durationMs: number; responsePrefix: string | null }[]).map((a) => [
+        a.statusCode,
+        a.durationMs,
+        a.responsePrefix,
+      ]),
+    ).toEqual([
+      [500, 2, null],
+      [200, 7, "ok"],
+      [204, 2, null],
+    ]);
+    // A delivery delivered one by one (completeDelivery) keeps its success in the index and is listed too.
+    const [head] = await claim("log-3", at + 4);
+    expect(head?.id).toBe(next as string);
+    expect(
+      await complete(head as ClaimedDelivery, "log-3", { kind: "delivered", at, latencyMs: 0 }, 201),
+    ).toBe(true);
+    const alone = expectStatus(await server.request("GET", `/v1/deliveries/${next}/attempts`), 200);
+    expect((alone as { statusCode: number }[]).map((a) => a.statusCode)).toEqual([201]);
+    // Retention takes every attempt of both, the one the row points at too, then the rows.
+    await server.outboxd.db.writer.write(prune({ before: at + 10_000, now: at + 10_000 }, 10_000));
+    const left = await sql<{ n: number }>(
+      server,
+      "SELECT (SELECT count(*) FROM attempts WHERE delivery_id IN (:a, :b)) + (SELECT count(*) FROM deliveries WHERE id IN (:a, :b)) AS n",
+      { a: id as string, b: next as string },
+    );
+    expect(left[0]?.n).toBe(0);
+  });
+
   test("the scanning claim goes endpoint by endpoint through each one's ready range: a backlog nobody takes (a pull endpoint nobody polls) is never walked", async () => {
     await drain();
     const pull = expectStatus(await server.request("POST", "/v1/endpoints", { kind: "pull" }), 201).id;
