@@ -251,7 +251,12 @@ export class WriterThread implements Writes {
     if (queue.length === 0) return;
     this.#inFlight += 1;
     let units = 0;
-    for (const item of queue) units += item.borrows;
+    // Whether every write is plain: the message then carries them as JSON text.
+    let plain = true;
+    for (const item of queue) {
+      units += item.borrows;
+      if (!item.plain) plain = false;
+    }
     const reserved = units > 0 ? (this.#loan?.reserve(units) ?? null) : null;
     if (units > 0) this.#lending = reserved !== null;
     const sent: Sent = { left: queue.length, budget: reserved !== null };
@@ -268,7 +273,6 @@ export class WriterThread implements Writes {
       return [id, request.name, request.args, durable, borrowing];
     });
     try {
-      const plain = queue.every((item) => item.plain);
       this.#worker.postMessage({
         kind: "write",
         writes: plain ? JSON.stringify(writes) : writes,

@@ -315,8 +315,22 @@ export class Dispatcher extends EventEmitter {
     if (!endpointIds) this.#hints.scanNow();
     // No hint kept and no scan due: a claim now would take nothing (draining a backlog, 8,310 of
     // 8,319 wakes after sends and outcomes found nothing, issue 12 session 10).
-    else if (!this.#hints.due(this.#deps.clock())) return;
-    else if ([...endpointIds].every((id) => !this.#slots.wantsMore(id))) return;
+    else if (!this.#hints.due(this.#deps.clock()) || !this.#wantsMore(endpointIds)) return;
+    this.#pumpNow();
+  }
+
+  /** Whether a claim is due for any of these endpoints (Slots.wantsMore). */
+  #wantsMore(endpointIds: Iterable<string>): boolean {
+    for (const id of endpointIds) if (this.#slots.wantsMore(id)) return true;
+    return false;
+  }
+
+  /** A send ended and a claim is due at its endpoint: wake(), without a list of one per send. */
+  #wakeAfterSend(): void {
+    if (this.#running && this.#hints.due(this.#deps.clock())) this.#pumpNow();
+  }
+
+  #pumpNow(): void {
     if (this.#pumping) {
       this.#again = true;
       return;
@@ -647,7 +661,7 @@ export class Dispatcher extends EventEmitter {
         const more = this.#slots.finished(delivery.endpointId, startedAt, trouble, clock());
         this.#startReady();
         // Room again at this endpoint: hinted deliveries are claimed now, unnamed ones by the next scan.
-        if (more) this.wake([delivery.endpointId]);
+        if (more) this.#wakeAfterSend();
       }
       this.#queueOutcome(delivery, claim, startedAt, outcome);
     } catch (error) {

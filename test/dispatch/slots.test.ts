@@ -70,3 +70,37 @@ describe("claim room", () => {
     expect(slots.claimRoom(() => full + 5).endpointRoom.fast).toBe(0);
   });
 });
+
+describe("ready queue", () => {
+  test("long runs of adds and starts keep each endpoint's deliveries in claim order", () => {
+    const slots = new Slots({ concurrency: 64, endpointConcurrency: 1 });
+    const started: string[] = [];
+    let next = 0;
+    const add = (n: number) => {
+      slots.add(
+        Array.from({ length: n }, () => delivery("e", next++)),
+        Number.MAX_SAFE_INTEGER,
+      );
+    };
+    add(3_000);
+    for (let round = 0; round < 5_000; round++) {
+      const d = slots.next(1, () => {});
+      if (!d) break;
+      started.push(d.id);
+      slots.finished("e", 1, false, 1);
+      if (round % 1_000 === 999) add(500);
+    }
+    expect(started).toEqual(Array.from({ length: 5_000 }, (_, n) => `dlv_e_${n}`));
+    expect(slots.readyAt("e")).toBe(500);
+  });
+
+  test("deliveries past their start-by time are dropped in order, the rest still start", () => {
+    const slots = new Slots({ concurrency: 64, endpointConcurrency: 8 });
+    slots.add([delivery("e", 0), delivery("e", 1)], 10);
+    slots.add([delivery("e", 2)], 100);
+    const dropped: string[] = [];
+    expect(slots.next(50, (d) => dropped.push(d.id))?.id).toBe("dlv_e_2");
+    expect(dropped).toEqual(["dlv_e_0", "dlv_e_1"]);
+    expect(slots.ready).toBe(0);
+  });
+});
