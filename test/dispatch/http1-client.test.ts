@@ -460,6 +460,28 @@ describe("OUTBOXD_WEBHOOK_CLIENT", () => {
     expect(() => loadConfig({ OUTBOXD_WEBHOOK_CLIENT: "curl" })).toThrow("OUTBOXD_WEBHOOK_CLIENT");
   });
 
+  test("with an environment proxy set, requests not pinned to an address go through fetch and the proxy", async () => {
+    // The raw server is the proxy: fetch sends it the absolute URL; the native client never would.
+    const proxy = serve((_, c) => c.socket.write(answer(200, "via proxy")));
+    const target = serve((_, c) => c.socket.write(answer(200, "direct")));
+    const exchange = (pinned: boolean) =>
+      `await makeExchange({ url: "${target.url}/hook", headers: {}, body: "{}", timeoutMs: 5000, pinned: ${pinned}, serverName: undefined })`;
+    const script = `
+      const { makeExchange } = await import(${JSON.stringify(new URL("../../src/dispatch/exchange.ts", import.meta.url).pathname)});
+      const unpinned = ${exchange(false)};
+      const pinned = ${exchange(true)};
+      console.log(JSON.stringify([unpinned.responsePrefix, pinned.responsePrefix]));`;
+    const child = Bun.spawn([process.execPath, "-e", script], {
+      env: { ...process.env, HTTP_PROXY: proxy.url, NO_PROXY: "" },
+      stdout: "pipe",
+      stderr: "inherit",
+    });
+    expect(await child.exited).toBe(0);
+    expect(JSON.parse(await new Response(child.stdout).text())).toEqual(["via proxy", "direct"]);
+    expect(proxy.requests[0]?.head).toStartWith(`POST ${target.url}/hook HTTP/1.1`);
+    expect(target.requests.length).toBe(1);
+  });
+
   test("fetch makes the requests when chosen, in this thread and on the send worker", async () => {
     const server = serve((_, c) => c.socket.write(answer(200)));
     const exchange = (): Exchange => ({
