@@ -271,10 +271,10 @@ export class AnswerParser {
       return true;
     }
     if (length !== null) {
-      // Repeated (or listed) values must agree.
-      const values = length.split(",");
-      const first = values[0]?.trim() ?? "";
-      if (!DIGITS.test(first) || values.some((v) => v.trim() !== first)) {
+      // Repeated (or listed) values must agree (the common single value is not split).
+      const values = length.includes(",") ? length.split(",") : null;
+      const first = values === null ? length : (values[0]?.trim() ?? "");
+      if (!DIGITS.test(first) || values?.some((v) => v.trim() !== first)) {
         this.#fail("malformed content-length", 0);
         return false;
       }
