@@ -126,6 +126,14 @@ describe("the request on the wire", () => {
     expect(request?.body.toString()).toBe(body);
   });
 
+  test("a body larger than the socket takes at once is written in full (the rest at each drain)", async () => {
+    const server = serve((request, c) => c.socket.write(answer(200, String(request.body.length))));
+    const body = JSON.stringify({ data: "é".repeat(3_000_000) });
+    const result = await client().post(post(`${server.url}/`, { body, timeoutMs: 20_000 }));
+    expect(result.responsePrefix).toBe(String(Buffer.byteLength(body)));
+    expect(server.requests[0]?.body.toString()).toBe(body);
+  });
+
   test("a pinned request keeps the endpoint's host in Host", async () => {
     const server = serve((_, c) => c.socket.write(answer(200)));
     await client().post(post(`${server.url}/`, { headers: { host: "hooks.example.com:8443" } }));
