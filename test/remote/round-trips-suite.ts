@@ -12,7 +12,8 @@ import { migrate } from "../../src/db/migrate.ts";
 import { all, get } from "../../src/db/op.ts";
 import { type Database, openDatabase } from "../../src/db/open.ts";
 import { claimDeliveries } from "../../src/deliveries/claim.ts";
-import { completeDelivery } from "../../src/deliveries/complete.ts";
+import { completeDeliveries, completeDelivery } from "../../src/deliveries/complete.ts";
+import { listAttempts } from "../../src/deliveries/read.ts";
 import { createEndpoint } from "../../src/endpoints/endpoints.ts";
 import { verifyLedger } from "../../src/ledger/verify.ts";
 import { commitInput } from "../helpers/commit-input.ts";
@@ -263,6 +264,69 @@ export function roundTripTests(backend: "file" | "hrana"): void {
         ),
       );
       expect(row).toEqual({ status: "pending", leaseOwner: "first" });
+    });
+
+    test("a batch of outcomes: each success recorded on its row (delivered_attempt) and listed with the delivery's attempts", async () => {
+      await group([() => commitOp(commit()), () => commitOp(commit())]);
+      const claimed = (
+        await group([
+          () =>
+            claimDeliveries({
+              owner: "batch",
+              now: Date.now() + 1000,
+              leaseMs: 60_000,
+              limit: 2,
+              endpointRoom: {},
+              endpointLimit: 1000,
+            }),
+        ])
+      ).results[0] as { id: string; aggregate: string; sequence: number }[];
+      expect(claimed.length).toBe(2);
+      const attempt = (d: { id: string }, owner: string, statusCode: number) => ({
+        deliveryId: d.id,
+        owner,
+        endpointId,
+        startedAt: AT,
+        durationMs: statusCode,
+        statusCode,
+        error: null,
+        responsePrefix: null,
+      });
+      const [a, b] = [claimed[0], claimed[1]] as [{ id: string }, { id: string }];
+      const { results } = await group([
+        () =>
+          completeDeliveries([
+            // b's late finisher of another claim first: logged, refused, indexed.
+            {
+              attempt: attempt(b, "someone else", 202),
+              completion: { kind: "delivered", at: AT + 2, latencyMs: 1 },
+            },
+            {
+              attempt: attempt(a, "batch", 200),
+              completion: { kind: "delivered", at: AT + 2, latencyMs: 1 },
+            },
+            {
+              attempt: attempt(b, "batch", 201),
+              completion: { kind: "delivered", at: AT + 2, latencyMs: 1 },
+            },
+          ]),
+      ]);
+      expect(results[0]?.recorded).toEqual([false, true, true]);
+      for (const [d, codes] of [
+        [a, [200]],
+        [b, [202, 201]],
+      ] as const) {
+        const listed = await db.driver.read(listAttempts(d.id));
+        expect(listed.map((x) => x.statusCode)).toEqual([...codes]);
+        const row = await db.driver.read(
+          get<{ onDelivery: number; statusCode: number }>(
+            `SELECT a.on_delivery AS onDelivery, a.status_code AS statusCode
+             FROM deliveries d JOIN attempts a ON a.pos = d.delivered_attempt WHERE d.id = :id`,
+            { id: d.id },
+          ),
+        );
+        expect(row).toEqual({ onDelivery: 1, statusCode: codes.at(-1) as number });
+      }
     });
 
     test("a group commit with 1,100 endpoints (each guarded as read) costs what any group commit costs", async () => {
