@@ -150,9 +150,10 @@ if (WriterThread) {
     const request = args[0] as { name: string; args: unknown[] };
     const row: [number, string, number, number, number] = [id, request.name, absolute(), 0, 0];
     threadWrites.set(id, row);
+    // Its items cross as arrays since session 10 (writes.ts PackedItem: the delivery id first).
     if (request.name === "dispatch.completeAndClaim")
-      for (const item of request.args[0] as { attempt: { deliveryId: string } }[])
-        writeOf[item.attempt.deliveryId] = id;
+      for (const item of request.args[0] as ([string] | { attempt: { deliveryId: string } })[])
+        writeOf[Array.isArray(item) ? item[0] : item.attempt.deliveryId] = id;
     const promise = threadWrite.apply(this, args) as Promise<unknown>;
     void promise.then(
       (value) => {
