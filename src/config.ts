@@ -40,9 +40,10 @@ export interface Config extends DatabaseConfig {
   sendThread: "auto" | "worker" | "main";
   /**
    * How webhook requests are made: `native` (HTTP/1.1 over Bun's sockets, src/dispatch/http1-client.ts;
-   * `fetch` under Deno) or `fetch` everywhere.
+   * `fetch` under Deno), `fetch` everywhere, or `auto`: native on the dispatcher's own thread, `fetch`
+   * on the send worker (src/dispatch/exchange.ts workerClient).
    */
-  webhookClient: "native" | "fetch";
+  webhookClient: "auto" | "native" | "fetch";
   retryBaseMs: number;
   retryCapMs: number;
   secretGraceMs: number;
@@ -228,7 +229,7 @@ export function loadConfig(env: Env = process.env): Config {
     concurrency: integer("OUTBOXD_CONCURRENCY", 128, 1, 4096),
     endpointConcurrency: integer("OUTBOXD_ENDPOINT_CONCURRENCY", 64, 1, 4096),
     sendThread: oneOf("OUTBOXD_SEND_THREAD", ["auto", "worker", "main"] as const, "auto"),
-    webhookClient: oneOf("OUTBOXD_WEBHOOK_CLIENT", ["native", "fetch"] as const, "native"),
+    webhookClient: oneOf("OUTBOXD_WEBHOOK_CLIENT", ["auto", "native", "fetch"] as const, "auto"),
     retryBaseMs: duration("OUTBOXD_RETRY_BASE", "5s"),
     retryCapMs: duration("OUTBOXD_RETRY_CAP", "1h"),
     secretGraceMs: duration("OUTBOXD_SECRET_GRACE", "24h"),

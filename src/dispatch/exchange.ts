@@ -4,9 +4,10 @@
 // the same code in either thread, and a small worker. Signing here puts the HMAC on the send
 // worker's thread, off the dispatcher's (issue 12, session 6: ~3% of its time draining a backlog).
 //
-// The request is made by one of two clients (OUTBOXD_WEBHOOK_CLIENT): `native`, the default on
-// Bun, HTTP/1.1 over Bun's sockets (http1-client.ts: about a third of `fetch`'s CPU per request,
-// issue 12 session 10); `fetch`, the portable one, and the only one on Deno. Both give the same
+// The request is made by one of two clients (OUTBOXD_WEBHOOK_CLIENT): `native`, HTTP/1.1 over
+// Bun's sockets (http1-client.ts: about a third of `fetch`'s CPU per request, issue 12 session
+// 10), the default on the dispatcher's own thread on Bun; `fetch`, the portable one, the only one
+// on Deno, and the default on the send worker (workerClient). Both give the same
 // answers and failures (test/dispatch/http1-client.test.ts runs them side by side).
 
 import { Http1Client } from "./http1-client.ts";
@@ -44,9 +45,9 @@ export interface ExchangeResult {
 export type Exchanger = (exchange: Exchange) => Promise<ExchangeResult>;
 
 /** How webhook requests are made (OUTBOXD_WEBHOOK_CLIENT). */
-export type WebhookClient = "native" | "fetch";
+export type WebhookClient = "auto" | "native" | "fetch";
 
-let chosen: WebhookClient = "native";
+let chosen: WebhookClient = "auto";
 let native: Http1Client | null = null;
 
 /**
@@ -57,18 +58,28 @@ const PROXIED =
   typeof process === "object" &&
   ["HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy"].some((name) => !!process.env[name]);
 
-/** Chooses the client of this thread's exchanges (app.ts from the config; the send worker from its first message). */
+/**
+ * Chooses the client of this thread's exchanges (app.ts from the config; the send worker from its
+ * first message). `auto` is `native` here and `fetch` on the send worker (workerClient).
+ */
 export function useWebhookClient(client: WebhookClient): void {
   chosen = client;
 }
 
-export function webhookClient(): WebhookClient {
-  return chosen;
+/**
+ * The client the send worker (`serve`) uses: `auto` gives it `fetch`. With the native client the
+ * worker's one thread serves its sockets and its JS, and the commit -> arrival p99 at 2,000 and
+ * 4,000 commits/s came out higher in 9 of 10 runs on a loaded machine (docs/benchmarks.md, issue 12
+ * session 10); `fetch` serves them on a thread of its own. The dispatcher's own thread (`outboxd
+ * dispatch`, the backlog) keeps the native client: 16% less CPU per delivery in all.
+ */
+export function workerClient(): WebhookClient {
+  return chosen === "auto" ? "fetch" : chosen;
 }
 
 /** The native client where it runs (Bun) and is chosen; null: `fetch`. */
 function nativeClient(exchange: Exchange): Http1Client | null {
-  if (chosen !== "native" || (PROXIED && !exchange.pinned)) return null;
+  if (chosen === "fetch" || (PROXIED && !exchange.pinned)) return null;
   if (native === null) {
     if (typeof (globalThis as { Bun?: { connect?: unknown } }).Bun?.connect !== "function") return null;
     native = new Http1Client({ prefixBytes: RESPONSE_PREFIX_BYTES });

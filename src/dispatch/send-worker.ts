@@ -12,7 +12,7 @@
 // are answered as failed attempts (retried with backoff: at least once allows a redelivery) and
 // later ones run in this thread.
 import type { Logger } from "../ops/log.ts";
-import { type Exchange, type ExchangeResult, makeExchange, webhookClient } from "./exchange.ts";
+import { type Exchange, type ExchangeResult, makeExchange, workerClient } from "./exchange.ts";
 
 /**
  * The worker's entry point, resolved as the compiled executable resolves it too (scripts/build.ts
@@ -77,8 +77,8 @@ export class SendWorker {
       worker.onmessage = (event: MessageEvent) => this.#answered(event.data as string);
       worker.onerror = (event: ErrorEvent) => this.#broken(worker, event.message);
       worker.addEventListener("messageerror", () => this.#broken(worker, "a message could not be read"));
-      // Its first message: the settings its exchanges follow (this thread's, from the config).
-      worker.postMessage(JSON.stringify({ webhookClient: webhookClient() }));
+      // Its first message: the settings its exchanges follow (from this thread's, the config).
+      worker.postMessage(JSON.stringify({ webhookClient: workerClient() }));
       this.#worker = worker;
       return worker;
     } catch (error) {

@@ -23,7 +23,7 @@ const clients: Http1Client[] = [];
 afterEach(() => {
   for (const client of clients.splice(0)) client.closeIdle();
   for (const server of servers.splice(0)) server.stop();
-  useWebhookClient("native");
+  useWebhookClient("auto");
 });
 
 function serve(respond: RawServer["respond"], tls?: { cert: string; key: string }): RawServer {
@@ -462,9 +462,10 @@ describe("TLS (a certificate for pinned.test only)", () => {
 });
 
 describe("OUTBOXD_WEBHOOK_CLIENT", () => {
-  test("native by default, fetch when asked; anything else is refused", () => {
-    expect(loadConfig({}).webhookClient).toBe("native");
+  test("auto by default, native or fetch when asked; anything else is refused", () => {
+    expect(loadConfig({}).webhookClient).toBe("auto");
     expect(loadConfig({ OUTBOXD_WEBHOOK_CLIENT: "fetch" }).webhookClient).toBe("fetch");
+    expect(loadConfig({ OUTBOXD_WEBHOOK_CLIENT: "native" }).webhookClient).toBe("native");
     expect(() => loadConfig({ OUTBOXD_WEBHOOK_CLIENT: "curl" })).toThrow("OUTBOXD_WEBHOOK_CLIENT");
   });
 
@@ -490,7 +491,7 @@ describe("OUTBOXD_WEBHOOK_CLIENT", () => {
     expect(target.requests.length).toBe(1);
   });
 
-  test("fetch makes the requests when chosen, in this thread and on the send worker", async () => {
+  test("auto: native in this thread, fetch on the send worker; native and fetch: the same in both", async () => {
     const server = serve((_, c) => c.socket.write(answer(200)));
     const exchange = (): Exchange => ({
       url: `${server.url}/`,
@@ -501,13 +502,14 @@ describe("OUTBOXD_WEBHOOK_CLIENT", () => {
       serverName: undefined,
     });
     // fetch adds headers of its own (accept-encoding among them); the native client does not.
+    useWebhookClient("auto");
     await makeExchange(exchange());
     useWebhookClient("fetch");
     await makeExchange(exchange());
     const byFetch = (i: number) => /\r\naccept-encoding:/i.test(server.requests[i]?.head ?? "");
     expect([byFetch(0), byFetch(1)]).toEqual([false, true]);
     if (!sendWorkerSupported()) return;
-    for (const chosen of ["fetch", "native"] as const) {
+    for (const chosen of ["fetch", "native", "auto"] as const) {
       useWebhookClient(chosen);
       const worker = new SendWorker(quiet);
       try {
@@ -516,6 +518,6 @@ describe("OUTBOXD_WEBHOOK_CLIENT", () => {
         worker.stop();
       }
     }
-    expect([byFetch(2), byFetch(3)]).toEqual([true, false]);
+    expect([byFetch(2), byFetch(3), byFetch(4)]).toEqual([true, false, true]);
   });
 });

@@ -2,7 +2,12 @@
 // thread (exchange.ts makeExchange): same answer, same prefix, same failures; and an exchange it
 // holds when it stops is answered as a failure, never left waiting.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { type Exchange, makeExchange, RESPONSE_PREFIX_BYTES } from "../../src/dispatch/exchange.ts";
+import {
+  type Exchange,
+  makeExchange,
+  RESPONSE_PREFIX_BYTES,
+  useWebhookClient,
+} from "../../src/dispatch/exchange.ts";
 import { SendWorker, sendWorkerSupported } from "../../src/dispatch/send-worker.ts";
 import { signatureHeader } from "../../src/dispatch/signer.ts";
 import type { Logger } from "../../src/ops/log.ts";
@@ -14,6 +19,8 @@ let hung: (() => void)[] = [];
 const seen: { path: string; body: string; signature: string | null }[] = [];
 
 beforeAll(() => {
+  // The same client in both threads (`auto` would give the worker fetch: exchange.ts workerClient).
+  useWebhookClient("native");
   server = Bun.serve({
     hostname: "127.0.0.1",
     port: 0,
@@ -32,6 +39,7 @@ beforeAll(() => {
 });
 
 afterAll(() => {
+  useWebhookClient("auto");
   for (const release of hung) release();
   hung = [];
   server.stop(true);
