@@ -119,6 +119,14 @@ export interface AttemptView {
 }
 
 /**
+ * Whether attempt `a` is the success that delivery row `d` points at (deliveries.delivered_attempt).
+ * The position alone is not enough: attempts.pos has no AUTOINCREMENT, so once the newest attempt
+ * is pruned its position can be given again, to another delivery's attempt (retention.ts).
+ */
+export const POINTED_SUCCESS = (a: string, d: string): string =>
+  `${a}.pos = ${d}.delivered_attempt AND ${a}.delivery_id = ${d}.id AND ${a}.on_delivery = 1`;
+
+/**
  * The attempt log of one delivery, oldest first: those of attempts_delivery, and the success its
  * row records (deliveries.delivered_attempt), which is not in that index (schema.ts attempts).
  */
@@ -135,8 +143,8 @@ export function* listAttempts(deliveryId: string): Op<AttemptView[]> {
        response_prefix AS responsePrefix
      FROM attempts WHERE delivery_id = :deliveryId AND on_delivery IS NULL
      UNION ALL
-     SELECT pos, started_at, duration_ms, status_code, error, response_prefix
-     FROM attempts WHERE pos = (SELECT delivered_attempt FROM deliveries WHERE id = :deliveryId)
+     SELECT a.pos, a.started_at, a.duration_ms, a.status_code, a.error, a.response_prefix
+     FROM deliveries d JOIN attempts a ON ${POINTED_SUCCESS("a", "d")} WHERE d.id = :deliveryId
      ORDER BY pos`,
     { deliveryId },
   );

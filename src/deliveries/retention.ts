@@ -13,6 +13,7 @@ import { IDEMPOTENCY_TTL_MS } from "../lib/idempotency.ts";
 import { idBefore } from "../lib/ids.ts";
 import { type Chunked, inChunks } from "./chunks.ts";
 import { minuteOf } from "./counters.ts";
+import { POINTED_SUCCESS } from "./read.ts";
 
 const PRUNE_CHUNK = 5_000;
 
@@ -37,7 +38,7 @@ export function* prune({ before, now }: Cutoff, limit: number): Op<Pruned> {
      OR pos IN (
        SELECT d.delivered_attempt FROM deliveries d INDEXED BY deliveries_delivered_at
        WHERE d.status = 'delivered' AND d.delivered_at < :before
-         AND EXISTS (SELECT 1 FROM attempts a WHERE a.pos = d.delivered_attempt)
+         AND EXISTS (SELECT 1 FROM attempts a WHERE ${POINTED_SUCCESS("a", "d")})
        LIMIT :limit)`,
     { before, limit },
   );
@@ -45,7 +46,7 @@ export function* prune({ before, now }: Cutoff, limit: number): Op<Pruned> {
     `DELETE FROM deliveries WHERE id IN (
        SELECT id FROM deliveries WHERE status = 'delivered' AND delivered_at < :before
          AND NOT EXISTS (SELECT 1 FROM attempts a WHERE a.delivery_id = deliveries.id AND a.on_delivery IS NULL)
-         AND NOT EXISTS (SELECT 1 FROM attempts a WHERE a.pos = deliveries.delivered_attempt)
+         AND NOT EXISTS (SELECT 1 FROM attempts a WHERE ${POINTED_SUCCESS("a", "deliveries")})
        LIMIT :limit)`,
     { before, limit },
   );

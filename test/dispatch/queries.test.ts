@@ -774,6 +774,47 @@ describe("dispatch queries", () => {
     expect(left[0]?.n).toBe(0);
   });
 
+  test("a success pointer whose position another delivery's attempt took again is not that delivery's: not listed, not pruned", async () => {
+    await drain();
+    const [pointing] = await queue(1);
+    const [other] = await queue(1);
+    const [first] = await claim("reuse-1");
+    expect(first?.id).toBe(pointing as string);
+    const at = Date.now();
+    const { recorded } = await server.outboxd.db.writer.write(
+      completeDeliveries([delivered(first as ClaimedDelivery, "reuse-1", at)]),
+    );
+    expect(recorded).toEqual([true]);
+    const [row] = await sql<{ delivered_attempt: number }>(
+      server,
+      "SELECT delivered_attempt FROM deliveries WHERE id = :id",
+      { id: pointing as string },
+    );
+    const pos = row?.delivered_attempt as number;
+    // Its attempt pruned while the row stayed (its own delete fell past a prune's limit), then
+    // the position, the newest, given again (no AUTOINCREMENT) to an attempt of a pending delivery.
+    await exec(server, "DELETE FROM attempts WHERE pos = :pos", { pos });
+    await exec(
+      server,
+      `INSERT INTO attempts (pos, delivery_id, started_at, duration_ms, status_code, error, response_prefix)
+       VALUES (:pos, :other, :at, 1, 503, NULL, NULL)`,
+      { pos, other: other as string, at },
+    );
+    const listed = expectStatus(await server.request("GET", `/v1/deliveries/${pointing}/attempts`), 200);
+    expect(listed).toEqual([]);
+    const theirs = expectStatus(await server.request("GET", `/v1/deliveries/${other}/attempts`), 200);
+    expect((theirs as { statusCode: number }[]).map((a) => a.statusCode)).toEqual([503]);
+    // Retention removes the delivered row and leaves the pending delivery's attempt.
+    await server.outboxd.db.writer.write(prune({ before: at + 10_000, now: at + 10_000 }, 10_000));
+    const left = await sql<{ rows: number; attempts: number }>(
+      server,
+      `SELECT (SELECT count(*) FROM deliveries WHERE id = :pointing) AS rows,
+         (SELECT count(*) FROM attempts WHERE pos = :pos AND delivery_id = :other) AS attempts`,
+      { pointing: pointing as string, other: other as string, pos },
+    );
+    expect(left[0]).toEqual({ rows: 0, attempts: 1 });
+  });
+
   test("the scanning claim goes endpoint by endpoint through each one's ready range: a backlog nobody takes (a pull endpoint nobody polls) is never walked", async () => {
     await drain();
     const pull = expectStatus(await server.request("POST", "/v1/endpoints", { kind: "pull" }), 201).id;
