@@ -76,7 +76,7 @@ export function* promoteHeads(left: Iterable<string>): Op<PromotedHead[]> {
        SELECT l.endpoint_id AS endpointId, l.aggregate, min(l.sequence) AS after
        FROM deliveries l WHERE l.id IN (SELECT value FROM json_each(:ids))
        GROUP BY l.endpoint_id, l.aggregate)
-     ${PROMOTE_NEXT} RETURNING rowid AS rid, id, endpoint_id AS endpointId`,
+     ${PROMOTE_NEXT}`,
     { ids: JSON.stringify(ids) },
   );
 }
@@ -90,10 +90,7 @@ export function* promoteHeads(left: Iterable<string>): Op<PromotedHead[]> {
 export function* promoteQueues(left: Iterable<QueuePosition>): Op<PromotedHead[]> {
   const rows = queueRows(left);
   if (rows === null) return [];
-  return yield* allHinted<PromotedHead>(
-    `WITH ${QUEUES_LEFT} ${PROMOTE_NEXT} RETURNING rowid AS rid, id, endpoint_id AS endpointId`,
-    { rows },
-  );
+  return yield* allHinted<PromotedHead>(`WITH ${QUEUES_LEFT} ${PROMOTE_NEXT}`, { rows });
 }
 
 /** A lease the promotion gives the heads it makes that a claim could take now (promoteAndLease). */
@@ -155,10 +152,11 @@ const NEXT_OF_QUEUE = `(SELECT d.rowid FROM events e CROSS JOIN deliveries d IND
 
 /**
  * The promotion itself, of the queues `q` (endpointId, aggregate, after: the lowest sequence that
- * left) that have no head: their next rows become the heads.
+ * left) that have no head: their next rows become the heads (returned as PromotedHead).
  */
 const PROMOTE_NEXT = `UPDATE deliveries SET is_head = 1
-     WHERE rowid IN (SELECT ${NEXT_OF_QUEUE} FROM q WHERE NOT ${HAS_HEAD})`;
+     WHERE rowid IN (SELECT ${NEXT_OF_QUEUE} FROM q WHERE NOT ${HAS_HEAD})
+     RETURNING rowid AS rid, id, endpoint_id AS endpointId`;
 
 /**
  * After deliveries re-entered `pending` with is_head = 0 (a replay, of events possibly older

@@ -51,6 +51,18 @@ function post(url: string, extra: Partial<Http1Post> = {}): Http1Post {
 
 const quiet: Logger = { log() {}, enabled: () => false };
 
+/** A webhook as the sender gets it. */
+const MESSAGE: WebhookMessage = {
+  id: "evt_1",
+  type: "t",
+  aggregate: "a",
+  sequence: 1,
+  payload: "{}",
+  occurredAt: 0,
+  attempt: 1,
+  traceparent: null,
+};
+
 describe("answers: the same as the fetch path's", () => {
   const utf8 = `x${"é".repeat(700)}`;
   const answers: Record<string, string> = {
@@ -160,16 +172,7 @@ describe("the request on the wire", () => {
     }
     expect(server.connections.length).toBe(0);
     // And through the sender, whose traceparent comes from stored data.
-    const message: WebhookMessage = {
-      id: "evt_1",
-      type: "t",
-      aggregate: "a",
-      sequence: 1,
-      payload: "{}",
-      occurredAt: 0,
-      attempt: 1,
-      traceparent: "00-abc\r\nx-injected: 1",
-    };
+    const message: WebhookMessage = { ...MESSAGE, traceparent: "00-abc\r\nx-injected: 1" };
     const outcome = await sendWebhook(message, {
       url: `${server.url}/`,
       secrets: ["whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"],
@@ -387,19 +390,13 @@ describe("timeouts and failures", () => {
     await waitUntil(() => server.connections[0]?.closed === true, "the server saw the close");
     expect(http.openConnections).toBe(0);
     // As the sender describes it.
-    const outcome = await sendWebhook(
-      {
-        id: "evt_1",
-        type: "t",
-        aggregate: "a",
-        sequence: 1,
-        payload: "{}",
-        occurredAt: 0,
-        attempt: 1,
-        traceparent: null,
-      },
-      { url: `${server.url}/`, secrets: [], timeoutMs: 100, allowPrivate: true, now: Date.now() },
-    );
+    const outcome = await sendWebhook(MESSAGE, {
+      url: `${server.url}/`,
+      secrets: [],
+      timeoutMs: 100,
+      allowPrivate: true,
+      now: Date.now(),
+    });
     expect(outcome.error).toBe("timeout: no answer within 100 ms");
   });
 
