@@ -93,28 +93,24 @@ export class AnswerParser {
         case HEAD:
           at = this.#head(bytes, at);
           break;
-        case LENGTH: {
-          const n = Math.min(this.bodyLeft, end - at);
-          this.#keep(bytes, at, n);
-          at += n;
-          this.bodyLeft -= n;
-          if (this.bodyLeft === 0) this.#state = DONE;
-          break;
-        }
-        case CHUNK_SIZE:
-          at = this.#chunkSize(bytes, at);
-          break;
+        case LENGTH:
         case CHUNK_DATA: {
+          // A body of known size, or a chunk's data: bodyLeft bytes.
           const n = Math.min(this.bodyLeft, end - at);
           this.#keep(bytes, at, n);
           at += n;
           this.bodyLeft -= n;
-          if (this.bodyLeft === 0) {
+          if (this.bodyLeft > 0) break;
+          if (this.#state === LENGTH) this.#state = DONE;
+          else {
             this.bodyLeft = -1;
             this.#state = CHUNK_END;
           }
           break;
         }
+        case CHUNK_SIZE:
+          at = this.#chunkSize(bytes, at);
+          break;
         case CHUNK_END: {
           // The CRLF after a chunk's data (a bare LF is accepted, as for every line here).
           const byte = bytes[at++];
@@ -191,8 +187,8 @@ export class AnswerParser {
     return after;
   }
 
-  /** Reads a head (without its blank line); false when it failed. */
-  #readHead(text: string): boolean {
+  /** Reads a head (without its blank line); `error` says when it failed. */
+  #readHead(text: string): void {
     // The status line: HTTP/1.x, a space, three digits, then the end or a space or tab.
     let lineEnd = text.indexOf("\n");
     const statusEnd = lineEnd < 0 ? text.length : lineEnd;
@@ -205,7 +201,7 @@ export class AnswerParser {
       !STATUS_CODE.test(text.slice(9, 12))
     ) {
       this.#fail("malformed status line", 0);
-      return false;
+      return;
     }
     const minor = text.charCodeAt(7) - 48;
     const code = Number(text.slice(9, 12));
@@ -224,7 +220,7 @@ export class AnswerParser {
       const colon = text.indexOf(":", start);
       if (colon <= start || colon > end) {
         this.#fail("malformed header line", 0);
-        return false;
+        return;
       }
       // Only the names this reads are lowered (their lengths: 14, 17, 10, 11).
       const size = colon - start;
@@ -239,18 +235,18 @@ export class AnswerParser {
         continue;
       // trim() drops the CR of a CRLF line too.
       const value = text.slice(colon + 1, end).trim();
-      if (name === "content-length") length = length === null ? value : `${length},${value}`;
-      else if (name === "transfer-encoding") transfer = transfer === null ? value : `${transfer},${value}`;
-      else if (name === "connection") connection = connection === null ? value : `${connection},${value}`;
-      else retryAfter = retryAfter === null ? value : `${retryAfter}, ${value}`;
+      if (name === "content-length") length = listed(length, value);
+      else if (name === "transfer-encoding") transfer = listed(transfer, value);
+      else if (name === "connection") connection = listed(connection, value);
+      else retryAfter = listed(retryAfter, value);
     }
     if (code < 200) {
       // 101 switches protocols, which a POST of ours never asks for; other 1xx are interim.
       if (code === 101) {
         this.#fail("unexpected 101 Switching Protocols", 0);
-        return false;
+        return;
       }
-      return true;
+      return;
     }
     this.statusCode = code;
     this.retryAfter = retryAfter;
@@ -258,7 +254,7 @@ export class AnswerParser {
     this.keepAlive = minor === 1 ? !hasToken(tokens, "close") : hasToken(tokens, "keep-alive");
     if (code === 204 || code === 304) {
       this.#state = DONE;
-      return true;
+      return;
     }
     if (transfer !== null) {
       // RFC 9112 6.3: chunked when it is the last coding; any other coding runs until close.
@@ -268,7 +264,7 @@ export class AnswerParser {
         this.#state = UNTIL_CLOSE;
         this.keepAlive = false;
       }
-      return true;
+      return;
     }
     if (length !== null) {
       // Repeated (or listed) values must agree (the common single value is not split).
@@ -276,15 +272,14 @@ export class AnswerParser {
       const first = values === null ? length : (values[0]?.trim() ?? "");
       if (!DIGITS.test(first) || values?.some((v) => v.trim() !== first)) {
         this.#fail("malformed content-length", 0);
-        return false;
+        return;
       }
       this.bodyLeft = Number(first);
       this.#state = this.bodyLeft === 0 ? DONE : LENGTH;
-      return true;
+      return;
     }
     this.#state = UNTIL_CLOSE;
     this.keepAlive = false;
-    return true;
   }
 
   /** A whole line from `at`, joined with what a previous read left; null when it goes on. */
@@ -344,6 +339,11 @@ function headBoundary(data: Buffer, from: number): [number, number] {
 
 function trimCr(line: string): string {
   return line.length > 0 && line.charCodeAt(line.length - 1) === 13 ? line.slice(0, -1) : line;
+}
+
+/** A header's values, repeated lines joined as one list (as `Headers.get` joins them). */
+function listed(list: string | null, value: string): string {
+  return list === null ? value : `${list}, ${value}`;
 }
 
 function hasToken(list: string, token: string): boolean {

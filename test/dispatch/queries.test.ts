@@ -184,6 +184,23 @@ describe("dispatch queries", () => {
     }
   });
 
+  /** An item of a batch: the claimed row delivered under `owner`, named by rowid (`rid`,
+   * the claim's unless given) and queue position. */
+  const delivered = (d: ClaimedDelivery, owner: string, at = Date.now(), rid = d.rid) => ({
+    attempt: {
+      deliveryId: d.id,
+      owner,
+      endpointId: d.endpointId,
+      startedAt: at,
+      durationMs: 2,
+      statusCode: 200,
+      error: null,
+      responsePrefix: null,
+      sent: { rid, aggregate: d.aggregate, sequence: d.sequence },
+    },
+    completion: { kind: "delivered", at, latencyMs: 2 } as Completion,
+  });
+
   test("a batch whose rows the sender names by rowid and queue position: the same fence and promotion; a rowid that now names another row is refused", async () => {
     await drain();
     const a = await queue(3);
@@ -194,24 +211,10 @@ describe("dispatch queries", () => {
     if (!ca || !cb) throw new Error("not claimed");
     expect(typeof ca.rid).toBe("number");
     const at = Date.now();
-    const item = (d: ClaimedDelivery, rid: number | undefined) => ({
-      attempt: {
-        deliveryId: d.id,
-        owner: "by-rowid",
-        endpointId: d.endpointId,
-        startedAt: at,
-        durationMs: 2,
-        statusCode: 200,
-        error: null,
-        responsePrefix: null,
-        sent: { rid, aggregate: d.aggregate, sequence: d.sequence },
-      },
-      completion: { kind: "delivered", at, latencyMs: 2 } as Completion,
-    });
     // b's item names a's rowid (as after a VACUUM renumbered rows): a row of the same lease, yet
     // not the one sent; the fence refuses it and a stays as a's own item leaves it.
     const { recorded, promoted } = await server.outboxd.db.writer.write(
-      completeDeliveries([item(ca, ca.rid), item(cb, ca.rid)]),
+      completeDeliveries([delivered(ca, "by-rowid", at), delivered(cb, "by-rowid", at, ca.rid)]),
     );
     expect(recorded).toEqual([true, false]);
     expect((await deliveryRow(server, a[0] as string)).status).toBe("delivered");
@@ -240,22 +243,6 @@ describe("dispatch queries", () => {
 
   const claimById = (owner: string, ids: string[], now = Date.now()) =>
     server.outboxd.db.writer.write(claimDeliveriesById({ owner, now, leaseMs: LEASE, ids }));
-
-  /** An item of a batch: the claimed row delivered under `owner`, named by rowid and queue position. */
-  const delivered = (d: ClaimedDelivery, owner: string, at = Date.now()) => ({
-    attempt: {
-      deliveryId: d.id,
-      owner,
-      endpointId: d.endpointId,
-      startedAt: at,
-      durationMs: 2,
-      statusCode: 200,
-      error: null,
-      responsePrefix: null,
-      sent: { rid: d.rid, aggregate: d.aggregate, sequence: d.sequence },
-    },
-    completion: { kind: "delivered", at, latencyMs: 2 } as Completion,
-  });
 
   test("a promotion given a lease leases the heads it makes that a claim could take now, in the same statement; the others are promoted only", async () => {
     await drain();
