@@ -44,16 +44,26 @@ export interface SendOutcome {
   durationMs: number;
 }
 
-/** The signed body; `data` is the stored JSON text, spliced in so its bytes are what was committed. */
+/**
+ * The signed body; `data` is the stored JSON text, spliced in so its bytes are what was committed.
+ * Written as a template (the same bytes as JSON.stringify of {id, type, timestamp, aggregate,
+ * sequence} with `data` appended): no object built and stringified, nor its text cut, per send.
+ */
 export function webhookBody(message: WebhookMessage): string {
-  const head = JSON.stringify({
-    id: message.id,
-    type: message.type,
-    timestamp: new Date(message.occurredAt).toISOString(),
-    aggregate: message.aggregate,
-    sequence: message.sequence,
-  });
-  return `${head.slice(0, -1)},"data":${message.payload}}`;
+  const q = JSON.stringify;
+  return `{"id":${q(message.id)},"type":${q(message.type)},"timestamp":"${isoTime(message.occurredAt)}","aggregate":${q(message.aggregate)},"sequence":${q(message.sequence)},"data":${message.payload}}`;
+}
+
+/** The last time written and its ISO text: a backlog's events come in runs committed in the same ms. */
+let isoAt = Number.NaN;
+let isoText = "";
+
+function isoTime(at: number): string {
+  if (at !== isoAt) {
+    isoText = new Date(at).toISOString();
+    isoAt = at;
+  }
+  return isoText;
 }
 
 /** A request pinned to one checked address. */
@@ -88,14 +98,6 @@ export async function sendWebhook(
   exchange: Exchanger = makeExchange,
 ): Promise<SendOutcome> {
   const started = performance.now();
-  const done = (partial: Partial<SendOutcome>): SendOutcome => ({
-    statusCode: null,
-    error: null,
-    responsePrefix: null,
-    retryAfter: null,
-    durationMs: Math.round(performance.now() - started),
-    ...partial,
-  });
   // Checked again at every send, against the answer that is then used to connect. One budget for
   // the lookup and the request: a resolver that hangs must not outlast the lease. Most sends need
   // no lookup (private endpoints allowed, an address): known at once, with no promise or timer.
@@ -105,9 +107,9 @@ export async function sendWebhook(
       sendTarget(options.url, options.allowPrivate, options.resolver),
       AbortSignal.timeout(options.timeoutMs),
     ));
-  if (target === null) return done({ error: `timeout: no answer within ${options.timeoutMs} ms` });
-  if (target.blocked !== undefined) return done({ error: `blocked: the endpoint URL ${target.blocked}` });
-  if (target.unresolved !== undefined) return done({ error: `dns: ${target.unresolved}` });
+  if (target === null) return failed(started, `timeout: no answer within ${options.timeoutMs} ms`);
+  if (target.blocked !== undefined) return failed(started, `blocked: the endpoint URL ${target.blocked}`);
+  if (target.unresolved !== undefined) return failed(started, `dns: ${target.unresolved}`);
   const pinned = target.address === null ? null : pinnedRequest(target.url, target.address);
 
   const body = webhookBody(message);
@@ -137,7 +139,7 @@ export async function sendWebhook(
   });
   if (result.failure) {
     const described = withoutQueries(describe(result.failure, options.timeoutMs));
-    return done({ error: pinned ? `${described} (address ${target.address})` : described });
+    return failed(started, pinned ? `${described} (address ${target.address})` : described);
   }
   const status = result.statusCode;
   return {
@@ -145,6 +147,17 @@ export async function sendWebhook(
     error: status !== null && status >= 300 && status < 400 ? "redirect not followed" : null,
     responsePrefix: result.responsePrefix,
     retryAfter: result.retryAfter,
+    durationMs: Math.round(performance.now() - started),
+  };
+}
+
+/** A send that ended without an answer, `started` (performance.now()) ago. */
+function failed(started: number, error: string): SendOutcome {
+  return {
+    statusCode: null,
+    error,
+    responsePrefix: null,
+    retryAfter: null,
     durationMs: Math.round(performance.now() - started),
   };
 }

@@ -9,6 +9,23 @@ const keyOf = memoized(
   1024,
 );
 
+type Hasher = new (
+  algorithm: "sha256",
+  key: Uint8Array,
+) => { update(data: string): { digest(encoding: "base64"): string } };
+
+/**
+ * Bun's own HMAC where it runs: ~1.1 us per signature of a small webhook against ~1.8 for
+ * `createHmac` (issue 12, session 11), which stays the portable path (Deno).
+ */
+const BunHasher = (globalThis as { Bun?: { CryptoHasher?: Hasher } }).Bun?.CryptoHasher;
+
+function hmac(key: Uint8Array, content: string): string {
+  return BunHasher === undefined
+    ? createHmac("sha256", key).update(content).digest("base64")
+    : new BunHasher("sha256", key).update(content).digest("base64");
+}
+
 export function signatureHeader(
   secrets: readonly string[],
   id: string,
@@ -16,7 +33,11 @@ export function signatureHeader(
   body: string,
 ): string {
   const content = `${id}.${timestampSeconds}.${body}`;
-  return secrets
-    .map((secret) => `v1,${createHmac("sha256", keyOf(secret)).update(content).digest("base64")}`)
-    .join(" ");
+  // A loop, not map/join: one secret (the common case) is one string, and no callback per send.
+  let header = "";
+  for (const secret of secrets) {
+    const entry = `v1,${hmac(keyOf(secret), content)}`;
+    header = header === "" ? entry : `${header} ${entry}`;
+  }
+  return header;
 }

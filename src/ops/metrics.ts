@@ -9,12 +9,8 @@ type Labels = Record<string, string>;
 const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900, 3600];
 const COMMIT_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5];
 
-/** The text of label sets used again and again (recordAttempt's, one per endpoint and result). */
-const labelTexts = new WeakMap<Labels, string>();
-
+/** The Prometheus text of a label set: `{k="v",…}`, or nothing for none. */
 function labelText(labels: Labels): string {
-  const known = labelTexts.get(labels);
-  if (known !== undefined) return known;
   // Most series have no labels (every commit observes one): no entries array for those.
   let none = true;
   for (const _ in labels) {
@@ -27,62 +23,81 @@ function labelText(labels: Labels): string {
   return `{${entries.map(([k, v]) => `${k}="${quote(v)}"`).join(",")}}`;
 }
 
-/** The same label set object for the same values, its text computed once (never mutated). */
-function reused(cache: Map<string, Labels>, key: string, make: () => Labels): Labels {
-  let labels = cache.get(key);
-  if (!labels) {
-    labels = make();
-    labelTexts.set(labels, labelText(labels));
-    cache.set(key, labels);
-  }
-  return labels;
+/** One series of a counter: its value, kept where a caller that counts often can reach it. */
+interface CounterCell {
+  value: number;
 }
 
 class Counter {
-  readonly #values = new Map<string, number>();
+  readonly #values = new Map<string, CounterCell>();
   constructor(
     readonly name: string,
     readonly help: string,
   ) {}
   inc(labels: Labels = {}, by = 1): void {
+    this.cell(labels).value += by;
+  }
+  /** The series of these labels, made on first use. */
+  cell(labels: Labels): CounterCell {
     const key = labelText(labels);
-    this.#values.set(key, (this.#values.get(key) ?? 0) + by);
+    let cell = this.#values.get(key);
+    if (cell === undefined) {
+      cell = { value: 0 };
+      this.#values.set(key, cell);
+    }
+    return cell;
   }
   render(): string[] {
     const lines = [`# HELP ${this.name} ${this.help}`, `# TYPE ${this.name} counter`];
-    for (const [key, value] of this.#values) lines.push(`${this.name}${key} ${value}`);
+    for (const [key, cell] of this.#values) lines.push(`${this.name}${key} ${cell.value}`);
     return lines;
   }
 }
 
+/** One series of a histogram. `counts[i]`: observations in bucket i alone (cumulated when rendered). */
+interface HistogramSeries {
+  labels: Labels;
+  counts: number[];
+  sum: number;
+  count: number;
+}
+
 class Histogram {
-  readonly #series = new Map<string, { labels: Labels; counts: number[]; sum: number; count: number }>();
+  readonly #series = new Map<string, HistogramSeries>();
   constructor(
     readonly name: string,
     readonly help: string,
     readonly buckets: number[],
   ) {}
   observe(value: number, labels: Labels = {}): void {
+    this.add(this.series(labels), value);
+  }
+  /** The series of these labels, made on first use. */
+  series(labels: Labels): HistogramSeries {
     const key = labelText(labels);
     let series = this.#series.get(key);
-    if (!series) {
+    if (series === undefined) {
       series = { labels, counts: this.buckets.map(() => 0), sum: 0, count: 0 };
       this.#series.set(key, series);
     }
+    return series;
+  }
+  /** One observation: its own bucket only (the first bound it does not exceed), not every one above. */
+  add(series: HistogramSeries, value: number): void {
     const { buckets } = this;
-    for (let i = 0; i < buckets.length; i++) {
-      if (value <= (buckets[i] as number)) (series.counts[i] as number)++;
-    }
+    let i = 0;
+    while (i < buckets.length && value > (buckets[i] as number)) i++;
+    if (i < buckets.length) (series.counts[i] as number)++;
     series.sum += value;
     series.count += 1;
   }
   render(): string[] {
     const lines = [`# HELP ${this.name} ${this.help}`, `# TYPE ${this.name} histogram`];
     for (const series of this.#series.values()) {
+      let cumulative = 0;
       this.buckets.forEach((bound, i) => {
-        lines.push(
-          `${this.name}_bucket${labelText({ ...series.labels, le: String(bound) })} ${series.counts[i]}`,
-        );
+        cumulative += series.counts[i] as number;
+        lines.push(`${this.name}_bucket${labelText({ ...series.labels, le: String(bound) })} ${cumulative}`);
       });
       lines.push(`${this.name}_bucket${labelText({ ...series.labels, le: "+Inf" })} ${series.count}`);
       lines.push(`${this.name}_sum${labelText(series.labels)} ${series.sum}`);
@@ -90,6 +105,12 @@ class Histogram {
     }
     return lines;
   }
+}
+
+/** An endpoint's attempt series: its counters by result and its latency histogram. */
+interface AttemptSeries {
+  results: Map<string, CounterCell>;
+  latency: HistogramSeries;
 }
 
 export class Metrics {
@@ -123,21 +144,26 @@ export class Metrics {
     this.commitDuration.observe(durationMs / 1000);
   }
 
-  readonly #attemptLabels = new Map<string, Labels>();
+  readonly #attemptSeries = new Map<string, AttemptSeries>();
 
   recordAttempt(attempt: Pick<AttemptEvent, "endpointId" | "outcome" | "recorded" | "latencyMs">): void {
-    // Thousands a second: the label sets (and their text) are made once per endpoint and result.
+    // Thousands a second: each endpoint's series are found once, then counted in place (no label
+    // text, key or lookup per attempt beyond the endpoint's and the result's).
     const endpoint = attempt.endpointId;
-    const result = attempt.recorded ? attempt.outcome : "fenced";
-    this.attempts.inc(
-      reused(this.#attemptLabels, `${endpoint}\u0000${result}`, () => ({ endpoint, result })),
-    );
-    if (attempt.recorded && attempt.latencyMs !== null) {
-      this.latency.observe(
-        attempt.latencyMs / 1000,
-        reused(this.#attemptLabels, endpoint, () => ({ endpoint })),
-      );
+    let series = this.#attemptSeries.get(endpoint);
+    if (series === undefined) {
+      series = { results: new Map(), latency: this.latency.series({ endpoint }) };
+      this.#attemptSeries.set(endpoint, series);
     }
+    const result = attempt.recorded ? attempt.outcome : "fenced";
+    let cell = series.results.get(result);
+    if (cell === undefined) {
+      cell = this.attempts.cell({ endpoint, result });
+      series.results.set(result, cell);
+    }
+    cell.value += 1;
+    if (attempt.recorded && attempt.latencyMs !== null)
+      this.latency.add(series.latency, attempt.latencyMs / 1000);
   }
 
   /** The exposition text: this process's counters plus the database's gauges. */
