@@ -262,7 +262,9 @@ export class WriterThread implements Writes {
     const sent: Sent = { left: queue.length, budget: reserved !== null };
     if (sent.budget) this.#budgetsOut += 1;
     const budget: Budget | null = reserved === null ? null : { budget: reserved, left: 0 };
-    const writes: PostedWrite[] = queue.map(({ id, request, durable, borrows }) => {
+    // A loop, not queue.map (one builtin shared by every caller: see the dispatcher's batches).
+    const writes: PostedWrite[] = [];
+    for (const { id, request, durable, borrows } of queue) {
       const borrowing = budget !== null && borrows > 0;
       const pending = this.#pending.get(id) as Pending;
       pending.sent = sent;
@@ -270,8 +272,8 @@ export class WriterThread implements Writes {
         budget.left += 1;
         pending.budget = budget;
       }
-      return [id, request.name, request.args, durable, borrowing];
-    });
+      writes.push([id, request.name, request.args, durable, borrowing]);
+    }
     try {
       this.#worker.postMessage({
         kind: "write",

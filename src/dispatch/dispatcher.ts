@@ -18,7 +18,7 @@ import type { Config } from "../config.ts";
 import type { Database } from "../db/open.ts";
 import type { WriteLoan } from "../db/writer-ops.ts";
 import type { ClaimedDelivery } from "../deliveries/claim.ts";
-import type { Completion } from "../deliveries/complete.ts";
+import type { Completion, CompletionItem } from "../deliveries/complete.ts";
 import type { HeadLease, HeadLeases, LeasedHead } from "../deliveries/enqueue.ts";
 import { expireAllDeadlines } from "../deliveries/expire.ts";
 import type { LeaseBudget } from "../deliveries/lease-budget.ts";
@@ -106,8 +106,14 @@ export interface AttemptEvent {
  */
 const BOOKKEEPING = { durable: false };
 
-/** What a claimed delivery carries from its claim to its send. */
+/**
+ * What a claimed delivery carries from its claim to its send: it waits in the slots as it is
+ * (no map from delivery ids to claims beside them, set, read and deleted once per delivery).
+ */
 interface Claim {
+  delivery: ClaimedDelivery;
+  /** The delivery's endpoint (Slots: where it waits). */
+  endpointId: string;
   /** The claim's lease token: only its holder may complete the row. */
   owner: string;
   /** Undefined when it no longer exists (the endpoint was deleted meanwhile). */
@@ -145,7 +151,7 @@ export class Dispatcher extends EventEmitter {
   /** The latest pump, so stop() can wait for a claim that is under way. */
   #pumped: Promise<void> = Promise.resolve();
   #again = false;
-  readonly #slots: Slots;
+  readonly #slots: Slots<Claim>;
   /** Each outcome carries the delivery it is of (its attempt event is made once it is written). */
   readonly #completions: CompletionQueue<ClaimedDelivery>;
   readonly #attemptLog: AttemptLog;
@@ -153,8 +159,6 @@ export class Dispatcher extends EventEmitter {
   /** Sends started and not finished (their outcome queued), and who waits for there to be none. */
   #sending = 0;
   #sendsEnded: (() => void)[] = [];
-  /** The lease token and loaded event of each claimed delivery not started yet. */
-  readonly #claimedWith = new Map<string, Claim>();
   /** Deliveries this process knows may be claimable: claimed by id, without a scan (hints.ts). */
   readonly #hints = new Hints();
   readonly #endpoints = new KnownEndpoints();
@@ -210,16 +214,17 @@ export class Dispatcher extends EventEmitter {
       sendsOnWorker(deps.config.sendThread, deps.threadToItself === true) && sendWorkerSupported()
         ? new SendWorker(deps.logger)
         : null;
-    this.#slots = new Slots(deps.config);
+    this.#slots = new Slots<Claim>(deps.config);
     this.#openSecrets = memoized((stored: string) => new OpenedSecrets(deps.secretBox.open(stored)), 1024);
     this.#attemptLog = new AttemptLog(deps.logger);
     this.#completions = new CompletionQueue<ClaimedDelivery>({
       write: async (items) => {
+        // A loop, not items.map: Array.prototype.map is one builtin for every caller of the
+        // thread, and each caller's callback adds a shape its compiled code must handle.
+        const outcomes: CompletionItem[] = [];
+        for (const item of items) outcomes.push({ attempt: item.record, completion: item.completion });
         const { recorded, claimed, unclaimed } = await deps.db.write(
-          completeAndClaimWrite(
-            items.map((item) => ({ attempt: item.record, completion: item.completion })),
-            this.#claimAlong(),
-          ),
+          completeAndClaimWrite(outcomes, this.#claimAlong()),
           BOOKKEEPING,
         );
         if (claimed) {
@@ -590,8 +595,11 @@ export class Dispatcher extends EventEmitter {
     for (const event of context.events) events.set(event.id, event);
     const endpoints = new Map<string, EndpointToSend>();
     for (const endpoint of context.endpoints) endpoints.set(endpoint.id, endpoint);
+    const claims: Claim[] = [];
     for (const delivery of claimed) {
-      this.#claimedWith.set(delivery.id, {
+      claims.push({
+        delivery,
+        endpointId: delivery.endpointId,
         owner: ownerOf(delivery),
         event: events.get(delivery.eventId),
         endpoint: endpoints.get(delivery.endpointId),
@@ -600,7 +608,7 @@ export class Dispatcher extends EventEmitter {
     }
     // A send must be able to end (time out) well inside the lease that began at the claim: one
     // that has not started by halfway through the spare time is left to be claimed again.
-    this.#slots.add(claimed, claimedAt + (leaseMs - sendTimeoutMs) / 2);
+    this.#slots.add(claims, claimedAt + (leaseMs - sendTimeoutMs) / 2);
     this.#startReady();
   }
 
@@ -621,13 +629,10 @@ export class Dispatcher extends EventEmitter {
 
   /** Starts every claimed delivery the slots allow now. */
   #startReady(): void {
-    const dropped = (delivery: ClaimedDelivery) => this.#claimedWith.delete(delivery.id);
     const now = this.#deps.clock();
-    for (let delivery = this.#slots.next(now, dropped); delivery; delivery = this.#slots.next(now, dropped)) {
-      const claim = this.#claimedWith.get(delivery.id) as Claim;
-      this.#claimedWith.delete(delivery.id);
+    for (let claim = this.#slots.next(now, left); claim; claim = this.#slots.next(now, left)) {
       this.#sending += 1;
-      void this.#deliver(delivery, claim);
+      void this.#deliver(claim.delivery, claim);
     }
     // Fewer sends lined up now: held outcomes may have to be written, so their successors are promoted.
     if (this.#completions.size > 0) this.#completions.nudge();
@@ -807,6 +812,9 @@ function sendsOnWorker(
   if (setting === "worker" || setting === "main") return setting === "worker";
   return !threadToItself;
 }
+
+/** A claimed delivery that waited too long for its slot: left to be claimed again (nothing to undo). */
+function left(): void {}
 
 /** The outcome of a send stopped before its request was made. */
 function failedBeforeSend(error: string): Promise<SendOutcome> {

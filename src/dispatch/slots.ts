@@ -28,8 +28,13 @@ export interface SlotLimits {
   endpointConcurrency: number;
 }
 
-interface Ready {
-  delivery: ClaimedDelivery;
+/** What waits for a slot: a claimed delivery, or whatever the caller keeps with it (its endpoint known). */
+export interface Slotted {
+  endpointId: string;
+}
+
+interface Ready<T extends Slotted> {
+  delivery: T;
   /** After this a send could outlive the lease: such a delivery is left to be claimed again. */
   startBy: number;
 }
@@ -41,25 +46,25 @@ interface Ready {
  * backlog, 1,504 OSR exits in next() over 20,000 deliveries (and in add, finished, wantsMore), each
  * a jump back to the baseline code, and recompilations (issue 12, session 10).
  */
-class ReadyQueue {
-  #items: (Ready | undefined)[] = [];
+class ReadyQueue<T extends Slotted> {
+  #items: (Ready<T> | undefined)[] = [];
   #head = 0;
 
   get length(): number {
     return this.#items.length - this.#head;
   }
 
-  push(ready: Ready): void {
+  push(ready: Ready<T>): void {
     this.#items.push(ready);
   }
 
   /** The first, or undefined when empty. */
-  first(): Ready | undefined {
+  first(): Ready<T> | undefined {
     return this.#items[this.#head];
   }
 
   /** Removes and returns the first, or undefined when empty. */
-  take(): Ready | undefined {
+  take(): Ready<T> | undefined {
     const items = this.#items;
     if (this.#head >= items.length) return undefined;
     const ready = items[this.#head];
@@ -78,10 +83,10 @@ class ReadyQueue {
   }
 }
 
-interface EndpointState {
+interface EndpointState<T extends Slotted> {
   limit: number;
   inFlight: number;
-  ready: ReadyQueue;
+  ready: ReadyQueue<T>;
   /** Sends started before this moment do not halve the limit again (one decrease per round). */
   decreasedAt: number;
 }
@@ -121,9 +126,10 @@ export const FIRST_AHEAD = 2;
  */
 const AHEAD_WAIT_MS = 2_000;
 
-export class Slots {
+/** Slots for claimed deliveries (`T`: what the caller keeps for each, handed back by next()). */
+export class Slots<T extends Slotted = ClaimedDelivery> {
   readonly #limits: SlotLimits;
-  readonly #endpoints = new Map<string, EndpointState>();
+  readonly #endpoints = new Map<string, EndpointState<T>>();
   #inFlight = 0;
   #ready = 0;
   /** Round-robin position: the endpoint that started a send last goes to the back. */
@@ -170,13 +176,13 @@ export class Slots {
     return Math.min(START_LIMIT, this.#limits.endpointConcurrency);
   }
 
-  #state(endpointId: string): EndpointState {
+  #state(endpointId: string): EndpointState<T> {
     let state = this.#endpoints.get(endpointId);
     if (!state) {
       state = {
         limit: this.#earned.get(endpointId) ?? this.#start,
         inFlight: 0,
-        ready: new ReadyQueue(),
+        ready: new ReadyQueue<T>(),
         decreasedAt: 0,
       };
       this.#endpoints.set(endpointId, state);
@@ -190,7 +196,7 @@ export class Slots {
    * fast, fewer when slow (AHEAD_WAIT_MS), only its limit once it is in trouble (halved below
    * where it started).
    */
-  #ahead(endpointId: string, state: EndpointState): number {
+  #ahead(endpointId: string, state: EndpointState<T>): number {
     if (state.limit < this.#start) return state.limit;
     const pace = this.#paceMs.get(endpointId);
     const factor =
@@ -202,7 +208,7 @@ export class Slots {
 
   /** How many this endpoint may hold claimed ahead now. */
   aheadOf(endpointId: string): number {
-    const idle = { limit: this.#start, inFlight: 0, ready: new ReadyQueue(), decreasedAt: 0 };
+    const idle = { limit: this.#start, inFlight: 0, ready: new ReadyQueue<T>(), decreasedAt: 0 };
     return this.#ahead(endpointId, this.#endpoints.get(endpointId) ?? idle);
   }
 
@@ -242,7 +248,7 @@ export class Slots {
     return (1 + CLAIM_AHEAD) * this.#limits.concurrency - this.#inFlight - this.#ready - this.#promisedTotal;
   }
 
-  #roomOf(id: string, state: EndpointState, globalRoom: number): number {
+  #roomOf(id: string, state: EndpointState<T>, globalRoom: number): number {
     const held = state.inFlight + state.ready.length;
     // Pool full: endpoints that live on their reserved send (at most one in flight) still
     // get their sends claimed ahead, so each one starts the moment the previous one answers
@@ -285,7 +291,7 @@ export class Slots {
   }
 
   /** Takes claimed deliveries; they wait here until `next()` starts them, at the latest `startBy`. */
-  add(claimed: ClaimedDelivery[], startBy: number): void {
+  add(claimed: readonly T[], startBy: number): void {
     for (const delivery of claimed) {
       this.#state(delivery.endpointId).ready.push({ delivery, startBy });
       this.#ready += 1;
@@ -296,7 +302,7 @@ export class Slots {
    * The next delivery that may start now, fairly across endpoints, or null. The caller must
    * call `finished` once for each one it gets.
    */
-  next(now: number, dropped: (delivery: ClaimedDelivery) => void): ClaimedDelivery | null {
+  next(now: number, dropped: (delivery: T) => void): T | null {
     const poolFull = this.#inFlight >= this.#limits.concurrency;
     for (let i = 0; i < this.#order.length; i++) {
       const id = this.#order[i] as string;
@@ -311,7 +317,7 @@ export class Slots {
       }
       if (state.ready.length === 0 || state.inFlight >= state.limit) continue;
       if (poolFull && state.inFlight > 0) continue;
-      const { delivery } = state.ready.take() as Ready;
+      const { delivery } = state.ready.take() as Ready<T>;
       this.#ready -= 1;
       state.inFlight += 1;
       this.#inFlight += 1;
