@@ -101,8 +101,9 @@ export async function sendWebhook(
   // Checked again at every send, against the answer that is then used to connect. One budget for
   // the lookup and the request: a resolver that hangs must not outlast the lease. Most sends need
   // no lookup (private endpoints allowed, an address): known at once, with no promise or timer.
+  const known = sendTargetNow(options.url, options.allowPrivate);
   const target =
-    sendTargetNow(options.url, options.allowPrivate) ??
+    known ??
     (await untilAborted(
       sendTarget(options.url, options.allowPrivate, options.resolver),
       AbortSignal.timeout(options.timeoutMs),
@@ -133,7 +134,11 @@ export async function sendWebhook(
     body,
     // The `webhook-signature` header is made with the exchange (exchange.ts), on the send worker.
     sign: { secrets: options.secrets, id: message.id, timestamp },
-    timeoutMs: Math.max(1, Math.ceil(options.timeoutMs - (performance.now() - started))),
+    // The whole budget when nothing was awaited (no lookup), else what the lookup left of it.
+    timeoutMs:
+      known !== null
+        ? options.timeoutMs
+        : Math.max(1, Math.ceil(options.timeoutMs - (performance.now() - started))),
     pinned: pinned !== null,
     serverName: pinned?.serverName,
   });
