@@ -10,6 +10,9 @@
 // backlog scenario's limit), with its process's and the receiver's CPU per request: what a drain
 // with no bookkeeping at all would cost on this host.
 // SQL_TIMES=1: also the main thread's time per delivery in each SQL statement (sql-times-preload.ts).
+// PERF=file: `perf record -g` of the dispatcher's main thread (PERF_THREAD=Worker: its first Worker,
+// the writer thread) for PERF_SECONDS (3) from 1 s into the drain, with JSC's JITDump on, then
+// bench/probe/perf-split.ts on it: where that thread's time goes, inside JS and out, by JIT name.
 //   bun bench/probe/drain.ts [total=10000] [KEY=VALUE env for the dispatcher …]
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -86,11 +89,18 @@ const count = async () => ((await (await fetch(`${receiver.url}/count`)).json())
 const counted = await count();
 const receiverBefore = cpuMs(receiver.pid);
 const sqlTimes = process.env.SQL_TIMES ? join(tempDir("outboxd-probe-sql-"), "times.json") : null;
-const dispatcher = await startOutboxd(sqlTimes ? { ...env, SQL_TIMES: sqlTimes } : env, "dispatch", dir, [
+const jitDumps = process.env.PERF ? tempDir("outboxd-probe-jitdump-") : null;
+const dispatcherEnv = {
+  ...env,
+  ...(sqlTimes ? { SQL_TIMES: sqlTimes } : {}),
+  ...(jitDumps ? { BUN_JSC_useJITDump: "1", BUN_JSC_jitDumpDirectory: jitDumps } : {}),
+};
+const dispatcher = await startOutboxd(dispatcherEnv, "dispatch", dir, [
   ...(process.env.PROF_DIR ? ["--cpu-prof-md", `--cpu-prof-dir=${process.env.PROF_DIR}`] : []),
   ...(sqlTimes ? ["--preload", join(REPO, "bench/probe/sql-times-preload.ts")] : []),
 ]);
 const started = performance.now();
+const recording = process.env.PERF ? record(process.env.PERF) : null;
 await waitUntil("the backlog to drain", async () => (await count()) >= counted + total, 600_000);
 const seconds = (performance.now() - started) / 1000;
 const cpu = cpuMs(dispatcher.pid);
@@ -114,12 +124,37 @@ console.log(
     peakRssMb,
   }),
 );
+await recording;
+// JSC writes its JITDump from a thread of its own: a moment for it to catch up before the stop.
+if (recording) await Bun.sleep(2000);
 await dispatcher.stop();
 await receiver.stop();
+if (process.env.PERF && jitDumps) {
+  const split = Bun.spawn([BUN, join(REPO, "bench/probe/perf-split.ts"), process.env.PERF, jitDumps], {
+    stdout: "inherit",
+    stderr: "inherit",
+  });
+  await split.exited;
+}
 if (sqlTimes) {
   const times = JSON.parse(await Bun.file(sqlTimes).text()) as [string, number, number][];
   const all = times.reduce((sum, [, , ms]) => sum + ms, 0);
   console.log(`SQL on the main thread: ${((all / total) * 1000).toFixed(1)} us per delivery; by statement:`);
   for (const [sql, calls, ms] of times.sort((a, b) => b[2] - a[2]).slice(0, 20))
     console.log(`${((ms / total) * 1000).toFixed(1).padStart(6)} us  ${String(calls).padStart(6)}x  ${sql}`);
+}
+
+/** perf record of one of the dispatcher's threads, from 1 s into the drain (PERF above). */
+async function record(file: string): Promise<void> {
+  await Bun.sleep(1000);
+  const wanted = process.env.PERF_THREAD;
+  const tasks = Object.entries(taskCpuMs(dispatcher.pid)).sort(([a], [b]) => Number(a) - Number(b));
+  const tid = wanted ? tasks.find(([, t]) => t.name === wanted)?.[0] : String(dispatcher.pid);
+  if (tid === undefined) throw new Error(`the dispatcher has no thread named ${wanted}`);
+  const seconds = process.env.PERF_SECONDS ?? "3";
+  const perf = Bun.spawn(["perf", "record", "-g", "-k", "1", "-o", file, "-t", tid, "--", "sleep", seconds], {
+    stdout: "ignore",
+    stderr: "ignore",
+  });
+  await perf.exited;
 }
