@@ -517,18 +517,36 @@ function parseTarget(url: string, serverName: string | undefined, ca: string | u
   };
 }
 
+/** What a header name is to requestHead: a line sent as given, the Host, or one it writes itself. */
+const LINE = 0;
+const HOST = 1;
+const OWN = 2;
+/** Each header name's kind, checked and lowered once per name (a send gives the same few names). */
+const nameKinds = new Map<string, number>();
+
+function nameKind(name: string): number {
+  let kind = nameKinds.get(name);
+  if (kind === undefined) {
+    // Not quoted: a name with a CR or LF in it is nothing to log.
+    if (!TOKEN.test(name)) throw new TypeError("invalid header name");
+    const lower = name.toLowerCase();
+    kind = lower === "host" ? HOST : lower === "content-length" || lower === "transfer-encoding" ? OWN : LINE;
+    if (nameKinds.size >= TARGETS) nameKinds.clear();
+    nameKinds.set(name, kind);
+  }
+  return kind;
+}
+
 /** The request line and headers (ASCII only, checked: a CR, LF or NUL would split the request). */
 function requestHead(target: Target, headers: Record<string, string>, bodyBytes: number): string {
   let host = target.host;
   let lines = "";
   for (const name in headers) {
     const value = headers[name] as string;
-    // Neither is quoted: a name or value with a CR or LF in it is nothing to log.
-    if (!TOKEN.test(name)) throw new TypeError("invalid header name");
+    const kind = nameKind(name);
     if (!FIELD_VALUE.test(value)) throw new TypeError(`invalid value for header ${name}`);
-    const lower = name.length === 4 || name.length === 14 || name.length === 17 ? name.toLowerCase() : "";
-    if (lower === "host") host = value;
-    else if (lower !== "content-length" && lower !== "transfer-encoding") lines += `${name}: ${value}\r\n`;
+    if (kind === HOST) host = value;
+    else if (kind === LINE) lines += `${name}: ${value}\r\n`;
   }
   return `POST ${target.path} HTTP/1.1\r\nhost: ${host}\r\n${lines}content-length: ${bodyBytes}\r\n\r\n`;
 }
