@@ -175,7 +175,9 @@ function executor(db: Connection): Execute {
       cache.set(statement.sql, prepared);
     }
     const { stmt } = prepared;
-    const args = bindable(prepared, statement.args);
+    // Positional values when the statement has them (op.ts Statement.values): its args are then
+    // made only on demand.
+    const args = statement.values ?? bindable(prepared, statement.args);
     if (statement.kind === "run") return stmt.run(args).changes;
     const columns = prepared.columns === undefined ? rowsAsArrays(prepared) : prepared.columns;
     // A statement without result columns still runs (a `get` of a write answers nothing).

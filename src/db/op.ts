@@ -11,6 +11,12 @@ export type Row = Record<string, unknown>;
 export interface Statement {
   sql: string;
   args: Args;
+  /**
+   * The same arguments by position, in the order SQLite numbers the text's parameters (first
+   * appearance), when the statement has them so (deliveries/rows.ts: many rows as a VALUES list).
+   * A local engine binds these instead of `args`, which it would have to look up name by name.
+   */
+  values?: readonly (string | number | null)[];
   /** `all` returns rows, `get` the first row or undefined, `run` the number of changed rows. */
   kind: "all" | "get" | "run";
   /**

@@ -1,9 +1,10 @@
 // Transition: pending → in flight (a pending row with a live lease; docs/delivery-lifecycle.md).
 // "In flight" is not a status, so a crash can never strand a row: its lease simply runs out and
 // the row is claimable again. Invariant used here: only queue heads are claimed (heads.ts).
-import { all, exec, type Op } from "../db/op.ts";
+import { all, type Op } from "../db/op.ts";
 import { webhookEndpoint } from "./endpoint-kind.ts";
 import type { Delivery } from "./read.ts";
+import { chunks, rowsStatement } from "./rows.ts";
 
 /** What a claim returns of each row (the RETURNING list below, under the schema's names). */
 export type ClaimedDelivery = Pick<
@@ -176,11 +177,9 @@ export function* claimDeliveriesById(request: ClaimByIdRequest): Op<ClaimedDeliv
  * completion: a row changes only while it is pending and still holds this lease.
  */
 export function* releaseLeases(leases: { id: string; owner: string }[]): Op<void> {
-  if (leases.length === 0) return;
-  yield* exec(
-    `UPDATE deliveries SET lease_owner = NULL, lease_expires_at = NULL, attempt_count = attempt_count - 1
-     FROM (SELECT value ->> 0 AS id, value ->> 1 AS owner FROM json_each(:leases)) AS r
-     WHERE deliveries.id = r.id AND deliveries.lease_owner = r.owner AND deliveries.status = 'pending'`,
-    { leases: JSON.stringify(leases.map((l) => [l.id, l.owner])) },
-  );
+  for (const list of chunks(leases.map((l) => [l.id, l.owner])))
+    yield rowsStatement("r", ["id", "owner"], list, RELEASE, {}, { kind: "run", blind: true });
 }
+
+const RELEASE = `UPDATE deliveries SET lease_owner = NULL, lease_expires_at = NULL, attempt_count = attempt_count - 1
+  FROM r WHERE deliveries.id = +r.id AND deliveries.lease_owner = r.owner AND deliveries.status = 'pending'`;

@@ -25,6 +25,7 @@
 // event is stepped over at most once per queue, by the walk from the head before it.
 import { allHinted, exec, type Op } from "../db/op.ts";
 import { CLAIMED_COLUMNS, type ClaimedDelivery, dispatchableEndpoint, leasableRow } from "./claim.ts";
+import { chunks, type RowsKind, rowsStatement } from "./rows.ts";
 
 export interface Queue {
   endpointId: string;
@@ -88,9 +89,12 @@ export function* promoteHeads(left: Iterable<string>): Op<PromotedHead[]> {
  * for the next head starts after it.
  */
 export function* promoteQueues(left: Iterable<QueuePosition>): Op<PromotedHead[]> {
-  const rows = queueRows(left);
-  if (rows === null) return [];
-  return yield* allHinted<PromotedHead>(`WITH ${QUEUES_LEFT} ${PROMOTE_NEXT}`, { rows });
+  const promoted: PromotedHead[] = [];
+  for (const list of chunks(queuesLeft(left)))
+    promoted.push(
+      ...((yield rowsStatement("q", QUEUE_COLUMNS, list, PROMOTE_NEXT, {}, HINTED)) as PromotedHead[]),
+    );
+  return promoted;
 }
 
 /** A lease the promotion gives the heads it makes that a claim could take now (promoteAndLease). */
@@ -114,32 +118,31 @@ export type LeasedHead = PromotedHead & ClaimedDelivery & { rid: number; leased:
  * answers no rows of a write but its last, so its dispatcher claims apart.
  */
 export function* promoteAndLease(left: Iterable<QueuePosition>, lease: PromotionLease): Op<LeasedHead[]> {
-  const rows = queueRows(left);
-  if (rows === null) return [];
-  const leasable = `n.open AND ${leasableRow("deliveries")}`;
-  return yield* allHinted<LeasedHead>(
-    `WITH ${QUEUES_LEFT}, n AS MATERIALIZED (
-       SELECT ${NEXT_OF_QUEUE} AS rid, ${dispatchableEndpoint("q.endpointId")} AS open FROM q WHERE NOT ${HAS_HEAD})
-     UPDATE deliveries SET is_head = 1,
-       lease_owner = CASE WHEN ${leasable} THEN :owner ELSE lease_owner END,
-       lease_expires_at = CASE WHEN ${leasable} THEN :now + :leaseMs ELSE lease_expires_at END,
-       attempt_count = CASE WHEN ${leasable} THEN attempt_count + 1 ELSE attempt_count END
-     FROM n WHERE deliveries.rowid = n.rid
-     RETURNING ${CLAIMED_COLUMNS}, lease_owner IS :owner AS leased`,
-    { rows, owner: lease.owner, now: lease.now, leaseMs: lease.leaseMs },
-  );
+  const args = { owner: lease.owner, now: lease.now, leaseMs: lease.leaseMs };
+  const heads: LeasedHead[] = [];
+  for (const list of chunks(queuesLeft(left)))
+    heads.push(
+      ...((yield rowsStatement("q", QUEUE_COLUMNS, list, PROMOTE_AND_LEASE, args, HINTED)) as LeasedHead[]),
+    );
+  return heads;
 }
 
-/** Positions as promoteQueues binds them (:rows), or null for none. */
-function queueRows(left: Iterable<QueuePosition>): string | null {
-  const rows = [...left].map((row) => [row.endpointId, row.aggregate, row.sequence]);
-  return rows.length === 0 ? null : JSON.stringify(rows);
-}
+const HINTED: RowsKind = { kind: "all", hint: true };
 
-/** The queues of :rows (promoteQueues), each with the lowest sequence that left (`q`). */
-const QUEUES_LEFT = `q AS (
-       SELECT value ->> 0 AS endpointId, value ->> 1 AS aggregate, min(value ->> 2) AS after
-       FROM json_each(:rows) GROUP BY 1, 2)`;
+/** The rows of `q` (rows.ts): a queue and the lowest sequence that left it. */
+const QUEUE_COLUMNS = ["endpointId", "aggregate", "after"];
+
+/** Each queue of `left` once, with the lowest sequence that left it (every pending row of the queue comes after it). */
+function queuesLeft(left: Iterable<QueuePosition>): [string, string, number][] {
+  const lowest = new Map<string, [string, string, number]>();
+  for (const { endpointId, aggregate, sequence } of left) {
+    const key = `${endpointId}\u0000${aggregate}`;
+    const seen = lowest.get(key);
+    if (!seen) lowest.set(key, [endpointId, aggregate, sequence]);
+    else if (sequence < seen[2]) seen[2] = sequence;
+  }
+  return [...lowest.values()];
+}
 
 /**
  * The rowid of the lowest pending row of queue `q` after q.after: the walk of the aggregate's
@@ -155,8 +158,23 @@ const NEXT_OF_QUEUE = `(SELECT d.rowid FROM events e CROSS JOIN deliveries d IND
  * left) that have no head: their next rows become the heads (returned as PromotedHead).
  */
 const PROMOTE_NEXT = `UPDATE deliveries SET is_head = 1
-     WHERE rowid IN (SELECT ${NEXT_OF_QUEUE} FROM q WHERE NOT ${HAS_HEAD})
+     WHERE rowid IN (SELECT ${NEXT_OF_QUEUE} FROM q WHERE q.endpointId IS NOT NULL AND NOT ${HAS_HEAD})
      RETURNING rowid AS rid, id, endpoint_id AS endpointId`;
+
+/**
+ * PROMOTE_NEXT that also leases each head it makes that a claim could take now (promoteAndLease):
+ * the walk materialized with whether the queue's endpoint is open, then one UPDATE by rowid.
+ */
+const LEASABLE = `n.open AND ${leasableRow("deliveries")}`;
+const PROMOTE_AND_LEASE = `, n AS MATERIALIZED (
+       SELECT ${NEXT_OF_QUEUE} AS rid, ${dispatchableEndpoint("q.endpointId")} AS open
+       FROM q WHERE q.endpointId IS NOT NULL AND NOT ${HAS_HEAD})
+     UPDATE deliveries SET is_head = 1,
+       lease_owner = CASE WHEN ${LEASABLE} THEN :owner ELSE lease_owner END,
+       lease_expires_at = CASE WHEN ${LEASABLE} THEN :now + :leaseMs ELSE lease_expires_at END,
+       attempt_count = CASE WHEN ${LEASABLE} THEN attempt_count + 1 ELSE attempt_count END
+     FROM n WHERE deliveries.rowid = +n.rid
+     RETURNING ${CLAIMED_COLUMNS}, lease_owner IS :owner AS leased`;
 
 /**
  * After deliveries re-entered `pending` with is_head = 0 (a replay, of events possibly older

@@ -9,6 +9,7 @@ import { type ClaimedDelivery, claimDeliveries, claimDeliveriesById } from "../.
 import { type Completion, completeDeliveries, completeDelivery } from "../../src/deliveries/complete.ts";
 import { expireDeadlines } from "../../src/deliveries/expire.ts";
 import { prune } from "../../src/deliveries/retention.ts";
+import { MAX_ROWS } from "../../src/deliveries/rows.ts";
 import { completeAndClaimWrite } from "../../src/dispatch/writes.ts";
 import { startServer, type TestServer } from "../helpers/server.ts";
 import { commitEvents, deliveryRow, exec, expectStatus, onlyDelivery, sql } from "./harness.ts";
@@ -759,6 +760,47 @@ describe("dispatch queries", () => {
       { a: id as string, b: next as string },
     );
     expect(left[0]?.n).toBe(0);
+  });
+
+  test("a batch longer than one statement's list of rows (MAX_ROWS): every attempt logged once, every success pointed at its own, every next head promoted and leased", async () => {
+    await drain();
+    const queues = MAX_ROWS + 76;
+    const endpoint = await newEndpoint();
+    const aggregate = (i: number) => `long/${n}/${i}`;
+    n += 1;
+    // Two events per queue, committed queue by queue in commits of 100 events.
+    const all = Array.from({ length: queues * 2 }, (_, i) => ({
+      aggregate: aggregate(Math.floor(i / 2)),
+      endpoints: [endpoint],
+    }));
+    const ids: string[] = [];
+    for (let i = 0; i < all.length; i += 100)
+      ids.push(...(await commitEvents(server, all.slice(i, i + 100))).map(onlyDelivery));
+    const heads = await claim("long", Date.now(), { limit: queues * 2, endpointLimit: queues * 2 });
+    expect(heads.length).toBe(queues);
+    const at = Date.now();
+    const { recorded, promoted, leased } = await server.outboxd.db.writer.write(
+      completeDeliveries(
+        heads.map((d) => delivered(d, "long", at)),
+        { owner: "long-next", now: at, leaseMs: LEASE },
+      ),
+    );
+    expect(recorded.every((r) => r)).toBe(true);
+    expect(recorded.length).toBe(queues);
+    // Each queue's second row is its head now, leased by the promotion.
+    const seconds = ids.filter((_, i) => i % 2 === 1).sort();
+    expect(promoted.map((p) => p.id).sort()).toEqual(seconds);
+    expect(leased.map((p) => p.id).sort()).toEqual(seconds);
+    // One attempt per delivery, and the delivered row points at its own.
+    const [check] = await sql<{ rows: number; attempts: number; own: number }>(
+      server,
+      `SELECT count(*) AS rows,
+         (SELECT count(*) FROM attempts a WHERE a.delivery_id IN (SELECT id FROM deliveries WHERE endpoint_id = :e)) AS attempts,
+         sum((SELECT a.delivery_id = d.id AND a.on_delivery = 1 FROM attempts a WHERE a.pos = d.delivered_attempt)) AS own
+       FROM deliveries d WHERE d.endpoint_id = :e AND d.status = 'delivered'`,
+      { e: endpoint },
+    );
+    expect(check).toEqual({ rows: queues, attempts: queues, own: queues });
   });
 
   test("a success pointer whose position another delivery's attempt took again is not that delivery's: not listed, not pruned", async () => {
