@@ -5,12 +5,11 @@
 // is tried again (after a pause) until it is written or its leases have run out, after which
 // the rows are claimed again anyway (at least once).
 
-import type { AttemptRecord, Completion } from "../deliveries/complete.ts";
+import type { CompletionItem } from "../deliveries/complete.ts";
 import type { Logger } from "../ops/log.ts";
 
-export interface PendingCompletion<T> {
-  record: AttemptRecord;
-  completion: Completion;
+/** An outcome waiting to be written: a CompletionItem as it is (no copy per outcome for the write), and more. */
+export interface PendingCompletion<T> extends CompletionItem {
   /** Until when the claim's lease holds the row: after that a retry of the write is pointless. */
   leaseUntil: number;
   /** What the caller wants back with the result. */
@@ -107,7 +106,7 @@ export class CompletionQueue<T> {
 
   #count(items: PendingCompletion<T>[], by: 1 | -1): void {
     for (const item of items) {
-      const id = item.record.endpointId;
+      const id = item.attempt.endpointId;
       const n = (this.#queuedAt.get(id) ?? 0) + by;
       if (n > 0) this.#queuedAt.set(id, n);
       else this.#queuedAt.delete(id);
@@ -155,7 +154,7 @@ export class CompletionQueue<T> {
 function countAt<T>(items: PendingCompletion<T>[]): Map<string, number> {
   const counts = new Map<string, number>();
   for (const item of items) {
-    const id = item.record.endpointId;
+    const id = item.attempt.endpointId;
     counts.set(id, (counts.get(id) ?? 0) + 1);
   }
   return counts;

@@ -18,7 +18,7 @@ import type { Config } from "../config.ts";
 import type { Database } from "../db/open.ts";
 import type { WriteLoan } from "../db/writer-ops.ts";
 import type { ClaimedDelivery } from "../deliveries/claim.ts";
-import type { Completion, CompletionItem } from "../deliveries/complete.ts";
+import type { Completion } from "../deliveries/complete.ts";
 import type { HeadLease, HeadLeases, LeasedHead } from "../deliveries/enqueue.ts";
 import { expireAllDeadlines } from "../deliveries/expire.ts";
 import type { LeaseBudget } from "../deliveries/lease-budget.ts";
@@ -219,12 +219,9 @@ export class Dispatcher extends EventEmitter {
     this.#attemptLog = new AttemptLog(deps.logger);
     this.#completions = new CompletionQueue<ClaimedDelivery>({
       write: async (items) => {
-        // A loop, not items.map: Array.prototype.map is one builtin for every caller of the
-        // thread, and each caller's callback adds a shape its compiled code must handle.
-        const outcomes: CompletionItem[] = [];
-        for (const item of items) outcomes.push({ attempt: item.record, completion: item.completion });
+        // The queued outcomes are CompletionItems themselves: written as they are.
         const { recorded, claimed, unclaimed } = await deps.db.write(
-          completeAndClaimWrite(outcomes, this.#claimAlong()),
+          completeAndClaimWrite(items, this.#claimAlong()),
           BOOKKEEPING,
         );
         if (claimed) {
@@ -685,7 +682,7 @@ export class Dispatcher extends EventEmitter {
     const completion = decide(delivery, outcome, this.#deps.clock(), { baseMs, capMs });
     if (completion.kind === "retry") this.#wakeAt(completion.nextAttemptAt);
     this.#completions.push({
-      record: {
+      attempt: {
         deliveryId: delivery.id,
         owner: claim.owner,
         endpointId: delivery.endpointId,
@@ -706,7 +703,11 @@ export class Dispatcher extends EventEmitter {
   #written(items: PendingCompletion<ClaimedDelivery>[], recorded: boolean[]): void {
     const endpointIds = new Set<string>();
     for (let i = 0; i < items.length; i++) {
-      const { record, completion, context: delivery } = items[i] as PendingCompletion<ClaimedDelivery>;
+      const {
+        attempt: record,
+        completion,
+        context: delivery,
+      } = items[i] as PendingCompletion<ClaimedDelivery>;
       const attempt: AttemptEvent = {
         deliveryId: delivery.id,
         eventId: delivery.eventId,

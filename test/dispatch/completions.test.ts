@@ -10,7 +10,7 @@ const quiet: Logger = { log() {}, enabled: () => false };
 function item(n: number, endpointId = "e"): PendingCompletion<number> {
   const completion: Completion = { kind: "delivered", at: 0, latencyMs: 1 };
   return {
-    record: {
+    attempt: {
       deliveryId: `d${n}`,
       owner: "o",
       endpointId,
