@@ -1,6 +1,7 @@
 // Configuration comes from environment variables, read and validated once at start. Every
 // setting, its default and its meaning are listed here and in docs/configuration.md.
 import type { DatabaseConfig } from "./db/open.ts";
+import { SQLITE_SETTINGS } from "./db/sqlite.ts";
 import { parseDuration } from "./lib/duration.ts";
 import { type TracingSettings, tracingSettings } from "./ops/tracing.ts";
 
@@ -153,6 +154,8 @@ export function loadConfig(env: Env = process.env): Config {
   const driver = oneOf("OUTBOXD_DRIVER", ["engine", "client"] as const, local ? "engine" : "client");
   if (driver === "engine" && !local)
     problems.push("OUTBOXD_DRIVER=engine works only with a file: database URL");
+  // Read by the process itself (db/sqlite.ts: the one rule for its copy of SQLite); checked here.
+  oneOf("OUTBOXD_SQLITE", SQLITE_SETTINGS, "bun");
   // The engine driver's writer on a thread of its own unless told otherwise (issue 12, session 8:
   // docs/configuration.md says when `main` is better); the client driver's writes are network
   // round trips made on this thread (remote-writer.ts), so left unset it is `main` there.

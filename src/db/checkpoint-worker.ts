@@ -3,8 +3,9 @@
 // copy and its two fsyncs no longer run inside a COMMIT on the event loop (a 30-65 ms stall
 // every ~10,000 frames before). PASSIVE: it never waits for, nor blocks, the writer or readers.
 import { closeSync, openSync, readSync } from "node:fs";
-import Database from "libsql";
 import type { CheckpointerMessage, CheckpointerStart } from "./checkpointer.ts";
+import { processSqlite, type SqliteConnection } from "./sqlite.ts";
+import { openSqlite } from "./sqlite-open.ts";
 
 declare const self: {
   onmessage: ((event: MessageEvent) => void) | null;
@@ -22,7 +23,7 @@ const header = Buffer.alloc(HEADER_BYTES);
 /** Checkpoints in a row at most, to catch up with the frames the writer added meanwhile. */
 const CATCH_UP = 8;
 
-let db: Database.Database | null = null;
+let db: SqliteConnection | null = null;
 let shm: number | null = null;
 let timer: ReturnType<typeof setInterval> | null = null;
 
@@ -37,11 +38,18 @@ function walIndex(): { last: number; copied: number } | null {
 const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
 
 function start(options: CheckpointerStart): void {
-  const connection = new Database(options.path, { timeout: options.busyTimeoutMs });
+  // The same copy of SQLite as the writer's connection, or the two break each other's locks
+  // (sqlite.ts): this thread decided from the environment it inherited, the writer's told us.
+  if (processSqlite() !== options.library) {
+    throw new Error(
+      `the checkpoint worker runs ${processSqlite()}, the writer ${options.library}: not checkpointing`,
+    );
+  }
+  const connection = openSqlite(options.path, { busyTimeoutMs: options.busyTimeoutMs });
   db = connection;
   // A checkpoint syncs the WAL before copying and the database file after, unless synchronous is OFF.
   connection.exec(`PRAGMA synchronous = ${options.synchronous}`);
-  const checkpoint = connection.prepare("PRAGMA wal_checkpoint(PASSIVE)").raw(true);
+  const checkpoint = connection.prepare("PRAGMA wal_checkpoint(PASSIVE)");
   // The writer opened the database in WAL mode before starting this worker: the file exists.
   shm = openSync(`${options.path}-shm`, "r");
   let checkpoints = 0;
@@ -59,7 +67,7 @@ function start(options: CheckpointerStart): void {
       const waiting = index.last - index.copied;
       if (waiting < options.frames && !(behind && waiting > 0)) return;
       for (let i = 0; i < CATCH_UP; i++) {
-        const [busy] = checkpoint.get([]) as [number, number, number];
+        const { busy } = checkpoint.get() as { busy: number; log: number; checkpointed: number };
         checkpoints += 1;
         const now = walIndex();
         if (busy !== 0 || !now || now.last === now.copied) break;

@@ -7,6 +7,7 @@ import { type Driver, type DriverOptions, localPragmas } from "./driver.ts";
 import { type BatchAnswer, type HranaBatcher, hranaBatcher } from "./hrana-batch.ts";
 import { type Execute, type Op, runOp, type Statement } from "./op.ts";
 import { answerOf, RemoteWriter } from "./remote-writer.ts";
+import { claimSqliteFile, localPath } from "./sqlite.ts";
 
 /**
  * Test and benchmark seam: wraps every client this driver opens (test/helpers/network.ts counts
@@ -26,6 +27,10 @@ export interface ClientDriverTarget {
 
 export async function openClientDriver(target: ClientDriverTarget, options: DriverOptions): Promise<Driver> {
   const local = target.url.startsWith("file:");
+  // A local file runs on libsql's SQLite, inside @libsql/client: nothing else in this process may
+  // have it open through another copy (sqlite.ts; OUTBOXD_DRIVER=client makes libsql the process's).
+  const file = localPath(target.url);
+  const release = file ? claimSqliteFile(file, "libsql") : () => {};
   const open = async () => {
     const created = createClient({
       url: target.url,
@@ -41,8 +46,15 @@ export async function openClientDriver(target: ClientDriverTarget, options: Driv
     if (local) for (const pragma of localPragmas(options)) await client.execute(pragma);
     return client;
   };
-  let writer = await open();
-  const reader = await open();
+  let writer: Client;
+  let reader: Client;
+  try {
+    writer = await open();
+    reader = await open();
+  } catch (error) {
+    release();
+    throw error;
+  }
   // A server: the group path's batches sent by outboxd itself (hrana-batch.ts says why).
   const lean = local ? null : hranaBatcher(target.url, target.authToken);
   const batcher: HranaBatcher | null = lean && clientSeam.wrap ? clientSeam.wrap(lean) : lean;
@@ -141,6 +153,7 @@ export async function openClientDriver(target: ClientDriverTarget, options: Driv
     async close() {
       writer.close();
       reader.close();
+      release();
     },
   };
 }

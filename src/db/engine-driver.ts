@@ -1,16 +1,14 @@
-// Local database files through the `libsql` engine package (the engine @libsql/client itself
-// runs on for `file:` URLs) with every statement prepared once. Calls are synchronous; the
+// Local database files through this process's copy of SQLite (sqlite.ts: bun:sqlite under Bun,
+// the `libsql` engine package elsewhere) with every statement prepared once. Calls are synchronous; the
 // writer connection is used only by the Writer's one-at-a-time transactions. Their fsync is
 // not: with synchronous FULL the WAL is synced off the event loop (wal-sync.ts), and a
 // transaction's promise resolves once its COMMIT is durable while the next one may already run.
-import Database from "libsql";
 import { BACKSTOP_FRAMES, CHECKPOINT_FRAMES, Checkpointer } from "./checkpointer.ts";
 import { type Driver, type DriverOptions, localPragmas, type TransactionOptions } from "./driver.ts";
 import { type Execute, type Op, runOpSync, type Statement } from "./op.ts";
+import type { SqliteConnection, SqliteStatement } from "./sqlite.ts";
+import { openSqlite } from "./sqlite-open.ts";
 import { WalSync } from "./wal-sync.ts";
-
-type Connection = Database.Database;
-type Prepared = Database.Statement<unknown[]>;
 
 /** The engine driver, and how its checkpoints and WAL syncs go (for tests). */
 export interface EngineDriver extends Driver {
@@ -36,7 +34,7 @@ export function openEngineDriver(path: string, options: DriverOptions): EngineDr
   let closed = false;
   // The WAL's checkpoints on a worker thread, the writer's own only as a backstop (checkpointer.ts).
   const checkpointer = new Checkpointer(
-    { path, busyTimeoutMs: options.busyTimeoutMs, synchronous: options.synchronous },
+    { path, busyTimeoutMs: options.busyTimeoutMs, synchronous: options.synchronous, library: writer.library },
     {
       ready: () => {
         if (!closed) writer.exec(`PRAGMA wal_autocheckpoint = ${BACKSTOP_FRAMES}`);
@@ -117,21 +115,16 @@ export function openEngineReader(path: string, options: DriverOptions): Driver {
   };
 }
 
-function openConnection(path: string, options: DriverOptions): Connection {
-  const db = new Database(path, { timeout: options.busyTimeoutMs });
+function openConnection(path: string, options: DriverOptions): SqliteConnection {
+  const db = openSqlite(path, { busyTimeoutMs: options.busyTimeoutMs });
   for (const pragma of localPragmas(options)) db.exec(pragma);
   return db;
 }
 
 interface PreparedStatement {
-  stmt: Prepared;
+  stmt: SqliteStatement;
   /** The statement's parameter names in SQLite's order, when they can be bound by position. */
   names: string[] | null;
-  /**
-   * The names of its result columns once it has been asked for rows (then it answers arrays:
-   * `rowOf`), null for a statement without a result; undefined until then.
-   */
-  columns?: string[] | null;
 }
 
 /**
@@ -150,9 +143,9 @@ export function parameterOrder(sql: string): string[] | null {
 }
 
 /**
- * The arguments as libsql binds them fastest: by position (libsql looks every named parameter up
+ * The arguments as SQLite binds them fastest: by position (libsql looks every named parameter up
  * on the object; an array of 10 values binds in ~75% of the time), the same values either way. A
- * missing argument keeps the named form, so libsql still refuses it.
+ * missing argument keeps the named form: bun:sqlite refuses it (libsql binds NULL).
  */
 function bindable(prepared: PreparedStatement, args: Statement["args"]): unknown[] | Statement["args"] {
   const { names } = prepared;
@@ -166,7 +159,7 @@ function bindable(prepared: PreparedStatement, args: Statement["args"]): unknown
   return values;
 }
 
-function executor(db: Connection): Execute {
+function executor(db: SqliteConnection): Execute {
   const cache = new Map<string, PreparedStatement>();
   return (statement: Statement) => {
     let prepared = cache.get(statement.sql);
@@ -178,36 +171,8 @@ function executor(db: Connection): Execute {
     // Positional values when the statement has them (op.ts Statement.values): its args are then
     // made only on demand.
     const args = statement.values ?? bindable(prepared, statement.args);
-    if (statement.kind === "run") return stmt.run(args).changes;
-    const columns = prepared.columns === undefined ? rowsAsArrays(prepared) : prepared.columns;
+    if (statement.kind === "run") return stmt.run(args);
     // A statement without result columns still runs (a `get` of a write answers nothing).
-    if (columns === null) return statement.kind === "all" ? stmt.all(args) : void stmt.get(args);
-    if (statement.kind === "all")
-      return (stmt.all(args) as unknown[][]).map((values) => rowOf(columns, values));
-    const values = stmt.get(args) as unknown[] | undefined;
-    return values === undefined ? undefined : rowOf(columns, values);
+    return statement.kind === "all" ? stmt.all(args) : stmt.get(args);
   };
-}
-
-/**
- * Switches a statement that returns rows to arrays of values (libsql's raw mode) and keeps its
- * column names: rows made here from those cost about a microsecond less per read than libsql's
- * own objects, whose get() also adds a `_metadata` timing key no operation wants.
- */
-function rowsAsArrays(prepared: PreparedStatement): string[] | null {
-  const { stmt } = prepared;
-  prepared.columns = stmt.reader
-    ? stmt
-        .raw(true)
-        .columns()
-        .map((column) => column.name)
-    : null;
-  return prepared.columns;
-}
-
-/** A row as libsql's object mode makes it: a key per column, in order (a repeated name: the last wins). */
-function rowOf(columns: string[], values: unknown[]): Record<string, unknown> {
-  const row: Record<string, unknown> = {};
-  for (let i = 0; i < columns.length; i++) row[columns[i] as string] = values[i];
-  return row;
 }

@@ -1,7 +1,8 @@
 import { mkdirSync } from "node:fs";
-import { dirname, resolve } from "node:path";
+import { dirname } from "node:path";
 import type { Driver } from "./driver.ts";
 import { makeDatabaseFilesPrivate } from "./private-files.ts";
+import { localPath } from "./sqlite.ts";
 import { Writer } from "./writer.ts";
 import { LocalWrites } from "./writer-local.ts";
 import type { Writes } from "./writer-ops.ts";
@@ -27,7 +28,10 @@ export interface Database {
 export interface DatabaseConfig {
   databaseUrl: string;
   databaseAuthToken: string | undefined;
-  /** `engine` (libsql package, local files only) or `client` (@libsql/client). */
+  /**
+   * `engine` (local files only, statements prepared once, on this process's SQLite: sqlite.ts) or
+   * `client` (@libsql/client).
+   */
   driver: "engine" | "client";
   synchronous: "FULL" | "NORMAL";
   busyTimeoutMs: number;
@@ -43,22 +47,14 @@ export interface DatabaseConfig {
 }
 
 /**
- * The engine driver's module, imported when a database is opened: it loads the `libsql` native
- * module (~20 ms at a cold start), which on the writer-thread path then loads while that thread
- * starts instead of before it (src/opening.ts: cold start).
+ * The engine driver's module, imported when a database is opened: it loads this process's SQLite
+ * (sqlite-open.ts; libsql's native module costs ~20 ms at a cold start where it is the one),
+ * which on the writer-thread path then loads while that thread starts instead of before it
+ * (src/opening.ts: cold start).
  */
 const engine = () => import("./engine-driver.ts");
 
-/** The file path of a `file:` URL (query string dropped), or null for remote URLs. */
-export function localPath(url: string): string | null {
-  if (!url.startsWith("file:")) return null;
-  const path =
-    url
-      .slice("file:".length)
-      .replace(/^\/\/(?=\/)/, "")
-      .split("?")[0] ?? "";
-  return resolve(path);
-}
+export { localPath } from "./sqlite.ts";
 
 export async function openDatabase(config: DatabaseConfig): Promise<Database> {
   const file = localPath(config.databaseUrl);

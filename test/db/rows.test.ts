@@ -1,5 +1,6 @@
-// The engine driver reads rows as arrays of values and makes the row objects itself (cheaper than
-// libsql's object mode): the rows must be exactly those libsql's object mode gives.
+// The engine driver's rows, on either copy of SQLite (src/db/sqlite.ts; on libsql it reads arrays of
+// values and makes the row objects itself, cheaper than libsql's object mode): they must be exactly
+// those libsql's object mode gives.
 import { afterAll, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -16,9 +17,15 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-/** libsql's own object-mode rows for the same statement, without its `_metadata` key. */
+const TABLE = ["CREATE TABLE t (a integer, b text, c real)", "INSERT INTO t VALUES (1, 'x', 1.5), (2, NULL, -3)"];
+
+/**
+ * libsql's own object-mode rows for the same statement, without its `_metadata` key: on a copy of
+ * the table in memory, never on the driver's file (whose library may be another: src/db/sqlite.ts).
+ */
 function objectRows(sql: string, args: Record<string, unknown> = {}): Record<string, unknown>[] {
-  const db = new Database(path);
+  const db = new Database(":memory:");
+  for (const statement of TABLE) db.exec(statement);
   try {
     return (db.prepare(sql).all(args) as Record<string, unknown>[]).map((row) => {
       delete row._metadata;
@@ -32,8 +39,7 @@ function objectRows(sql: string, args: Record<string, unknown> = {}): Record<str
 test("rows have libsql's keys and values: aliases, nulls, numbers, a repeated name (the last wins)", async () => {
   await driver.transaction(
     (function* (): Op<void> {
-      yield* run("CREATE TABLE t (a integer, b text, c real)");
-      yield* run("INSERT INTO t VALUES (1, 'x', 1.5), (2, NULL, -3)");
+      for (const statement of TABLE) yield* run(statement);
     })(),
   );
   const statements = [

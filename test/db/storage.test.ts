@@ -4,7 +4,7 @@
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { rmSync } from "node:fs";
 import { join } from "node:path";
-import Database from "libsql";
+import { Database } from "../helpers/sqlite.ts";
 import { loadConfig } from "../../src/config.ts";
 import type { DriverName } from "../../src/db/driver.ts";
 import { migrate, pendingMigrations } from "../../src/db/migrate.ts";
@@ -19,7 +19,7 @@ describe.each(["engine", "client"] as DriverName[])("%s driver", (driver) => {
   let dir: string;
   let file: string;
   const opened: OutboxdDatabase[] = [];
-  const observers: Database.Database[] = [];
+  const observers: Database[] = [];
 
   /** Opens the file as outboxd does, from environment variables (plus `env`). */
   async function open(env: Record<string, string> = {}): Promise<OutboxdDatabase> {
@@ -39,7 +39,7 @@ describe.each(["engine", "client"] as DriverName[])("%s driver", (driver) => {
   }
 
   /** A connection of the test's own, outside the driver under test. */
-  function observer(timeoutMs = 5000): Database.Database {
+  function observer(timeoutMs = 5000): Database {
     const connection = new Database(file, { timeout: timeoutMs });
     observers.push(connection);
     return connection;

@@ -5,7 +5,7 @@
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { rmSync } from "node:fs";
 import { join } from "node:path";
-import Database from "libsql";
+import { Database } from "../helpers/sqlite.ts";
 import { loadConfig } from "../../src/config.ts";
 import { get, run } from "../../src/db/op.ts";
 import { type Database as OutboxdDatabase, openDatabase } from "../../src/db/open.ts";
@@ -49,7 +49,7 @@ function watchPostedWrites() {
 let dir: string;
 let file: string;
 const opened: OutboxdDatabase[] = [];
-const observers: Database.Database[] = [];
+const observers: Database[] = [];
 
 beforeEach(() => {
   dir = tempDir("outboxd-writer-thread-");
@@ -72,7 +72,7 @@ async function open(mode: "main" | "worker", env: Record<string, string> = {}): 
 }
 
 /** A connection of the test's own, outside the database under test. */
-function observer(): Database.Database {
+function observer(): Database {
   const connection = new Database(file, { timeout: 5000 });
   observers.push(connection);
   return connection;

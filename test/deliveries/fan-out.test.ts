@@ -5,7 +5,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
 import { rmSync } from "node:fs";
 import { join } from "node:path";
-import Database from "libsql";
+import { Database } from "../helpers/sqlite.ts";
 import { type CommitOutcome, commitOp, type EventWrite } from "../../src/commit/commit-op.ts";
 import { all, get } from "../../src/db/op.ts";
 import type { Database as Db } from "../../src/db/open.ts";

@@ -1,7 +1,7 @@
 // Issue 19 (1): an endpoint deleted while commits to it share its group commit must leave no
 // pending delivery behind. Real concurrent HTTP requests against one real server; afterwards
 // the database file itself is read through a connection of its own.
-import { Database } from "bun:sqlite";
+import { Database } from "../helpers/sqlite.ts";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { rmSync } from "node:fs";
 import { join } from "node:path";
@@ -52,7 +52,7 @@ describe("deleting an endpoint inside a group commit", () => {
     const file = new Database(join(server.dir, "outboxd.db"), { readonly: true });
     try {
       const orphans = file
-        .query(
+        .prepare(
           `SELECT d.id, d.endpoint_id AS endpointId FROM deliveries d WHERE d.status = 'pending'
            AND NOT EXISTS (SELECT 1 FROM endpoints e WHERE e.id = d.endpoint_id)`,
         )
@@ -70,7 +70,7 @@ describe("deleting an endpoint inside a group commit", () => {
         expectStatus(response, 201);
         const id = response.body.events[0].deliveries[0].id as string;
         expect(
-          file.query("SELECT status, dead_reason AS reason FROM deliveries WHERE id = ?").get(id),
+          file.prepare("SELECT status, dead_reason AS reason FROM deliveries WHERE id = ?").get(id),
         ).toEqual({
           status: "dead",
           reason: "endpoint_deleted",
@@ -78,7 +78,7 @@ describe("deleting an endpoint inside a group commit", () => {
       }
       // Every delivery that ever went to a deleted endpoint is dead for that reason.
       const wrong = file
-        .query(
+        .prepare(
           `SELECT count(*) AS n FROM deliveries d
            WHERE NOT EXISTS (SELECT 1 FROM endpoints e WHERE e.id = d.endpoint_id)
              AND (d.status <> 'dead' OR d.dead_reason <> 'endpoint_deleted')`,
@@ -108,7 +108,7 @@ test("start-up dead-letters the orphans an older version left as endpoint_delete
     await first.stop();
     // What the old bug left: the endpoint row gone, its delivery still pending.
     const file = new Database(join(dir, "outboxd.db"));
-    file.run("DELETE FROM endpoints WHERE id = ?", [endpoint]);
+    file.prepare("DELETE FROM endpoints WHERE id = ?").run(endpoint);
     file.close();
 
     const second = await startServer(env, { dispatch: false });

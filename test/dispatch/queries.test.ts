@@ -4,7 +4,7 @@
 
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
-import Database from "libsql";
+import { Database } from "../helpers/sqlite.ts";
 import { type ClaimedDelivery, claimDeliveries, claimDeliveriesById } from "../../src/deliveries/claim.ts";
 import { type Completion, completeDeliveries, completeDelivery } from "../../src/deliveries/complete.ts";
 import { expireDeadlines } from "../../src/deliveries/expire.ts";

@@ -3,7 +3,7 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { rmSync } from "node:fs";
 import { join } from "node:path";
-import Database from "libsql";
+import { Database } from "../helpers/sqlite.ts";
 import { apiClient } from "../helpers/api.ts";
 import { type Child, startChild } from "../helpers/process.ts";
 import { startReceiver } from "../helpers/receiver.ts";

@@ -6,7 +6,7 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { rmSync } from "node:fs";
 import { join } from "node:path";
-import Database from "libsql";
+import { Database } from "../helpers/sqlite.ts";
 import { apiClient, type Request } from "../helpers/api.ts";
 import { type Child, startChild } from "../helpers/process.ts";
 import { waitFor } from "../helpers/receiver.ts";

@@ -1,6 +1,6 @@
 import { expect, test } from "bun:test";
 import { join } from "node:path";
-import Database from "libsql";
+import { Database } from "../helpers/sqlite.ts";
 import { startServer } from "../helpers/server.ts";
 
 test("a write lock held by another process past the busy timeout is a 503 with Retry-After, and nothing is written", async () => {

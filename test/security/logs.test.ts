@@ -6,7 +6,7 @@
 // Authorization value, a payload or record marker, a receiver's answer or an endpoint URL's query.
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { join } from "node:path";
-import Database from "libsql";
+import { Database } from "../helpers/sqlite.ts";
 import { createLogger } from "../../src/ops/log.ts";
 import { expectProblem, expectStatus } from "../helpers/assertions.ts";
 import { startReceiver, type TestReceiver, waitFor } from "../helpers/receiver.ts";

@@ -4,7 +4,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import Database from "libsql";
+import { Database } from "../helpers/sqlite.ts";
 import { Webhook } from "standardwebhooks";
 import { Authenticator } from "../../src/auth/authenticator.ts";
 import { SecretBox } from "../../src/endpoints/secrets.ts";
