@@ -13,9 +13,12 @@
 // PERF=file: `perf record -g` of the dispatcher's main thread (PERF_THREAD=Worker: its first Worker,
 // the writer thread) for PERF_SECONDS (3) from 1 s into the drain, with JSC's JITDump on, then
 // bench/probe/perf-split.ts on it: where that thread's time goes, inside JS and out, by JIT name.
+// CHECK=1: `PRAGMA integrity_check` of the drained file once the dispatcher has stopped (prints
+// {"integrity": …}; exit 1 unless ok).
 //   bun bench/probe/drain.ts [total=10000] [KEY=VALUE env for the dispatcher …]
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
+import { openSqlite } from "../../src/db/sqlite-open.ts";
 import { newSecret } from "../../test/helpers/snippet-receiver.ts";
 import { BUN, cpuMs, REPO, startOutboxd, startPeer, taskCpuMs, tempDir, waitUntil } from "../lib.ts";
 import { prefill } from "../scenarios/delivery.ts";
@@ -127,6 +130,19 @@ console.log(
 await recording;
 // JSC writes its JITDump from a thread of its own: a moment for it to catch up before the stop.
 if (recording) await Bun.sleep(2000);
+if (process.env.CHECK) {
+  // Stopped as stop() does (SIGTERM), but the file checked before stop() removes the directory.
+  process.kill(dispatcher.pid, "SIGTERM");
+  await waitUntil("the dispatcher to exit", async () => !existsSync(`/proc/${dispatcher.pid}`), 30_000);
+  const file = openSqlite(join(dir, "outboxd.db"), { readonly: true });
+  const integrity = file
+    .prepare("PRAGMA integrity_check")
+    .all()
+    .map((row) => row.integrity_check);
+  file.close();
+  console.log(JSON.stringify({ integrity: integrity.join("; ") }));
+  if (integrity.join() !== "ok") process.exitCode = 1;
+}
 await dispatcher.stop();
 await receiver.stop();
 if (process.env.PERF && jitDumps) {

@@ -5,11 +5,15 @@
 import type { SQLQueryBindings, Statement } from "bun:sqlite";
 import type { SqliteArgs, SqliteConnection, SqliteOptions, SqliteRow, SqliteStatement } from "./sqlite.ts";
 
-class BunStatement implements SqliteStatement {
+export class BunStatement implements SqliteStatement {
   readonly #s: Statement<SqliteRow, SQLQueryBindings[]>;
   readonly reader: boolean;
 
-  constructor(s: Statement<SqliteRow, SQLQueryBindings[]>) {
+  /** `sql`: its text, for bench/probe/sql-times-preload.ts (which times these calls). */
+  constructor(
+    s: Statement<SqliteRow, SQLQueryBindings[]>,
+    readonly sql: string,
+  ) {
     this.#s = s;
     this.reader = s.columnNames.length > 0;
   }
@@ -67,7 +71,7 @@ export function openBunSqlite(path: string, options: SqliteOptions, closed: () =
     get inTransaction() {
       return db.inTransaction;
     },
-    prepare: (sql) => new BunStatement(db.prepare<SqliteRow, SQLQueryBindings[]>(sql)),
+    prepare: (sql) => new BunStatement(db.prepare<SqliteRow, SQLQueryBindings[]>(sql), sql),
     close: () => {
       db.close();
       closed();
