@@ -2,9 +2,9 @@
 import { afterEach, expect, test } from "bun:test";
 import { rmSync } from "node:fs";
 import { join } from "node:path";
-import { Database } from "./helpers/sqlite.ts";
 import { REPO } from "./helpers/process.ts";
 import { startServer, type TestServer, tempDir } from "./helpers/server.ts";
+import { Database } from "./helpers/sqlite.ts";
 
 const cleanup: (() => Promise<void> | void)[] = [];
 afterEach(async () => {

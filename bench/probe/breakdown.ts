@@ -5,7 +5,7 @@
 // NO_ENDPOINT=1: commits only (the commit path's own CPU). PROF_DIR=dir: a `bun --cpu-prof-md`
 // profile of the server. On a shared machine compare CPU per commit, A/B interleaved.
 import { join } from "node:path";
-import Database from "libsql";
+import { Database } from "../../test/helpers/sqlite.ts";
 import { BUN, cpuMs, percentile, startOutboxd, startPeer } from "../lib.ts";
 import { fixedRate } from "../scenarios/latency.ts";
 

@@ -6,11 +6,11 @@
 
 import { rmSync } from "node:fs";
 import { join } from "node:path";
-import Database from "libsql";
 import { type CommitInput, commitOp } from "../../src/commit/commit-op.ts";
 import { type Database as OutboxdDatabase, openDatabase } from "../../src/db/open.ts";
 import { migrateDatabase } from "../../src/ledger/genesis.ts";
 import { recordHistory } from "../../src/ledger/history.ts";
+import { Database } from "../../test/helpers/sqlite.ts";
 import { load, median, percentile, startOutboxd, TOKEN, tempDir } from "../lib.ts";
 import { COMMIT_BODY } from "./commit.ts";
 

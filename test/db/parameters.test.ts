@@ -1,8 +1,8 @@
 // The engine driver binds `:name` parameters by position when it can read their order from the
 // statement's text safely, and by name otherwise: the same rows either way.
 import { expect, test } from "bun:test";
-import { Database } from "../helpers/sqlite.ts";
 import { parameterOrder } from "../../src/db/engine-driver.ts";
+import { Database } from "../helpers/sqlite.ts";
 
 test("parameters in SQLite's order (first appearance), each once; nothing read where a ':' could be in a literal or comment", () => {
   expect(parameterOrder("INSERT INTO t (a, b, c) VALUES (:b, :a, :b || :c)")).toEqual(["b", "a", "c"]);

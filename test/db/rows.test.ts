@@ -17,7 +17,10 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-const TABLE = ["CREATE TABLE t (a integer, b text, c real)", "INSERT INTO t VALUES (1, 'x', 1.5), (2, NULL, -3)"];
+const TABLE = [
+  "CREATE TABLE t (a integer, b text, c real)",
+  "INSERT INTO t VALUES (1, 'x', 1.5), (2, NULL, -3)",
+];
 
 /**
  * libsql's own object-mode rows for the same statement, without its `_metadata` key: on a copy of

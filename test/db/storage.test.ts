@@ -4,7 +4,6 @@
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { rmSync } from "node:fs";
 import { join } from "node:path";
-import { Database } from "../helpers/sqlite.ts";
 import { loadConfig } from "../../src/config.ts";
 import type { DriverName } from "../../src/db/driver.ts";
 import { migrate, pendingMigrations } from "../../src/db/migrate.ts";
@@ -12,6 +11,7 @@ import { migrations } from "../../src/db/migrations.gen.ts";
 import { all, get, type Op, run } from "../../src/db/op.ts";
 import { type Database as OutboxdDatabase, openDatabase } from "../../src/db/open.ts";
 import { tempDir } from "../helpers/server.ts";
+import { Database } from "../helpers/sqlite.ts";
 
 const TABLES = ["attempts", "commits", "counters", "deliveries", "endpoints", "events", "records", "tokens"];
 

@@ -5,7 +5,6 @@
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { rmSync } from "node:fs";
 import { join } from "node:path";
-import { Database } from "../helpers/sqlite.ts";
 import { loadConfig } from "../../src/config.ts";
 import { get, run } from "../../src/db/op.ts";
 import { type Database as OutboxdDatabase, openDatabase } from "../../src/db/open.ts";
@@ -13,6 +12,7 @@ import { definedWrites } from "../../src/db/writer-ops.ts";
 import { EARLY, WriterThread } from "../../src/db/writer-thread.ts";
 import { migrateWrite } from "../../src/ledger/writes.ts";
 import { Problem } from "../../src/lib/problem.ts";
+import { Database } from "../helpers/sqlite.ts";
 import "../../src/app.ts";
 import { startChild } from "../helpers/process.ts";
 import { tempDir } from "../helpers/server.ts";

@@ -5,7 +5,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
 import { rmSync } from "node:fs";
 import { join } from "node:path";
-import { Database } from "../helpers/sqlite.ts";
 import { type CommitOutcome, commitOp, type EventWrite } from "../../src/commit/commit-op.ts";
 import { all, get } from "../../src/db/op.ts";
 import type { Database as Db } from "../../src/db/open.ts";
@@ -16,6 +15,7 @@ import { openMigratedDatabase } from "../helpers/database.ts";
 import { type Child, startChild } from "../helpers/process.ts";
 import { startReceiver, type TestReceiver, waitFor } from "../helpers/receiver.ts";
 import { tempDir } from "../helpers/server.ts";
+import { Database } from "../helpers/sqlite.ts";
 
 const ENDPOINTS = 3;
 /** Events in the large commit: over the inline limit once fanned out to every endpoint. */

@@ -1,12 +1,13 @@
 // Issue 19 (1): an endpoint deleted while commits to it share its group commit must leave no
 // pending delivery behind. Real concurrent HTTP requests against one real server; afterwards
 // the database file itself is read through a connection of its own.
-import { Database } from "../helpers/sqlite.ts";
+
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { expectStatus } from "../dispatch/harness.ts";
 import { startServer, type TestResponse, type TestServer, tempDir } from "../helpers/server.ts";
+import { Database } from "../helpers/sqlite.ts";
 
 const ROUNDS = 15;
 

@@ -4,7 +4,6 @@
 
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
-import { Database } from "../helpers/sqlite.ts";
 import { type ClaimedDelivery, claimDeliveries, claimDeliveriesById } from "../../src/deliveries/claim.ts";
 import { type Completion, completeDeliveries, completeDelivery } from "../../src/deliveries/complete.ts";
 import { expireDeadlines } from "../../src/deliveries/expire.ts";
@@ -12,6 +11,7 @@ import { prune } from "../../src/deliveries/retention.ts";
 import { MAX_ROWS } from "../../src/deliveries/rows.ts";
 import { completeAndClaimWrite } from "../../src/dispatch/writes.ts";
 import { startServer, type TestServer } from "../helpers/server.ts";
+import { Database } from "../helpers/sqlite.ts";
 import { commitEvents, deliveryRow, exec, expectStatus, onlyDelivery, sql } from "./harness.ts";
 
 const LEASE = 60_000;

@@ -3,11 +3,11 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { rmSync } from "node:fs";
 import { join } from "node:path";
-import { Database } from "../helpers/sqlite.ts";
 import { apiClient } from "../helpers/api.ts";
 import { type Child, startChild } from "../helpers/process.ts";
 import { startReceiver } from "../helpers/receiver.ts";
 import { tempDir } from "../helpers/server.ts";
+import { Database } from "../helpers/sqlite.ts";
 import { expectStatus, gate, ok, waitUntil } from "./harness.ts";
 
 const TOKEN = `shutdown-admin-${crypto.randomUUID()}`;

@@ -6,12 +6,12 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { rmSync } from "node:fs";
 import { join } from "node:path";
-import { Database } from "../helpers/sqlite.ts";
 import { apiClient, type Request } from "../helpers/api.ts";
 import { type Child, startChild } from "../helpers/process.ts";
 import { waitFor } from "../helpers/receiver.ts";
 import { tempDir } from "../helpers/server.ts";
 import { type SnippetReceiver, startSnippetReceiver } from "../helpers/snippet-receiver.ts";
+import { Database } from "../helpers/sqlite.ts";
 
 const TOKEN = `drill-admin-${crypto.randomUUID()}`;
 

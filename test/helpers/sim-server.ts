@@ -32,6 +32,7 @@
 // prints `ready http://127.0.0.1:<port>` on stdout once it accepts requests; SIGTERM ends it.
 // Started as a process of its own, it runs with SIM_SERVER_RUNTIME_ENV (below).
 import Database from "libsql";
+import { claimSqliteFile } from "../../src/db/sqlite.ts";
 import { WalSync } from "../../src/db/wal-sync.ts";
 
 type Connection = Database.Database;
@@ -109,7 +110,13 @@ export class Connections {
   /** Statements run that may write (not readers): tells a request that wrote from one that did not. */
   writes = 0;
 
+  /** Forgets this thread's claim on the file (src/db/sqlite.ts) once closed. */
+  readonly release: () => void;
+
   constructor(path: string) {
+    // A stand-in for a libSQL server (another process, running libsql's SQLite): the file is
+    // claimed as libsql's, so no connection of this test process may open it through another copy.
+    this.release = claimSqliteFile(path, "libsql");
     this.db = new Database(path, { timeout: 5000 });
     for (const pragma of [
       "PRAGMA journal_mode = WAL",
@@ -509,6 +516,7 @@ export function startSimServer(
       void reader.terminate();
       server.stop(true);
       writer.db.close();
+      writer.release();
     },
   };
 }

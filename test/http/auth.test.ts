@@ -4,10 +4,10 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createHash } from "node:crypto";
 import { chmodSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { Database } from "../helpers/sqlite.ts";
 import { createLogger } from "../../src/ops/log.ts";
 import { createEndpoint, expectProblem, expectStatus } from "../helpers/assertions.ts";
 import { startServer, type TestResponse, type TestServer, tempDir } from "../helpers/server.ts";
+import { Database } from "../helpers/sqlite.ts";
 
 let server: TestServer;
 type Scope = "read" | "commit" | "propose" | "approve" | "consume" | "admin";

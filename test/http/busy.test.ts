@@ -1,7 +1,7 @@
 import { expect, test } from "bun:test";
 import { join } from "node:path";
-import { Database } from "../helpers/sqlite.ts";
 import { startServer } from "../helpers/server.ts";
+import { Database } from "../helpers/sqlite.ts";
 
 test("a write lock held by another process past the busy timeout is a 503 with Retry-After, and nothing is written", async () => {
   const server = await startServer({ OUTBOXD_BUSY_TIMEOUT: "100ms" }, { dispatch: false });

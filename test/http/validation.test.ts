@@ -3,9 +3,9 @@
 // to prove that nothing was stored.
 import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
-import { Database } from "../helpers/sqlite.ts";
 import { expectProblem, expectStatus, totals } from "../helpers/assertions.ts";
 import { startServer, type TestResponse, type TestServer } from "../helpers/server.ts";
+import { Database } from "../helpers/sqlite.ts";
 
 const MAX_BODY = 4096;
 const MAX_DOCUMENT = 256;

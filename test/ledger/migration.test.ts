@@ -5,7 +5,6 @@
 import { afterAll, expect, test } from "bun:test";
 import { rmSync } from "node:fs";
 import { join } from "node:path";
-import { Database } from "../helpers/sqlite.ts";
 import { loadConfig } from "../../src/config.ts";
 import { migrate } from "../../src/db/migrate.ts";
 import { migrations } from "../../src/db/migrations.gen.ts";
@@ -16,6 +15,7 @@ import { recordHistory } from "../../src/ledger/history.ts";
 import { verifyLedger } from "../../src/ledger/verify.ts";
 import { canonicalJson, sha256Hex } from "../../src/lib/canonical-json.ts";
 import { startServer, tempDir } from "../helpers/server.ts";
+import { Database } from "../helpers/sqlite.ts";
 
 /** Old migrations run as raw operations through this thread's Writer: the writer on this thread. */
 const ON_THIS_THREAD = { OUTBOXD_WRITER_THREAD: "main" };

@@ -4,10 +4,10 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { createHash } from "node:crypto";
 import { copyFileSync, existsSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { Database } from "../helpers/sqlite.ts";
 import { canonicalJson } from "../../src/lib/canonical-json.ts";
 import { REPO } from "../helpers/process.ts";
 import { startServer, tempDir } from "../helpers/server.ts";
+import { Database } from "../helpers/sqlite.ts";
 
 function outboxd(args: string[], file: string) {
   const run = Bun.spawnSync([process.execPath, "src/main.ts", ...args], {

@@ -11,11 +11,11 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { connect } from "node:net";
 import { join } from "node:path";
 import fc from "fast-check";
-import { Database } from "../helpers/sqlite.ts";
 import { Webhook } from "standardwebhooks";
 import { expectStatus } from "../helpers/assertions.ts";
 import { startReceiver, type TestReceiver, waitFor } from "../helpers/receiver.ts";
 import { startServer, type TestServer } from "../helpers/server.ts";
+import { Database } from "../helpers/sqlite.ts";
 
 const SEED = Number(process.env.OUTBOXD_FUZZ_SEED ?? 20261129);
 const RUNS = Number(process.env.OUTBOXD_FUZZ_RUNS ?? 200);

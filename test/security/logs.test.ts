@@ -6,11 +6,11 @@
 // Authorization value, a payload or record marker, a receiver's answer or an endpoint URL's query.
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { join } from "node:path";
-import { Database } from "../helpers/sqlite.ts";
 import { createLogger } from "../../src/ops/log.ts";
 import { expectProblem, expectStatus } from "../helpers/assertions.ts";
 import { startReceiver, type TestReceiver, waitFor } from "../helpers/receiver.ts";
 import { startServer, type TestServer } from "../helpers/server.ts";
+import { Database } from "../helpers/sqlite.ts";
 import { PINNED_TEST_CERT, PINNED_TEST_KEY } from "./fixtures/tls.ts";
 
 const lines: string[] = [];

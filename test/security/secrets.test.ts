@@ -4,7 +4,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { Database } from "../helpers/sqlite.ts";
 import { Webhook } from "standardwebhooks";
 import { Authenticator } from "../../src/auth/authenticator.ts";
 import { SecretBox } from "../../src/endpoints/secrets.ts";
@@ -13,6 +12,7 @@ import { expectProblem, expectStatus } from "../helpers/assertions.ts";
 import { REPO } from "../helpers/process.ts";
 import { startReceiver, waitFor } from "../helpers/receiver.ts";
 import { startServer, type TestServer, tempDir } from "../helpers/server.ts";
+import { Database } from "../helpers/sqlite.ts";
 
 const KEY_A = Buffer.alloc(32, 0xa1).toString("base64");
 const KEY_B = Buffer.alloc(32, 0xb2).toString("base64");
