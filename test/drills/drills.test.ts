@@ -4,7 +4,7 @@
 // completion triple: the record is in its new state, the delivery is `delivered`, and the id
 // the receiver applied is the event's id.
 import { afterEach, describe, expect, test } from "bun:test";
-import { rmSync } from "node:fs";
+import { existsSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { apiClient, type Request } from "../helpers/api.ts";
 import { type Child, startChild } from "../helpers/process.ts";
@@ -29,8 +29,22 @@ function newWorld() {
   const dir = tempDir("outboxd-drill-");
   const receiver = startSnippetReceiver();
   cleanup.push(() => rmSync(dir, { recursive: true, force: true }));
+  // Run after every process of the drill was killed (cleanup runs in reverse).
+  cleanup.push(() => expectIntact(dir));
   cleanup.push(() => receiver.stop());
   return { dir, receiver };
+}
+
+/** The file the drill's processes were killed on passes SQLite's integrity check. */
+function expectIntact(dir: string): void {
+  const file = join(dir, "outboxd.db");
+  if (!existsSync(file)) return;
+  const db = new Database(file);
+  try {
+    expect(db.prepare("PRAGMA integrity_check").all()).toEqual([{ integrity_check: "ok" }]);
+  } finally {
+    db.close();
+  }
 }
 
 async function start(dir: string, env: Record<string, string> = {}): Promise<Outboxd> {
