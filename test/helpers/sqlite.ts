@@ -4,6 +4,8 @@
 // connection beside an in-process server would put two copies of SQLite on one file (the
 // corruption sqlite.ts describes). The calls are the few of libsql's (better-sqlite3's) the
 // tests use; rows are plain objects.
+
+import { type Op, runOpSync } from "../../src/db/op.ts";
 import {
   processSqlite,
   type SqliteArgs,
@@ -62,5 +64,31 @@ export class Database {
 
   close(): void {
     this.#connection.close();
+  }
+}
+
+/**
+ * Runs a storage operation in one write transaction (BEGIN IMMEDIATE … COMMIT) on a connection of
+ * its own, as the engine driver would: another machine's write to a file this process holds, on
+ * the copy of SQLite that holds it.
+ */
+export function writeOnOwnConnection<T>(path: string, op: Op<T>): T {
+  const db = openSqliteWith(sqliteHolding(path) ?? processSqlite(), path, { busyTimeoutMs: 5000 });
+  try {
+    db.exec("BEGIN IMMEDIATE");
+    try {
+      const value = runOpSync(op, (statement) => {
+        const prepared = db.prepare(statement.sql);
+        if (statement.kind === "run") return prepared.run(statement.args);
+        return statement.kind === "all" ? prepared.all(statement.args) : prepared.get(statement.args);
+      });
+      db.exec("COMMIT");
+      return value;
+    } catch (error) {
+      if (db.inTransaction) db.exec("ROLLBACK");
+      throw error;
+    }
+  } finally {
+    db.close();
   }
 }

@@ -20,6 +20,7 @@ import { commitInput } from "../helpers/commit-input.ts";
 import { installNetwork, type Network } from "../helpers/network.ts";
 import { tempDir } from "../helpers/server.ts";
 import { startSimServer } from "../helpers/sim-server.ts";
+import { writeOnOwnConnection } from "../helpers/sqlite.ts";
 
 const SIZES = [1, 8, 64];
 
@@ -164,18 +165,11 @@ export function roundTripTests(backend: "file" | "hrana"): void {
   describe("guards on the remote write path", () => {
     /** Another machine's commit to the same record, on a connection of its own. */
     async function elsewhere(id: string): Promise<void> {
-      const other = await openDatabase(
-        // Its raw operations go through this thread's Writer: the writer on this thread.
-        loadConfig({
-          OUTBOXD_DATABASE_URL: `file:${file}`,
-          OUTBOXD_DRIVER: "engine",
-          OUTBOXD_WRITER_THREAD: "main",
-        }),
-      );
-      await other.writer.write(
+      // On the copy of SQLite that holds the file in this process (src/db/sqlite.ts).
+      writeOnOwnConnection(
+        file,
         commitOp({ ...commit(), records: [record(id, undefined)], events: eventsOf(id) }),
       );
-      await other.close();
     }
 
     function record(id: string, expectedVersion: number | undefined) {
@@ -487,16 +481,8 @@ export function roundTripTests(backend: "file" | "hrana"): void {
   describe("machines racing for the ledger's chain", () => {
     /** A commit on another machine (its own connection), which chains. */
     async function elsewhere(): Promise<void> {
-      const other = await openDatabase(
-        // Its raw operations go through this thread's Writer: the writer on this thread.
-        loadConfig({
-          OUTBOXD_DATABASE_URL: `file:${file}`,
-          OUTBOXD_DRIVER: "engine",
-          OUTBOXD_WRITER_THREAD: "main",
-        }),
-      );
-      await other.writer.write(commitOp(commit()));
-      await other.close();
+      // On the copy of SQLite that holds the file in this process (src/db/sqlite.ts).
+      writeOnOwnConnection(file, commitOp(commit()));
     }
 
     test("once several groups in a row found another machine's entries, a group's reads take the write lock: 2 requests, no guard, no failure, and back to unlocked once the race is over", async () => {
