@@ -2,7 +2,7 @@
 // connection copies the WAL's frames into the database file once enough have gathered, so the
 // copy and its two fsyncs no longer run inside a COMMIT on the event loop (a 30-65 ms stall
 // every ~10,000 frames before). PASSIVE: it never waits for, nor blocks, the writer or readers.
-import { closeSync, openSync, readSync } from "node:fs";
+import { openSync, readSync } from "node:fs";
 import type { CheckpointerMessage, CheckpointerStart } from "./checkpointer.ts";
 import { processSqlite, type SqliteConnection } from "./sqlite.ts";
 import { openSqlite } from "./sqlite-open.ts";
@@ -50,7 +50,8 @@ function start(options: CheckpointerStart): void {
   // A checkpoint syncs the WAL before copying and the database file after, unless synchronous is OFF.
   connection.exec(`PRAGMA synchronous = ${options.synchronous}`);
   const checkpoint = connection.prepare("PRAGMA wal_checkpoint(PASSIVE)");
-  // The writer opened the database in WAL mode before starting this worker: the file exists.
+  // The writer opened the database in WAL mode before starting this worker: the file exists. Never
+  // closed here: handed back when stopped or failed (CheckpointerMessage in checkpointer.ts says why).
   shm = openSync(`${options.path}-shm`, "r");
   let checkpoints = 0;
   // The WAL starts over only when a write transaction begins with every frame copied. Frames the
@@ -75,7 +76,7 @@ function start(options: CheckpointerStart): void {
       behind = true;
       self.postMessage({ kind: "checkpointed", checkpoints });
     } catch (error) {
-      self.postMessage({ kind: "failed", error: String(error) });
+      self.postMessage({ kind: "failed", error: String(error), shmFd: shm });
     }
   }, options.intervalMs);
   self.postMessage({ kind: "ready" });
@@ -84,11 +85,11 @@ function start(options: CheckpointerStart): void {
 function stop(): void {
   if (timer) clearInterval(timer);
   timer = null;
-  if (shm !== null) closeSync(shm);
+  const shmFd = shm;
   shm = null;
   db?.close();
   db = null;
-  self.postMessage({ kind: "stopped" });
+  self.postMessage({ kind: "stopped", shmFd });
 }
 
 self.onmessage = (event: MessageEvent) => {
@@ -97,6 +98,6 @@ self.onmessage = (event: MessageEvent) => {
     if (message.kind === "start") start(message.options);
     else stop();
   } catch (error) {
-    self.postMessage({ kind: "failed", error: String(error) });
+    self.postMessage({ kind: "failed", error: String(error), shmFd: shm });
   }
 };

@@ -5,6 +5,7 @@
 // checkpoints run as before (localPragmas); while it works, the writer's threshold is only a
 // backstop for a worker that cannot keep up.
 
+import { closeSync } from "node:fs";
 import type { SqliteLibrary } from "./sqlite.ts";
 
 /** What the worker needs to start. */
@@ -23,11 +24,18 @@ export interface CheckpointerStart {
   intervalMs: number;
 }
 
+/**
+ * `shmFd`: the descriptor of the -shm file the worker read the WAL index through, handed back for
+ * this side to close (release) once every connection of the process to the database is closed.
+ * POSIX locks belong to the process, and closing ANY descriptor of a file drops every lock the
+ * process holds on it, SQLite's included: the -shm's, which tell other processes this one is
+ * attached (one that thinks itself alone resets the -shm under our mapping: SIGBUS).
+ */
 export type CheckpointerMessage =
   | { kind: "ready" }
   | { kind: "checkpointed"; checkpoints: number }
-  | { kind: "stopped" }
-  | { kind: "failed"; error: string };
+  | { kind: "stopped"; shmFd: number | null }
+  | { kind: "failed"; error: string; shmFd: number | null };
 
 /** The frames after which a checkpoint runs (the value of wal_autocheckpoint in localPragmas). */
 export const CHECKPOINT_FRAMES = 10_000;
@@ -51,6 +59,7 @@ export class Checkpointer {
   #checkpoints = 0;
   #ready = false;
   #stopped: (() => void) | null = null;
+  #shmFd: number | null = null;
   readonly #hooks: CheckpointerHooks;
 
   constructor(options: Omit<CheckpointerStart, "frames" | "intervalMs">, hooks: CheckpointerHooks) {
@@ -98,6 +107,15 @@ export class Checkpointer {
     worker.terminate();
   }
 
+  /**
+   * Closes the -shm descriptor the worker read (CheckpointerMessage says why here). Only once every
+   * connection of this process to the database is closed: after stop() and the connections' close.
+   */
+  release(): void {
+    if (this.#shmFd !== null) closeSync(this.#shmFd);
+    this.#shmFd = null;
+  }
+
   #heard(message: CheckpointerMessage): void {
     switch (message.kind) {
       case "ready":
@@ -108,9 +126,11 @@ export class Checkpointer {
         this.#checkpoints = message.checkpoints;
         return;
       case "stopped":
+        this.#shmFd = message.shmFd;
         this.#stopped?.();
         return;
       case "failed":
+        this.#shmFd = message.shmFd;
         this.#fail(message.error);
         return;
     }

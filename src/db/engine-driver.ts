@@ -77,6 +77,10 @@ export function openEngineDriver(path: string, options: DriverOptions): EngineDr
       await wal?.close();
       writer.close();
       await reads?.close();
+      // Last: closing it drops the process's locks on the -shm (checkpointer.ts), so no connection
+      // of this driver may be open then. (A writer thread's driver: the main thread's reader
+      // closed before it, open.ts.)
+      checkpointer.release();
     },
   };
 }

@@ -116,8 +116,11 @@ async function openOnWriterThread(start: WriterThreadStart): Promise<Database> {
     lend: (loan) => thread.lend(loan),
     file,
     async close() {
-      await thread.close();
+      // The reader first: the writer thread's driver closes the -shm descriptor its checkpoint
+      // worker read last, which drops the process's locks on that file (checkpointer.ts), so no
+      // connection of this process may be open by then.
       await driver.close();
+      await thread.close();
     },
   };
 }

@@ -73,7 +73,12 @@ export function openBunSqlite(path: string, options: SqliteOptions, closed: () =
     },
     prepare: (sql) => new BunStatement(db.prepare<SqliteRow, SQLQueryBindings[]>(sql), sql),
     close: () => {
-      db.close();
+      // true: statements finalized and the connection closed now. Without it bun:sqlite closes with
+      // sqlite3_close_v2, which leaves a connection whose statements live (the engine driver keeps
+      // its prepared ones) open as a "zombie" until they are garbage-collected: its files stay
+      // open and mapped, and the real close comes at a random later time, after another process
+      // may have reset the -shm it still maps (a SIGBUS seen in drains, issue 12 session 11).
+      db.close(true);
       closed();
     },
   };
