@@ -2,7 +2,7 @@
 // connection copies the WAL's frames into the database file once enough have gathered, so the
 // copy and its two fsyncs no longer run inside a COMMIT on the event loop (a 30-65 ms stall
 // every ~10,000 frames before). PASSIVE: it never waits for, nor blocks, the writer or readers.
-import { openSync, readSync } from "node:fs";
+import { closeSync, openSync, readSync } from "node:fs";
 import type { CheckpointerMessage, CheckpointerStart } from "./checkpointer.ts";
 import { processSqlite, type SqliteConnection } from "./sqlite.ts";
 import { openSqlite } from "./sqlite-open.ts";
@@ -34,6 +34,9 @@ function walIndex(): { last: number; copied: number } | null {
     ? { last: header.readUInt32LE(16), copied: header.readUInt32LE(96) }
     : { last: header.readUInt32BE(16), copied: header.readUInt32BE(96) };
 }
+
+/** Whether this thread's descriptors are the process's, for the Checkpointer to close (Bun's are). */
+const HANDED_BACK = typeof Bun !== "undefined";
 
 const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
 
@@ -76,7 +79,7 @@ function start(options: CheckpointerStart): void {
       behind = true;
       self.postMessage({ kind: "checkpointed", checkpoints });
     } catch (error) {
-      self.postMessage({ kind: "failed", error: String(error), shmFd: shm });
+      self.postMessage({ kind: "failed", error: String(error), shmFd: HANDED_BACK ? shm : null });
     }
   }, options.intervalMs);
   self.postMessage({ kind: "ready" });
@@ -85,10 +88,16 @@ function start(options: CheckpointerStart): void {
 function stop(): void {
   if (timer) clearInterval(timer);
   timer = null;
-  const shmFd = shm;
+  let shmFd = shm;
   shm = null;
   db?.close();
   db = null;
+  // Deno's node:fs numbers files per thread (resource ids, not the process's descriptors): there
+  // it can only be closed here, as before (the lock hazard of checkpointer.ts remains on Deno).
+  if (shmFd !== null && !HANDED_BACK) {
+    closeSync(shmFd);
+    shmFd = null;
+  }
   self.postMessage({ kind: "stopped", shmFd });
 }
 
@@ -98,6 +107,6 @@ self.onmessage = (event: MessageEvent) => {
     if (message.kind === "start") start(message.options);
     else stop();
   } catch (error) {
-    self.postMessage({ kind: "failed", error: String(error), shmFd: shm });
+    self.postMessage({ kind: "failed", error: String(error), shmFd: HANDED_BACK ? shm : null });
   }
 };
