@@ -19,7 +19,6 @@ const ALLOWED: Record<string, string> = {
   "test/receiver/inbox-worker.ts": "a receiver's own inbox database (its own file)",
   "test/receiver/verify.test.ts": "a receiver's own inbox database (its own file)",
   "test/db/rows.test.ts": "libsql's own rows as the reference, on a database in memory",
-  "test/deliveries/rows.test.ts": "VALUES lists bound on a database in memory (no file)",
   "test/db/sqlite-parity.test.ts": "both libraries side by side, each on its own file",
   "bench/probe/sql-times-preload.ts": "times the process's own library (it opens nothing)",
   "bench/probe/drain-sql.ts": "opens the file only once every in-process connection is closed",
