@@ -10,7 +10,10 @@ export const PRIVATE_MODE = 0o600;
  * database file itself, so a private database file makes them private too.
  */
 export function ensurePrivateFile(path: string): void {
-  closeSync(openSync(path, "a", PRIVATE_MODE));
+  // An existing file is not opened: this process may hold it open through SQLite already, and
+  // closing any descriptor of a file drops every POSIX lock the process holds on it, SQLite's
+  // included (https://sqlite.org/howtocorrupt.html §2.2).
+  if (!existsSync(path)) closeSync(openSync(path, "a", PRIVATE_MODE));
   if ((statSync(path).mode & 0o077) !== 0) chmodSync(path, PRIVATE_MODE);
 }
 
