@@ -82,38 +82,35 @@ afterAll(async () => {
   rmSync(runDir, { recursive: true, force: true });
 });
 
+/** The executable's `migrate` in the empty directory, with `extra` added to its environment. */
+async function migrate(
+  extra: Record<string, string>,
+): Promise<{ code: number; stdout: string; stderr: string }> {
+  const proc = Bun.spawn({
+    cmd: [...hideRepo, binary, "migrate"],
+    cwd: runDir,
+    env: { PATH: "/usr/bin:/bin", HOME: runDir, ...env(extra) },
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  const [code, stdout, stderr] = await Promise.all([
+    proc.exited,
+    new Response(proc.stdout).text(),
+    new Response(proc.stderr).text(),
+  ]);
+  return { code, stdout, stderr };
+}
+
 describe("the built executable, alone in an empty directory", () => {
   test("is the only file there, and migrate applies the embedded migrations", async () => {
     expect(readdirSync(runDir)).toEqual(["outboxd"]);
-    const proc = Bun.spawn({
-      cmd: [...hideRepo, binary, "migrate"],
-      cwd: runDir,
-      env: { PATH: "/usr/bin:/bin", HOME: runDir, ...env() },
-      stdout: "pipe",
-      stderr: "pipe",
-    });
-    const [code, stdout, stderr] = await Promise.all([
-      proc.exited,
-      new Response(proc.stdout).text(),
-      new Response(proc.stderr).text(),
-    ]);
+    const { code, stdout, stderr } = await migrate({});
     expect({ code, stderr }).toEqual({ code: 0, stderr: "" });
     expect(stdout).toMatch(/^applied: 0000_init/);
   });
 
   test("carries libsql too: OUTBOXD_SQLITE=libsql (the way back from bun:sqlite) opens the same file", async () => {
-    const proc = Bun.spawn({
-      cmd: [...hideRepo, binary, "migrate"],
-      cwd: runDir,
-      env: { PATH: "/usr/bin:/bin", HOME: runDir, ...env(), OUTBOXD_SQLITE: "libsql" },
-      stdout: "pipe",
-      stderr: "pipe",
-    });
-    const [code, stdout, stderr] = await Promise.all([
-      proc.exited,
-      new Response(proc.stdout).text(),
-      new Response(proc.stderr).text(),
-    ]);
+    const { code, stdout, stderr } = await migrate({ OUTBOXD_SQLITE: "libsql" });
     expect({ code, stderr }).toEqual({ code: 0, stderr: "" });
     expect(stdout).toMatch(/^database is up to date/);
   });
