@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { readFileSync, rmSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { loadConfig } from "../src/config.ts";
-import { localPath } from "../src/db/open.ts";
+import { localPath } from "../src/db/sqlite.ts";
 import { REPO, startChild } from "./helpers/process.ts";
 import { waitFor } from "./helpers/receiver.ts";
 import { startServer, type TestServer, tempDir } from "./helpers/server.ts";

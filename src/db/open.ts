@@ -54,8 +54,6 @@ export interface DatabaseConfig {
  */
 const engine = () => import("./engine-driver.ts");
 
-export { localPath } from "./sqlite.ts";
-
 export async function openDatabase(config: DatabaseConfig): Promise<Database> {
   const file = localPath(config.databaseUrl);
   if (file) {
