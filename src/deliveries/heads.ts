@@ -23,7 +23,7 @@
 // steps over events the endpoint does not take (another type) or not expanded yet (a deferred
 // fan-out: then no later event of the aggregate has deliveries either, enqueue.ts); each such
 // event is stepped over at most once per queue, by the walk from the head before it.
-import { allHinted, exec, type Op } from "../db/op.ts";
+import { type Args, allHinted, exec, type Op } from "../db/op.ts";
 import { CLAIMED_COLUMNS, type ClaimedDelivery, dispatchableEndpoint, leasableRow } from "./claim.ts";
 import { chunks, type RowsKind, rowsStatement } from "./rows.ts";
 
@@ -89,12 +89,7 @@ export function* promoteHeads(left: Iterable<string>): Op<PromotedHead[]> {
  * for the next head starts after it.
  */
 export function* promoteQueues(left: Iterable<QueuePosition>): Op<PromotedHead[]> {
-  const promoted: PromotedHead[] = [];
-  for (const list of chunks(queuesLeft(left)))
-    promoted.push(
-      ...((yield rowsStatement("q", QUEUE_COLUMNS, list, PROMOTE_NEXT, {}, HINTED)) as PromotedHead[]),
-    );
-  return promoted;
+  return yield* overQueues<PromotedHead>(left, PROMOTE_NEXT, {});
 }
 
 /** A lease the promotion gives the heads it makes that a claim could take now (promoteAndLease). */
@@ -119,15 +114,21 @@ export type LeasedHead = PromotedHead & ClaimedDelivery & { rid: number; leased:
  */
 export function* promoteAndLease(left: Iterable<QueuePosition>, lease: PromotionLease): Op<LeasedHead[]> {
   const args = { owner: lease.owner, now: lease.now, leaseMs: lease.leaseMs };
-  const heads: LeasedHead[] = [];
-  for (const list of chunks(queuesLeft(left)))
-    heads.push(
-      ...((yield rowsStatement("q", QUEUE_COLUMNS, list, PROMOTE_AND_LEASE, args, HINTED)) as LeasedHead[]),
-    );
-  return heads;
+  return yield* overQueues<LeasedHead>(left, PROMOTE_AND_LEASE, args);
 }
 
 const HINTED: RowsKind = { kind: "all", hint: true };
+
+/**
+ * `rest` (PROMOTE_NEXT or PROMOTE_AND_LEASE) over the queues of `left` as the list `q`, in lists
+ * of at most MAX_ROWS (rows.ts): the rows of every list's answer.
+ */
+function* overQueues<T>(left: Iterable<QueuePosition>, rest: string, args: Args): Op<T[]> {
+  const answered: T[] = [];
+  for (const list of chunks(queuesLeft(left)))
+    answered.push(...((yield rowsStatement("q", QUEUE_COLUMNS, list, rest, args, HINTED)) as T[]));
+  return answered;
+}
 
 /** The rows of `q` (rows.ts): a queue and the lowest sequence that left it. */
 const QUEUE_COLUMNS = ["endpointId", "aggregate", "after"];
