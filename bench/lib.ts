@@ -327,6 +327,38 @@ export async function waitUntil(
 }
 
 /**
+ * Waits until the bench receiver (bench/peers/receiver.ts) has counted `total` deliveries, and
+ * returns its first and last arrival (ms epoch). A drain's rate is timed between the two, as the
+ * bare-fetch limit beside it is timed in its steady state; the start-up before the first arrival
+ * is reported apart (for outboxd: a process start, its migrations check and the first claim).
+ */
+export async function awaitArrivals(
+  receiverUrl: string,
+  total: number,
+  what: string,
+): Promise<{ first: number; last: number }> {
+  let seen: { count: number; first: number | null; last: number | null } = {
+    count: 0,
+    first: null,
+    last: null,
+  };
+  await waitUntil(
+    what,
+    async () => {
+      seen = (await (await fetch(`${receiverUrl}/count`)).json()) as typeof seen;
+      return seen.count >= total;
+    },
+    600_000,
+  );
+  return { first: seen.first ?? Number.NaN, last: seen.last ?? Number.NaN };
+}
+
+/** Deliveries per second between the first and the last of `total` arrivals. */
+export function arrivalRate(total: number, arrivals: { first: number; last: number }): number {
+  return Math.round(((total - 1) * 1000) / Math.max(1, arrivals.last - arrivals.first));
+}
+
+/**
  * A probe script run again in a child process, with `env` over this one's (an undefined value
  * removes the variable): its last line on stdout, as JSON. The probes' separate-process A/Bs
  * (commit-cpu.ts SEPARATE=1, commit-op-cpu.ts ROOT_B) alternate such children.

@@ -8,7 +8,8 @@
 // would; a failed check answers 400 and is counted in `rejected`, not in `count`),
 // MAX_SECONDS (exits by itself after this long, 3600), HANG (1: deliveries are never answered;
 // they are counted when they arrive, and the connection is held until the sender gives up).
-// HTTP: GET /count → {"count", "rejected"}; GET /arrivals?since=MS → [{"id", "at"}] for the
+// HTTP: GET /count → {"count", "rejected", "first", "last"} (the first and last arrival, ms epoch,
+// Date.now() clock, or null: a drain's rate is timed between them, its start-up apart); GET /arrivals?since=MS → [{"id", "at"}] for the
 // arrivals at or after MS (ms epoch, Date.now() clock), in arrival order; POST /reset forgets
 // everything. The id is the `webhook-id` header (outboxd) or else the body's `id` (peers).
 // Every other POST path is a delivery.
@@ -73,7 +74,9 @@ const server = Bun.serve({
   idleTimeout: 255,
   async fetch(request) {
     const { pathname, searchParams } = new URL(request.url);
-    if (request.method === "GET" && pathname === "/count") return Response.json({ count, rejected });
+    if (request.method === "GET" && pathname === "/count") {
+      return Response.json({ count, rejected, first: ats[0] ?? null, last: ats.at(-1) ?? null });
+    }
     if (request.method === "GET" && pathname === "/arrivals") {
       return Response.json(arrivals(Number(searchParams.get("since") ?? 0) || 0));
     }

@@ -1,6 +1,6 @@
 // The peers measured in the same run (bench/peers/README.md): the seeds' reference design
 // (Node + pg + PostgreSQL with a SKIP LOCKED publisher), pg-boss, and the bare limits.
-import { BUN, load, peakRssMb, startPeer, waitUntil } from "../lib.ts";
+import { arrivalRate, awaitArrivals, BUN, load, peakRssMb, startPeer } from "../lib.ts";
 
 export const PEER_BODY = JSON.stringify({
   aggregate: "orders/o-[<id>]",
@@ -87,8 +87,10 @@ export async function peerCommits(options: {
 export interface PeerDeliveryRow {
   peer: string;
   deliveries: number;
+  /** From the first arrival to the last, as outboxd's row (bench/scenarios/delivery.ts). */
   seconds: number;
   deliveriesPerSecond: number;
+  startupMs: number;
   ordered: boolean;
 }
 
@@ -106,31 +108,26 @@ export async function peerDeliveries(options: { databaseUrl: string; total: numb
         headers: { "content-type": "application/json" },
       });
       await filler.stop();
-      const started = performance.now();
+      const spawned = Date.now();
       const publisher = await startPeer(["node", script], {
         DATABASE_URL: options.databaseUrl,
         RECEIVER_URL: `${receiver.url}/hook`,
       });
+      let arrivals: { first: number; last: number };
       try {
-        await waitUntil(
-          `${peer} to drain`,
-          async () =>
-            ((await (await fetch(`${receiver.url}/count`)).json()) as { count: number }).count >=
-            options.total,
-          600_000,
-        );
+        arrivals = await awaitArrivals(receiver.url, options.total, `${peer} to drain`);
       } finally {
         await publisher.stop();
       }
-      const seconds = (performance.now() - started) / 1000;
       rows.push({
         peer,
         deliveries: options.total,
-        seconds: Math.round(seconds * 100) / 100,
-        deliveriesPerSecond: Math.round(options.total / seconds),
+        seconds: Math.round(arrivals.last - arrivals.first) / 1000,
+        deliveriesPerSecond: arrivalRate(options.total, arrivals),
+        startupMs: arrivals.first - spawned,
         ordered: false,
       });
-      console.error(`delivery ${peer}: ${Math.round(options.total / seconds)}/s`);
+      console.error(`delivery ${peer}: ${rows.at(-1)?.deliveriesPerSecond}/s`);
     } finally {
       await receiver.stop();
     }
