@@ -9,6 +9,7 @@
 // remote-writer.ts `pipelines`).
 import { expect, test } from "bun:test";
 import { spawn } from "bun";
+import { keepForCi } from "../helpers/ci-log.ts";
 import { REPO } from "../helpers/process.ts";
 
 const SOAK = [
@@ -41,7 +42,7 @@ for (const [name, extra] of [
       new Response(soak.stderr).text(),
       soak.exited,
     ]);
-    if (code !== 0) console.error(out, err.slice(-4000));
+    if (code !== 0) keepForCi(`soak ${name}`, `exit ${code}\n${out.slice(-4000)}\n${err.slice(-4000)}`);
     expect(out).toContain('"problems": 0');
     expect(out).toContain("soak: 1 passed, 0 failed");
     expect(code).toBe(0);
