@@ -10,12 +10,15 @@
 // A message whose writes (or answers) are all plain (writer-ops.ts DefineOptions.plain: every
 // commit) carries them as JSON text: a structured clone of a commit's input cost the posting
 // thread ~19 µs against ~4 for JSON.stringify and the post of its text (in process, 64 commits
-// per message), and about as much again to read it on the other side.
+// per message), and about as much again to read it on the other side. A write may also name a
+// shorter form for its answer's way back (writer-ops.ts AnswerCodec: the dispatcher's batches).
 // A writer thread that dies ends the process (exit 1): its writes were never answered, so none
 // was acknowledged, and a supervisor restarts the process whole; it is never restarted silently.
 import type { DriverOptions } from "./driver.ts";
 import { decodeError, type WireError } from "./writer-errors.ts";
 import {
+  type AnswerCodec,
+  answerCodecOf,
   borrowsOf,
   isPlain,
   type NamedWrite,
@@ -73,6 +76,8 @@ interface Pending {
   budget: Budget | null;
   /** The message it went in (null while queued). */
   sent: Sent | null;
+  /** How its answer crossed back, if packed (writer-ops.ts AnswerCodec). */
+  codec: AnswerCodec<unknown> | null;
 }
 
 /** A message posted: its writes not answered yet, and whether it carries a budget of the loan. */
@@ -178,6 +183,7 @@ export class WriterThread implements Writes {
         reject,
         budget: null,
         sent: null,
+        codec: answerCodecOf(request.name),
       });
       if (this.#mayPostNow()) this.#post();
       else this.#schedulePost();
@@ -322,8 +328,19 @@ export class WriterThread implements Writes {
       budget.left -= 1;
       if (budget.left === 0) this.#loan?.giveBack(budget.budget);
     }
-    if (ok) pending.resolve(value);
-    else pending.reject(decodeError(value as WireError));
+    if (!ok) pending.reject(decodeError(value as WireError));
+    else if (pending.codec === null) pending.resolve(value);
+    else {
+      let unpacked: unknown;
+      try {
+        unpacked = pending.codec.unpack(value);
+      } catch (error) {
+        pending.reject(error);
+        if (this.#pending.size === 0) this.#settled();
+        return;
+      }
+      pending.resolve(unpacked);
+    }
     if (this.#pending.size === 0) this.#settled();
   }
 
