@@ -99,7 +99,8 @@ export function* completeDeliveries(
   if (items.length === 0) return { recorded: [], promoted: [], leased: [] };
   const recorded = items.map(() => false);
   const delivered: number[] = [];
-  for (const [i, item] of items.entries()) {
+  for (let i = 0; i < items.length; i++) {
+    const item = items[i] as CompletionItem;
     if (item.completion.kind === "delivered") delivered.push(i);
     else if (yield* applyCompletion(item.attempt, item.completion)) recorded[i] = true;
   }
@@ -187,18 +188,19 @@ export function* completeDeliveries(
     }
   } else promoted.push(...(yield* promoteQueues(positions)));
   promoted.push(...(yield* promoteHeads(leftIds)));
-  // Endpoint health: the latest time per endpoint and column.
-  const health = new Map<string, { endpointId: string; completion: Completion }>();
-  for (const [i, item] of items.entries()) {
+  // Endpoint health: the latest time per endpoint and column (successes, failures), keyed by the
+  // endpoint alone (no key made per outcome).
+  const successes = new Map<string, Completion>();
+  const failures = new Map<string, Completion>();
+  for (let i = 0; i < items.length; i++) {
     if (!recorded[i]) continue;
-    const key = `${item.attempt.endpointId}\u0000${item.completion.kind === "delivered"}`;
-    const seen = health.get(key);
-    if (!seen || seen.completion.at < item.completion.at) {
-      health.set(key, { endpointId: item.attempt.endpointId, completion: item.completion });
-    }
+    const { attempt, completion } = items[i] as CompletionItem;
+    const latest = completion.kind === "delivered" ? successes : failures;
+    const seen = latest.get(attempt.endpointId);
+    if (!seen || seen.at < completion.at) latest.set(attempt.endpointId, completion);
   }
-  for (const { endpointId, completion } of health.values())
-    yield* touchEndpointHealth(endpointId, completion);
+  for (const latest of [successes, failures])
+    for (const [endpointId, completion] of latest) yield* touchEndpointHealth(endpointId, completion);
   return { recorded, promoted, leased };
 }
 

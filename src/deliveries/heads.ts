@@ -135,14 +135,23 @@ const QUEUE_COLUMNS = ["endpointId", "aggregate", "after"];
 
 /** Each queue of `left` once, with the lowest sequence that left it (every pending row of the queue comes after it). */
 function queuesLeft(left: Iterable<QueuePosition>): [string, string, number][] {
-  const lowest = new Map<string, [string, string, number]>();
+  // By endpoint, then aggregate: no key made per row (a batch is mostly one endpoint's).
+  const byEndpoint = new Map<string, Map<string, [string, string, number]>>();
+  const queues: [string, string, number][] = [];
   for (const { endpointId, aggregate, sequence } of left) {
-    const key = `${endpointId}\u0000${aggregate}`;
-    const seen = lowest.get(key);
-    if (!seen) lowest.set(key, [endpointId, aggregate, sequence]);
-    else if (sequence < seen[2]) seen[2] = sequence;
+    let lowest = byEndpoint.get(endpointId);
+    if (lowest === undefined) {
+      lowest = new Map();
+      byEndpoint.set(endpointId, lowest);
+    }
+    const seen = lowest.get(aggregate);
+    if (seen === undefined) {
+      const queue: [string, string, number] = [endpointId, aggregate, sequence];
+      lowest.set(aggregate, queue);
+      queues.push(queue);
+    } else if (sequence < seen[2]) seen[2] = sequence;
   }
-  return [...lowest.values()];
+  return queues;
 }
 
 /**
