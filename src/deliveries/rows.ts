@@ -62,6 +62,32 @@ function valuesList(width: number, count: number): string {
   return text;
 }
 
+/**
+ * Each statement's text, made once per shape and then handed out as the same string: a text of
+ * thousands of characters made anew at every call is a string the engine driver's cache of
+ * prepared statements (and every other map keyed by the text) must flatten, hash and compare
+ * whole at every lookup; the same string object carries its hash and compares at once.
+ */
+const texts = new Map<string, Map<number, { head: string; sql: string }[]>>();
+
+function statementText(name: string, columns: readonly string[], count: number, rest: string): string {
+  const head = `${name}(${columns.join(", ")})`;
+  let byCount = texts.get(rest);
+  if (byCount === undefined) {
+    byCount = new Map();
+    texts.set(rest, byCount);
+  }
+  let made = byCount.get(count);
+  if (made === undefined) {
+    made = [];
+    byCount.set(count, made);
+  }
+  for (const text of made) if (text.head === head) return text.sql;
+  const sql = `WITH ${head} AS (VALUES ${valuesList(columns.length, count)}) ${rest}`;
+  made.push({ head, sql });
+  return sql;
+}
+
 /** The `:name` parameters of an SQL text in the order SQLite numbers them (first appearance). */
 const namesOf = new Map<string, string[] | null>();
 
@@ -103,7 +129,7 @@ export function rowsStatement(
   if (rows.length > MAX_ROWS) throw new Error(`rowsStatement: ${rows.length} rows (at most ${MAX_ROWS})`);
   const width = columns.length;
   const count = paddedCount(rows.length);
-  const sql = `WITH ${name}(${columns.join(", ")}) AS (VALUES ${valuesList(width, count)}) ${rest}`;
+  const sql = statementText(name, columns, count, rest);
   const flat: Value[] = new Array(count * width).fill(null);
   let i = 0;
   for (const row of rows) {
