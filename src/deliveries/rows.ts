@@ -116,7 +116,8 @@ export type RowsKind = Pick<Statement, "kind" | "blind" | "hint">;
  * The statement `WITH name(columns) AS (VALUES <rows>)` followed by `rest` (which may go on with
  * `, other AS (…)` and must bind its own parameters by `:name`, from `args`). The rows are padded
  * with rows of NULLs (paddedCount): `rest` must skip a row whose first column is NULL (a join on
- * it, or `WHERE first IS NOT NULL`). At most MAX_ROWS rows.
+ * it, or `WHERE first IS NOT NULL`). At most MAX_ROWS rows. `rest` is one of the code's own
+ * texts, never made from data: each text is kept per `rest` and count (statementText).
  */
 export function rowsStatement(
   name: string,
