@@ -47,13 +47,6 @@ const definitions = new Map<string, Definition>();
 export interface WriteOptions {
   /** See Writer.write: false for bookkeeping whose loss on power failure is harmless. */
   durable?: boolean;
-  /**
-   * With the writer on a thread of its own: this write may cross while another message is still
-   * unanswered, instead of waiting for its answer (writer-thread.ts #schedulePost), so that thread
-   * has the next group at hand when it commits one. For writes whose caller keeps its own order
-   * and room (the dispatcher's batches of outcomes); ignored on this thread's own Writer.
-   */
-  overlap?: boolean;
 }
 
 export interface DefineOptions {

@@ -98,8 +98,6 @@ interface Queued {
   durable: boolean;
   borrows: number;
   plain: boolean;
-  /** WriteOptions.overlap. */
-  overlap: boolean;
 }
 
 export class WriterThread implements Writes {
@@ -179,7 +177,6 @@ export class WriterThread implements Writes {
         durable: options.durable ?? true,
         borrows,
         plain: isPlain(request.name),
-        overlap: options.overlap === true,
       });
       this.#pending.set(id, {
         resolve: resolve as (value: unknown) => void,
@@ -225,8 +222,7 @@ export class WriterThread implements Writes {
 
   /**
    * Writes queued in a turn of the event loop go together at its end when no message is in
-   * flight (or, when all ask to overlap, one at most: #mostInFlight); what is queued while one is
-   * goes with the next, once it is answered: each message
+   * flight; what is queued while one is goes with the next, once it is answered: each message
    * costs both threads a wake-up (at 1,000 commits + deliveries/s on the shared machine, 2.2
    * writes per message and 0.73 messages per event before, 10.5 and 0.22 this way, CPU per event
    * −11–18%: bench/probe/slot-cycle.ts), and durable writes that reach the writer thread while it
@@ -247,26 +243,12 @@ export class WriterThread implements Writes {
   }
 
   #schedulePost(): void {
-    if (this.#postScheduled || this.#queue.length === 0 || this.#inFlight >= this.#mostInFlight()) return;
+    if (this.#postScheduled || this.#queue.length === 0 || this.#inFlight > 0) return;
     this.#postScheduled = true;
     setImmediate(() => {
       this.#postScheduled = false;
-      if (this.#inFlight < this.#mostInFlight()) this.#post();
+      if (this.#inFlight === 0) this.#post();
     });
-  }
-
-  /**
-   * How many messages may be unanswered when the queued writes go at the end of a turn: one, or
-   * IN_FLIGHT when every queued write asked to overlap (WriteOptions.overlap: the dispatcher's
-   * batches of outcomes) and the loan lends nothing (as for EARLY writes: a second budget would
-   * find the first's room promised). The writer thread then has the next group at hand when it
-   * commits one, instead of idling for a round trip: in a 100k drain it was idle ~30% of each
-   * write's cycle (engineer main, session 12).
-   */
-  #mostInFlight(): number {
-    if (this.#lending || this.#budgetsOut > 0) return 1;
-    for (const item of this.#queue) if (!item.overlap) return 1;
-    return IN_FLIGHT;
   }
 
   #post(): void {

@@ -329,56 +329,6 @@ describe("the writer thread", () => {
     }
   });
 
-  test("writes that ask to overlap go at the end of their turn while one message is unanswered, a third waits; a write that does not ask waits for the answer", async () => {
-    const db = await open("worker");
-    await db.write(createScratchWrite());
-    const watch = watchPostedWrites();
-    const gate = new Int32Array(new SharedArrayBuffer(4));
-    const turn = () => new Promise((r) => setImmediate(r));
-    try {
-      const held = db.write(heldWrite(gate));
-      const deadline = Date.now() + 10_000;
-      while (watch.posted.length === 0 && Date.now() < deadline) await turn();
-      // Queued with one that does not ask: all wait for the held write's answer.
-      const mixed = [
-        db.write(insertWrite(["m1"], null), { overlap: true }),
-        db.write(insertWrite(["m2"], null)),
-      ];
-      await turn();
-      expect(watch.counts()).toEqual([1]);
-      Atomics.store(gate, 0, 1);
-      Atomics.notify(gate, 0);
-      expect(await held).toBe(0);
-      expect(await Promise.all(mixed)).toEqual([1, 2]);
-      expect(watch.counts()).toEqual([1, 2]);
-      // Held again: writes that all ask go as a second message at the end of their turn.
-      Atomics.store(gate, 0, 0);
-      const again = db.write(heldWrite(gate));
-      while (watch.posted.length === 2 && Date.now() < deadline) await turn();
-      const second = [
-        db.write(insertWrite(["o1"], null), { overlap: true }),
-        db.write(insertWrite(["o2"], null), { overlap: true }),
-      ];
-      await turn();
-      expect(watch.counts()).toEqual([1, 2, 1, 2]);
-      // Two messages unanswered: the next waits, however it asks.
-      const third = db.write(insertWrite(["o3"], null), { overlap: true });
-      await turn();
-      expect(watch.counts()).toEqual([1, 2, 1, 2]);
-      Atomics.store(gate, 0, 1);
-      Atomics.notify(gate, 0);
-      expect(await again).toBe(2);
-      // Answered in the order written: the held write's group first.
-      expect(await Promise.all(second)).toEqual([3, 4]);
-      expect(await third).toBe(5);
-      expect(watch.counts()).toEqual([1, 2, 1, 2, 1]);
-    } finally {
-      watch.restore();
-      Atomics.store(gate, 0, 1);
-      Atomics.notify(gate, 0);
-    }
-  });
-
   test("refuses operations that are not named writes: this thread has no writer connection", async () => {
     const db = await open("worker");
     await db.write(createScratchWrite());
