@@ -27,19 +27,6 @@ interface Definition {
   plain: boolean;
   /** How many units of the loan it may take (a commit: one head lease per event and endpoint). */
   borrows: ((args: unknown[]) => number) | null;
-  /** How its answer crosses back from the writer thread (defineWrite's answer), if not as it is. */
-  answer: AnswerCodec<unknown> | null;
-}
-
-/**
- * An answer's form for the way back from the writer thread, where one is worth it: packed there
- * just before its message is written, unpacked here as it is read (never on this thread's own
- * Writer, which hands the answer over as it is). `pack`'s value must be JSON data when the write is
- * plain, and `unpack(pack(v))` must equal `v` to every caller.
- */
-export interface AnswerCodec<T> {
-  pack(value: T): unknown;
-  unpack(packed: unknown): T;
 }
 
 const definitions = new Map<string, Definition>();
@@ -69,15 +56,13 @@ export interface DefineOptions {
 export function defineWrite<A extends unknown[], T>(
   name: string,
   make: (...args: A) => Op<T>,
-  /** answer: how its answer crosses back from the writer thread (AnswerCodec); as it is without one. */
-  options: DefineOptions & { answer?: AnswerCodec<T> },
+  options: DefineOptions,
 ): (...args: A) => NamedWrite<T> {
   register(name, {
     make: (args) => make(...(args as A)),
     again: options.again,
     plain: options.plain ?? false,
     borrows: null,
-    answer: (options.answer as AnswerCodec<unknown> | undefined) ?? null,
   });
   return (...args) => ({ name, args });
 }
@@ -97,7 +82,6 @@ export function defineBorrowingWrite<A extends unknown[], T>(
     again: options.again,
     plain: options.plain ?? false,
     borrows: (args) => borrows(...(args as A)),
-    answer: null,
   });
   return (...args) => ({ name, args });
 }
@@ -122,11 +106,6 @@ export function definedWrites(): string[] {
 /** Whether the write named so crosses threads as JSON text (DefineOptions.plain). */
 export function isPlain(name: string): boolean {
   return definitionOf(name).plain;
-}
-
-/** How the answer of the write named so crosses back from the writer thread (null: as it is). */
-export function answerCodecOf(name: string): AnswerCodec<unknown> | null {
-  return definitionOf(name).answer;
 }
 
 /** How many units of the loan a write may take. */

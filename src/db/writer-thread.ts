@@ -10,15 +10,12 @@
 // A message whose writes (or answers) are all plain (writer-ops.ts DefineOptions.plain: every
 // commit) carries them as JSON text: a structured clone of a commit's input cost the posting
 // thread ~19 µs against ~4 for JSON.stringify and the post of its text (in process, 64 commits
-// per message), and about as much again to read it on the other side. A write may also name a
-// shorter form for its answer's way back (writer-ops.ts AnswerCodec: the dispatcher's batches).
+// per message), and about as much again to read it on the other side.
 // A writer thread that dies ends the process (exit 1): its writes were never answered, so none
 // was acknowledged, and a supervisor restarts the process whole; it is never restarted silently.
 import type { DriverOptions } from "./driver.ts";
 import { decodeError, type WireError } from "./writer-errors.ts";
 import {
-  type AnswerCodec,
-  answerCodecOf,
   borrowsOf,
   isPlain,
   type NamedWrite,
@@ -76,8 +73,6 @@ interface Pending {
   budget: Budget | null;
   /** The message it went in (null while queued). */
   sent: Sent | null;
-  /** How its answer crossed back, if packed (writer-ops.ts AnswerCodec). */
-  codec: AnswerCodec<unknown> | null;
 }
 
 /** A message posted: its writes not answered yet, and whether it carries a budget of the loan. */
@@ -183,7 +178,6 @@ export class WriterThread implements Writes {
         reject,
         budget: null,
         sent: null,
-        codec: answerCodecOf(request.name),
       });
       if (this.#mayPostNow()) this.#post();
       else this.#schedulePost();
@@ -328,19 +322,8 @@ export class WriterThread implements Writes {
       budget.left -= 1;
       if (budget.left === 0) this.#loan?.giveBack(budget.budget);
     }
-    if (!ok) pending.reject(decodeError(value as WireError));
-    else if (pending.codec === null) pending.resolve(value);
-    else {
-      let unpacked: unknown;
-      try {
-        unpacked = pending.codec.unpack(value);
-      } catch (error) {
-        pending.reject(error);
-        if (this.#pending.size === 0) this.#settled();
-        return;
-      }
-      pending.resolve(unpacked);
-    }
+    if (ok) pending.resolve(value);
+    else pending.reject(decodeError(value as WireError));
     if (this.#pending.size === 0) this.#settled();
   }
 

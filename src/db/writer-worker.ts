@@ -7,7 +7,7 @@
 import { type EngineDriver, openEngineDriver } from "./engine-driver.ts";
 import { Writer } from "./writer.ts";
 import { encodeError } from "./writer-errors.ts";
-import { type AnswerCodec, answerCodecOf, borrow, definedWrites, operationOf } from "./writer-ops.ts";
+import { borrow, definedWrites, operationOf } from "./writer-ops.ts";
 import {
   type Answer,
   type Carried,
@@ -59,29 +59,17 @@ function write(posted: Carried<PostedWrite>, budget: unknown): void {
   for (const [id, name, args, durable, borrowing] of carried(posted)) {
     const took: unknown[] = [];
     let done: Promise<unknown>;
-    let codec: AnswerCodec<unknown> | null = null;
     try {
       // Each write that borrows gets a stand-in of the message's one budget (shared room).
       const lent = borrowing ? borrow(budget, (item) => took.push(item)) : undefined;
-      codec = answerCodecOf(name);
       done = queue.write(operationOf({ name, args }, lent), { durable });
     } catch (error) {
       done = Promise.reject(error);
     }
     done.then(
-      (value) => answer(packed(id, value, codec, took), plain),
+      (value) => answer([id, true, value, took], plain),
       (error) => answer([id, false, encodeError(error), took], plain),
     );
-  }
-}
-
-/** A write's answer as it crosses back: packed by its codec, or the codec's failure as the write's. */
-function packed(id: number, value: unknown, codec: AnswerCodec<unknown> | null, took: unknown[]): Answer {
-  if (codec === null) return [id, true, value, took];
-  try {
-    return [id, true, codec.pack(value), took];
-  } catch (error) {
-    return [id, false, encodeError(error), took];
   }
 }
 

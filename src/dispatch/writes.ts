@@ -17,7 +17,7 @@ import {
 } from "../deliveries/complete.ts";
 import type { PromotedHead } from "../deliveries/heads.ts";
 import { Hints } from "./hints.ts";
-import { type EndpointToSend, type EventToSend, loadSendContext, type SendContext } from "./send-context.ts";
+import { loadSendContext, type SendContext } from "./send-context.ts";
 import type { ClaimRoom } from "./slots.ts";
 
 /** A claim of the heads a batch of outcomes promotes, in its transaction: its lease and the room for it. */
@@ -84,7 +84,7 @@ const DISPATCH = { again: true, plain: true };
 const completeAndClaimPacked = defineWrite(
   "dispatch.completeAndClaim",
   (items: PackedItem[], along: ClaimAlong | null) => completeAndClaim(items.map(unpackItem), along),
-  { ...DISPATCH, answer: { pack: packAnswer, unpack: unpackAnswer } },
+  DISPATCH,
 );
 /** completeAndClaim as a named write: its items cross to the writer thread as arrays (PackedItem). */
 export const completeAndClaimWrite = (items: CompletionItem[], along: ClaimAlong | null) =>
@@ -165,119 +165,6 @@ function unpackItem(p: PackedItem): CompletionItem {
           : { kind, at };
   return { attempt, completion };
 }
-
-/**
- * completeAndClaim's answer as it crosses back from the writer thread: its claimed rows and their
- * events as arrays by position, each row naming its event and endpoint by their place in the
- * context's lists instead of repeating their ids, queue and sequence. The JSON text both threads
- * write and read is less than half as long, with a third of the string values (the dispatcher's
- * thread parsed ~454 B per delivery, 7-8.5% of its time; issue 12, session 11). A row whose event
- * or endpoint is not in its context (none should be), or that has no rowid, sends the answer as it is.
- */
-type PackedAnswer =
-  | [form: 0, answer: ClaimedWithBatch]
-  | [
-      form: 1,
-      recorded: (0 | 1)[],
-      claimed:
-        | [
-            owner: string,
-            claimedAt: number,
-            rows: PackedRow[],
-            events: PackedEvent[],
-            endpoints: EndpointToSend[],
-          ]
-        | null,
-      unclaimed: (number | string)[],
-    ];
-
-/** A claimed row: rid, id, its event's and endpoint's places in the context, then its own columns. */
-type PackedRow = [number, string, number, number, number, number, number];
-type PackedEvent = [string, string, string, number, string, number, string | null];
-
-function packAnswer({ recorded, claimed, unclaimed }: ClaimedWithBatch): PackedAnswer {
-  let rows: PackedRow[] | null = null;
-  let events: PackedEvent[] = [];
-  if (claimed) {
-    const { context } = claimed;
-    const eventAt = new Map<string, number>();
-    events = [];
-    for (const e of context.events) {
-      eventAt.set(e.id, events.length);
-      events.push([e.id, e.type, e.aggregate, e.sequence, e.payload, e.occurredAt, e.traceparent]);
-    }
-    const endpointAt = new Map<string, number>();
-    for (let i = 0; i < context.endpoints.length; i++)
-      endpointAt.set((context.endpoints[i] as EndpointToSend).id, i);
-    rows = [];
-    for (const d of claimed.rows) {
-      const event = eventAt.get(d.eventId);
-      const endpoint = endpointAt.get(d.endpointId);
-      const e = event === undefined ? undefined : context.events[event];
-      if (
-        d.rid === undefined ||
-        event === undefined ||
-        endpoint === undefined ||
-        e?.aggregate !== d.aggregate ||
-        e.sequence !== d.sequence
-      )
-        return [0, { recorded, claimed, unclaimed }];
-      rows.push([d.rid, d.id, event, endpoint, d.attemptCount, d.availableAt, d.deliverBy]);
-    }
-  }
-  const flags: (0 | 1)[] = [];
-  for (const r of recorded) flags.push(r ? 1 : 0);
-  const heads: (number | string)[] = [];
-  for (const h of unclaimed) heads.push(h.rid, h.id, h.endpointId);
-  return [
-    1,
-    flags,
-    claimed && rows ? [claimed.owner, claimed.claimedAt, rows, events, claimed.context.endpoints] : null,
-    heads,
-  ];
-}
-
-function unpackAnswer(packed: unknown): ClaimedWithBatch {
-  const answer = packed as PackedAnswer;
-  if (answer[0] === 0) return answer[1];
-  const [, flags, packedClaim, heads] = answer;
-  const recorded: boolean[] = [];
-  for (const r of flags) recorded.push(r === 1);
-  const unclaimed: PromotedHead[] = [];
-  for (let i = 0; i < heads.length; i += 3)
-    unclaimed.push({
-      rid: heads[i] as number,
-      id: heads[i + 1] as string,
-      endpointId: heads[i + 2] as string,
-    });
-  if (packedClaim === null) return { recorded, claimed: null, unclaimed };
-  const [owner, claimedAt, packedRows, packedEvents, endpoints] = packedClaim;
-  // In the key order of a claim's own rows and reads (claim.ts CLAIMED_COLUMNS, send-context.ts):
-  // one object shape for every claimed row, whichever way it came.
-  const events: EventToSend[] = [];
-  for (const [id, type, aggregate, sequence, payload, occurredAt, traceparent] of packedEvents)
-    events.push({ id, type, aggregate, sequence, payload, occurredAt, traceparent });
-  const rows: ClaimedDelivery[] = [];
-  for (const [rid, id, event, endpoint, attemptCount, availableAt, deliverBy] of packedRows) {
-    const e = events[event] as EventToSend;
-    rows.push({
-      rid,
-      id,
-      eventId: e.id,
-      endpointId: (endpoints[endpoint] as EndpointToSend).id,
-      aggregate: e.aggregate,
-      sequence: e.sequence,
-      attemptCount,
-      availableAt,
-      deliverBy,
-    });
-  }
-  return { recorded, claimed: { owner, claimedAt, rows, context: { events, endpoints } }, unclaimed };
-}
-
-/** completeAndClaim's answer codec (exported for its test). */
-export const completeAndClaimAnswer = { pack: packAnswer, unpack: unpackAnswer };
-
 export const claimByIdWrite = defineWrite("dispatch.claimById", claimDeliveriesById, DISPATCH);
 export const claimScanWrite = defineWrite("dispatch.claimScan", claimDeliveries, DISPATCH);
 export const releaseLeasesWrite = defineWrite("dispatch.releaseLeases", releaseLeases, DISPATCH);
