@@ -14,6 +14,7 @@
 // automatic index of the list (the promotion did so for 256 queues: a scan of every delivery);
 // the `+` leaves it one plan, the list as the outer loop and one seek per row.
 import type { Args, Statement } from "../db/op.ts";
+import { memoized } from "../lib/memo.ts";
 
 type Value = string | number | null;
 
@@ -66,48 +67,35 @@ function valuesList(width: number, count: number): string {
  * Each statement's text, made once per shape and then handed out as the same string: a text of
  * thousands of characters made anew at every call is a string the engine driver's cache of
  * prepared statements (and every other map keyed by the text) must flatten, hash and compare
- * whole at every lookup; the same string object carries its hash and compares at once.
+ * whole at every lookup; the same string object carries its hash and compares at once. Kept per
+ * `rest` (one of the code's own texts), then by count and head.
  */
-const texts = new Map<string, Map<number, { head: string; sql: string }[]>>();
+const textsFor = memoized((_rest: string) => new Map<string, string>(), 256);
 
 function statementText(name: string, columns: readonly string[], count: number, rest: string): string {
   const head = `${name}(${columns.join(", ")})`;
-  let byCount = texts.get(rest);
-  if (byCount === undefined) {
-    byCount = new Map();
-    texts.set(rest, byCount);
+  const texts = textsFor(rest);
+  const key = `${count} ${head}`;
+  let sql = texts.get(key);
+  if (sql === undefined) {
+    sql = `WITH ${head} AS (VALUES ${valuesList(columns.length, count)}) ${rest}`;
+    texts.set(key, sql);
   }
-  let made = byCount.get(count);
-  if (made === undefined) {
-    made = [];
-    byCount.set(count, made);
-  }
-  for (const text of made) if (text.head === head) return text.sql;
-  const sql = `WITH ${head} AS (VALUES ${valuesList(columns.length, count)}) ${rest}`;
-  made.push({ head, sql });
   return sql;
 }
 
 /** The `:name` parameters of an SQL text in the order SQLite numbers them (first appearance). */
-const namesOf = new Map<string, string[] | null>();
-
-function parameterNames(sql: string): string[] | null {
-  let names = namesOf.get(sql);
-  if (names !== undefined) return names;
+const parameterNames = memoized((sql: string): string[] | null => {
   // Quoted strings are stepped over (a `:` inside one is no parameter); a comment or another
   // parameter form makes the order uncertain: then no positional values (named binding only).
-  if (/--|\/\*|[?@$]/.test(sql)) names = null;
-  else {
-    const found: string[] = [];
-    for (const match of sql.matchAll(/'(?:[^']|'')*'|"(?:[^"]|"")*"|:([A-Za-z_][A-Za-z0-9_]*)/g)) {
-      const name = match[1];
-      if (name !== undefined && !found.includes(name)) found.push(name);
-    }
-    names = found;
+  if (/--|\/\*|[?@$]/.test(sql)) return null;
+  const found: string[] = [];
+  for (const match of sql.matchAll(/'(?:[^']|'')*'|"(?:[^"]|"")*"|:([A-Za-z_][A-Za-z0-9_]*)/g)) {
+    const name = match[1];
+    if (name !== undefined && !found.includes(name)) found.push(name);
   }
-  namesOf.set(sql, names);
-  return names;
-}
+  return found;
+}, 1024);
 
 /** What a rows statement is, beside its text and arguments. */
 export type RowsKind = Pick<Statement, "kind" | "blind" | "hint">;

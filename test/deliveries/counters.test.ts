@@ -3,36 +3,27 @@
 // order they come in (each run of the same bucket, and a bucket met again after another).
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { rmSync } from "node:fs";
-import { join } from "node:path";
-import { createOutboxd, type Outboxd } from "../../src/app.ts";
-import { loadConfig } from "../../src/config.ts";
 import { all } from "../../src/db/op.ts";
+import type { Database } from "../../src/db/open.ts";
 import { recordDeliveredMany } from "../../src/deliveries/counters.ts";
+import { openMigratedDatabase } from "../helpers/database.ts";
 import { tempDir } from "../helpers/server.ts";
 
-let outboxd: Outboxd;
+let db: Database;
 let dir = "";
 beforeAll(async () => {
   dir = tempDir();
-  outboxd = await createOutboxd(
-    loadConfig({
-      OUTBOXD_DATABASE_URL: `file:${join(dir, "x.db")}`,
-      OUTBOXD_ADMIN_TOKEN: "counters-test-admin-token",
-      OUTBOXD_LOG_LEVEL: "error",
-      OUTBOXD_WRITER_THREAD: "main",
-    }),
-    { dispatch: false },
-  );
+  db = await openMigratedDatabase(dir);
 });
 afterAll(async () => {
-  await outboxd.stop();
+  await db.close();
   rmSync(dir, { recursive: true, force: true });
 });
 
 test("a batch's deliveries land once each in their minute's bucket per endpoint and latency bin, runs and returns alike", async () => {
   const m = 60_000 * 29_000_000;
   const d = (endpointId: string, at: number, latencyMs: number) => ({ endpointId, at, latencyMs });
-  await outboxd.db.writer.write(
+  await db.writer.write(
     recordDeliveredMany([
       d("a", m + 1, 5),
       d("a", m + 2, 5.4),
@@ -45,8 +36,8 @@ test("a batch's deliveries land once each in their minute's bucket per endpoint 
     ]),
   );
   // A second batch adds to the buckets the first made.
-  await outboxd.db.writer.write(recordDeliveredMany([d("a", m + 8, 5), d("b", m + 9, 1200)]));
-  const rows = await outboxd.db.driver.read(
+  await db.writer.write(recordDeliveredMany([d("a", m + 8, 5), d("b", m + 9, 1200)]));
+  const rows = await db.driver.read(
     all<{
       minute: number;
       endpoint_id: string;
