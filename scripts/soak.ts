@@ -16,7 +16,7 @@ import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { apiClient, type Request } from "../test/helpers/api.ts";
-import { type Child, freePort, startChild } from "../test/helpers/process.ts";
+import { type Child, startChild } from "../test/helpers/process.ts";
 import { tempDir } from "../test/helpers/server.ts";
 import { startSimServer } from "../test/helpers/sim-server.ts";
 import { startSnippetReceiver } from "../test/helpers/snippet-receiver.ts";
@@ -53,7 +53,10 @@ function random(): number {
 
 const TOKEN = `soak-${crypto.randomUUID()}`;
 const dir = tempDir("outboxd-soak-");
-const ports = await Promise.all(Array.from({ length: serverCount }, () => freePort()));
+// Each server's port: the kernel's pick at its first start (PORT=0, read from its listening line),
+// kept for its restarts so that a client's server keeps its address. (A port probed free and bound
+// later may be taken in between: a start-up failure that is no finding of the soak.)
+const ports: number[] = Array.from({ length: serverCount }, () => 0);
 const env: Record<string, string> = {
   OUTBOXD_DRIVER: values.driver,
   OUTBOXD_DATABASE_URL: `file:${join(dir, "outboxd.db")}`,
@@ -72,8 +75,9 @@ if (simServer) {
   env.OUTBOXD_DRIVER = "client";
   env.OUTBOXD_DATABASE_URL = simServer.url;
 }
-const apis: Request[] = ports.map((port) => apiClient(`http://127.0.0.1:${port}`, TOKEN));
-const api = apis[0] as Request;
+const apis: Request[] = [];
+/** The first server's API (set once it listens). */
+let api: Request;
 // Through the simulated network (a test preload), or directly.
 const outboxd =
   values["network-delay"] === undefined
@@ -111,8 +115,12 @@ function startDispatcher(): Child {
 }
 
 async function main(): Promise<number> {
-  // One at a time: the first applies the migrations.
-  for (const server of servers) await server.listening();
+  for (const [i, server] of servers.entries()) {
+    const url = await server.listening();
+    ports[i] = Number(new URL(url).port);
+    apis[i] = apiClient(url, TOKEN);
+  }
+  api = apis[0] as Request;
   const endpoint = await api("POST", "/v1/endpoints", { url: receiver.url, secret: receiver.secret });
   if (endpoint.status !== 201) throw new Error(`endpoint: ${JSON.stringify(endpoint.body)}`);
   console.log(
