@@ -93,7 +93,7 @@ export async function deliveryScenario(options: {
       variant: options.verify ? "outboxd → receiver verifying signatures" : "outboxd → receiver",
       deliveries: options.total,
       aggregates: options.aggregates,
-      seconds: Math.round(arrivals.last - arrivals.first) / 1000,
+      seconds: (arrivals.last - arrivals.first) / 1000,
       deliveriesPerSecond: arrivalRate(options.total, arrivals),
       startupMs: arrivals.first - spawned,
       deliveriesPerSecondWithStartup: Math.round((options.total * 1000) / (arrivals.last - spawned)),

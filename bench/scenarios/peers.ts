@@ -122,7 +122,7 @@ export async function peerDeliveries(options: { databaseUrl: string; total: numb
       rows.push({
         peer,
         deliveries: options.total,
-        seconds: Math.round(arrivals.last - arrivals.first) / 1000,
+        seconds: (arrivals.last - arrivals.first) / 1000,
         deliveriesPerSecond: arrivalRate(options.total, arrivals),
         startupMs: arrivals.first - spawned,
         ordered: false,

@@ -1,29 +1,17 @@
 // The per-minute delivered buckets (src/deliveries/counters.ts) on a real database: a batch's
 // deliveries counted once each in the bucket of their minute, endpoint and latency bin, whatever
 // order they come in (each run of the same bucket, and a bucket met again after another).
-import { afterAll, beforeAll, expect, test } from "bun:test";
-import { rmSync } from "node:fs";
+import { expect, test } from "bun:test";
 import { all } from "../../src/db/op.ts";
-import type { Database } from "../../src/db/open.ts";
 import { recordDeliveredMany } from "../../src/deliveries/counters.ts";
-import { openMigratedDatabase } from "../helpers/database.ts";
-import { tempDir } from "../helpers/server.ts";
+import { suiteDatabase } from "../helpers/database.ts";
 
-let db: Database;
-let dir = "";
-beforeAll(async () => {
-  dir = tempDir();
-  db = await openMigratedDatabase(dir);
-});
-afterAll(async () => {
-  await db.close();
-  rmSync(dir, { recursive: true, force: true });
-});
+const database = suiteDatabase();
 
 test("a batch's deliveries land once each in their minute's bucket per endpoint and latency bin, runs and returns alike", async () => {
   const m = 60_000 * 29_000_000;
   const d = (endpointId: string, at: number, latencyMs: number) => ({ endpointId, at, latencyMs });
-  await db.writer.write(
+  await database().writer.write(
     recordDeliveredMany([
       d("a", m + 1, 5),
       d("a", m + 2, 5.4),
@@ -36,8 +24,8 @@ test("a batch's deliveries land once each in their minute's bucket per endpoint 
     ]),
   );
   // A second batch adds to the buckets the first made.
-  await db.writer.write(recordDeliveredMany([d("a", m + 8, 5), d("b", m + 9, 1200)]));
-  const rows = await db.driver.read(
+  await database().writer.write(recordDeliveredMany([d("a", m + 8, 5), d("b", m + 9, 1200)]));
+  const rows = await database().driver.read(
     all<{
       minute: number;
       endpoint_id: string;

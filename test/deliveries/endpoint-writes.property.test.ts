@@ -4,15 +4,12 @@
 // read). After each run, no pending delivery may point at an endpoint that does not exist, and
 // every delivery to a deleted endpoint is dead with `endpoint_deleted`.
 // Seeded: OUTBOXD_FUZZ_SEED=<n> replays a run.
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { rmSync } from "node:fs";
+import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
 import { commitOp } from "../../src/commit/commit-op.ts";
 import { all } from "../../src/db/op.ts";
-import type { Database } from "../../src/db/open.ts";
 import { createEndpoint, deleteEndpoint, updateEndpoint } from "../../src/endpoints/endpoints.ts";
-import { openMigratedDatabase } from "../helpers/database.ts";
-import { tempDir } from "../helpers/server.ts";
+import { suiteDatabase } from "../helpers/database.ts";
 
 const TYPES = ["order.created", "order.paid", "user.created"];
 const PATTERNS = [["*"], ["order.*"], ["user.created"], ["order.paid"]];
@@ -38,19 +35,10 @@ const action: fc.Arbitrary<Action> = fc.oneof(
 );
 
 describe("endpoint writes inside group commits", () => {
-  let dir: string;
-  let db: Database;
+  const database = suiteDatabase();
   let n = 0;
   /** Each run's aggregates carry its number, so a run is checked on its own rows. */
   let run = 0;
-  beforeAll(async () => {
-    dir = tempDir();
-    db = await openMigratedDatabase(dir);
-  });
-  afterAll(async () => {
-    await db.close();
-    rmSync(dir, { recursive: true, force: true });
-  });
 
   function commit(type: string, endpoints: string[] | undefined) {
     n += 1;
@@ -85,7 +73,7 @@ describe("endpoint writes inside group commits", () => {
         const now = Date.now();
         const pool: string[] = [];
         for (let i = 0; i < POOL; i++) {
-          const created = await db.writer.write(
+          const created = await database().writer.write(
             createEndpoint(
               { url: "http://127.0.0.1:9/", eventTypes: ["*"], description: null, sealedSecrets: "[]" },
               now,
@@ -98,7 +86,7 @@ describe("endpoint writes inside group commits", () => {
         const perform = (a: Action): Promise<unknown> => {
           switch (a.kind) {
             case "create":
-              return db.writer.write(
+              return database().writer.write(
                 createEndpoint(
                   {
                     url: "http://127.0.0.1:9/new",
@@ -110,15 +98,15 @@ describe("endpoint writes inside group commits", () => {
                 ),
               );
             case "delete":
-              return db.writer.write(deleteEndpoint(id(a.endpoint), now));
+              return database().writer.write(deleteEndpoint(id(a.endpoint), now));
             case "repattern":
-              return db.writer.write(
+              return database().writer.write(
                 updateEndpoint(id(a.endpoint), { eventTypes: PATTERNS[a.patterns] as string[] }, now),
               );
             case "fanOut":
-              return db.writer.write(commit(TYPES[a.type] as string, undefined));
+              return database().writer.write(commit(TYPES[a.type] as string, undefined));
             case "explicit":
-              return db.writer.write(commit("order.created", [id(a.endpoint)]));
+              return database().writer.write(commit("order.created", [id(a.endpoint)]));
           }
         };
         const writes = actions.map(perform);
@@ -132,7 +120,7 @@ describe("endpoint writes inside group commits", () => {
             );
           }
         });
-        const orphans = await db.driver.read(
+        const orphans = await database().driver.read(
           all(
             `SELECT d.id, d.status, d.dead_reason AS reason FROM deliveries d
              WHERE d.aggregate LIKE :run AND NOT EXISTS (SELECT 1 FROM endpoints e WHERE e.id = d.endpoint_id)

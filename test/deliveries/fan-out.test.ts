@@ -2,16 +2,15 @@
 // commit and expanded into deliveries after it, in chunks (src/deliveries/enqueue.ts, issue 13).
 // Checked on the operations (the expansion run by hand, so every state in between is seen), and
 // through a real process killed between its commit and the expansion.
-import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
+import { afterEach, beforeAll, describe, expect, test } from "bun:test";
 import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { type CommitOutcome, commitOp, type EventWrite } from "../../src/commit/commit-op.ts";
 import { all, get } from "../../src/db/op.ts";
-import type { Database as Db } from "../../src/db/open.ts";
 import { EXPAND_CHUNK, expandFanOuts, INLINE_DELIVERIES } from "../../src/deliveries/enqueue.ts";
 import { createEndpoint, deleteEndpoint } from "../../src/endpoints/endpoints.ts";
 import { apiClient } from "../helpers/api.ts";
-import { openMigratedDatabase } from "../helpers/database.ts";
+import { suiteDatabase } from "../helpers/database.ts";
 import { type Child, startChild } from "../helpers/process.ts";
 import { startReceiver, type TestReceiver, waitFor } from "../helpers/receiver.ts";
 import { tempDir } from "../helpers/server.ts";
@@ -34,12 +33,10 @@ interface DeliveryRow {
 }
 
 describe("deferred fan-out, operation by operation", () => {
-  let dir: string;
-  let db: Db;
+  const database = suiteDatabase();
   let endpoints: string[];
   beforeAll(async () => {
-    dir = tempDir();
-    db = await openMigratedDatabase(dir);
+    const db = database();
     endpoints = [];
     for (let i = 0; i < ENDPOINTS; i++) {
       const endpoint = await db.writer.write(
@@ -50,10 +47,6 @@ describe("deferred fan-out, operation by operation", () => {
       );
       endpoints.push(endpoint.id);
     }
-  });
-  afterAll(async () => {
-    await db.close();
-    rmSync(dir, { recursive: true, force: true });
   });
 
   const event = (aggregate: string, id?: string): EventWrite => ({
@@ -66,7 +59,7 @@ describe("deferred fan-out, operation by operation", () => {
     endpoints: undefined,
   });
   const commit = (events: EventWrite[]) =>
-    db.writer.write(
+    database().writer.write(
       commitOp({
         by: { tokenId: "tok_test", tokenName: "test" },
         records: [],
@@ -79,14 +72,14 @@ describe("deferred fan-out, operation by operation", () => {
       }),
     );
   const deliveries = () =>
-    db.driver.read(
+    database().driver.read(
       all<DeliveryRow>(
         `SELECT id, event_id AS eventId, endpoint_id AS endpointId, aggregate, sequence, status,
            is_head AS isHead, dead_reason AS deadReason FROM deliveries ORDER BY id`,
       ),
     );
   const fanOutRows = async () =>
-    (await db.driver.read(get<{ n: number }>("SELECT count(*) AS n FROM fan_outs")))?.n ?? 0;
+    (await database().driver.read(get<{ n: number }>("SELECT count(*) AS n FROM fan_outs")))?.n ?? 0;
   const named = (outcome: CommitOutcome) =>
     outcome.result.events.flatMap((e) => e.deliveries.map((d) => ({ ...d, eventId: e.id })));
 
@@ -117,15 +110,15 @@ describe("deferred fan-out, operation by operation", () => {
     );
 
     // One chunk, then the endpoint goes away, then the rest.
-    const chunk = await db.writer.write(expandFanOuts(EXPAND_CHUNK, Date.now()));
+    const chunk = await database().writer.write(expandFanOuts(EXPAND_CHUNK, Date.now()));
     expect(chunk.deliveries).toBe(EXPAND_CHUNK);
     expect(chunk.more).toBe(true);
     expect((await deliveries()).length).toBe(ENDPOINTS + EXPAND_CHUNK);
     const gone = endpoints[1] as string;
-    await db.writer.write(deleteEndpoint(gone, Date.now()));
+    await database().writer.write(deleteEndpoint(gone, Date.now()));
     let rounds = 1;
     for (;;) {
-      const next = await db.writer.write(expandFanOuts(EXPAND_CHUNK, Date.now()));
+      const next = await database().writer.write(expandFanOuts(EXPAND_CHUNK, Date.now()));
       rounds += 1;
       expect(next.deliveries).toBeLessThanOrEqual(EXPAND_CHUNK);
       expect(next.endpointIds.has(gone)).toBe(false);
