@@ -305,12 +305,16 @@ export function percentile(values: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] as number;
 }
 
+/** The median of some values and their range. */
+export function rangeOf(values: number[]): { median: number; min: number; max: number } {
+  return { median: median(values), min: Math.min(...values), max: Math.max(...values) };
+}
+
 /** Runs `measure` `runs` times and reports the median and range of `pick`. */
 export async function repeat<T>(runs: number, measure: () => Promise<T>, pick: (t: T) => number) {
   const results: T[] = [];
   for (let i = 0; i < runs; i++) results.push(await measure());
-  const values = results.map(pick);
-  return { median: median(values), min: Math.min(...values), max: Math.max(...values), runs: results };
+  return { ...rangeOf(results.map(pick)), runs: results };
 }
 
 export async function waitUntil(

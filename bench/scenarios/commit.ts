@@ -3,7 +3,7 @@
 // out to one endpoint that is being delivered to at the same time. The FULL row at 64 connections
 // without an endpoint has its limit beside it (bench/peers/bare-hono-sqlite.ts over HTTP): their
 // runs alternate, so both meet the same minutes' fsync latency, which sets the rate of both.
-import { BUN, load, median, peakRssMb, repeat, startOutboxd, startPeer, TOKEN } from "../lib.ts";
+import { BUN, load, median, peakRssMb, rangeOf, repeat, startOutboxd, startPeer, TOKEN } from "../lib.ts";
 
 export const COMMIT_BODY = JSON.stringify({
   records: [{ collection: "orders", id: "o-[<id>]", data: { status: "paid", total: 1250 } }],
@@ -69,11 +69,7 @@ export async function commitScenario(options: {
               peakRssMb: peakRssMb(outboxd.pid),
               ...(withLimit
                 ? {
-                    limit: {
-                      median: median(limitRuns),
-                      min: Math.min(...limitRuns),
-                      max: Math.max(...limitRuns),
-                    },
+                    limit: rangeOf(limitRuns),
                   }
                 : {}),
             });

@@ -18,6 +18,8 @@ import {
 
 export interface DeliveryRow {
   variant: string;
+  /** The receiver verified every signature (the plain drain is the target's). */
+  verified: boolean;
   deliveries: number;
   aggregates: number;
   /** From the first arrival to the last. */
@@ -91,6 +93,7 @@ export async function deliveryScenario(options: {
     const arrivals = await awaitArrivals(receiver.url, options.total, "the backlog to drain");
     const row = {
       variant: options.verify ? "outboxd → receiver verifying signatures" : "outboxd → receiver",
+      verified: options.verify,
       deliveries: options.total,
       aggregates: options.aggregates,
       seconds: (arrivals.last - arrivals.first) / 1000,
