@@ -305,6 +305,30 @@ export function percentile(values: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] as number;
 }
 
+/** This VM's CPU times from /proc/stat (all cores, clock ticks); null where there is none. */
+export function cpuTimes(): { steal: number; total: number } | null {
+  try {
+    const line = readFileSync("/proc/stat", "utf8").split("\n", 1)[0] as string;
+    // cpu  user nice system idle iowait irq softirq steal (guest time is inside user)
+    const ticks = line.trim().split(/\s+/).slice(1, 9).map(Number);
+    return { steal: ticks[7] ?? 0, total: ticks.reduce((a, b) => a + b, 0) };
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The share of this VM's CPU time (%) the hypervisor gave to other guests between two readings:
+ * on a shared host it slows every figure of a run, limits included, so the bench prints it.
+ */
+export function stealPercent(
+  before: ReturnType<typeof cpuTimes>,
+  after: ReturnType<typeof cpuTimes>,
+): number | null {
+  if (!before || !after || after.total <= before.total) return null;
+  return Math.round(((after.steal - before.steal) / (after.total - before.total)) * 1000) / 10;
+}
+
 /** The median of some values and their range. */
 export function rangeOf(values: number[]): { median: number; min: number; max: number } {
   return { median: median(values), min: Math.min(...values), max: Math.max(...values) };

@@ -13,7 +13,7 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { cpus, totalmem } from "node:os";
 import { join } from "node:path";
-import { BUN, REPO, startPeer } from "./lib.ts";
+import { BUN, cpuTimes, REPO, startPeer, stealPercent } from "./lib.ts";
 import { startPostgres } from "./peers/postgres.ts";
 import { report } from "./report.ts";
 import { type ColdStartRow, coldStartScenario } from "./scenarios/coldstart.ts";
@@ -105,6 +105,8 @@ export interface Results {
   /** Where outboxd's writer ran (OUTBOXD_WRITER_THREAD passed through, bench/lib.ts): main unless set. */
   writerThread: string;
   settings: typeof settings;
+  /** Per scenario, the share of this VM's CPU time (%) stolen by other guests while it ran. */
+  steal: Partial<Record<Scenario, number | null>>;
   commits?: CommitRow[];
   commitLimits?: CommitLimitRow;
   peerCommits?: PeerCommitRow[];
@@ -136,88 +138,116 @@ const results: Results = {
   // Where outboxd's writer ran: its default is a thread of its own (src/config.ts).
   writerThread: process.env.OUTBOXD_WRITER_THREAD ?? "worker",
   settings,
+  steal: {},
 };
 
-if (wanted("commits")) {
-  const receiver = await startPeer([BUN, "bench/peers/receiver.ts"], {});
+/** Runs one scenario's measurements and records the CPU steal while they ran. */
+async function scenario<T>(name: Scenario, measure: () => Promise<T>): Promise<T> {
+  const before = cpuTimes();
   try {
-    results.commits = await commitScenario({ ...settings, receiverUrl: `${receiver.url}/hook` });
+    return await measure();
   } finally {
-    await receiver.stop();
+    results.steal[name] = stealPercent(before, cpuTimes());
   }
 }
-if (wanted("commits") || wanted("inprocess")) {
-  results.commitLimits = await commitLimitScenario({
-    seconds: settings.seconds,
-    pairs: settings.inProcessPairs,
-    warmupSeconds: settings.inProcessWarmupSeconds,
+
+if (wanted("commits")) {
+  results.commits = await scenario("commits", async () => {
+    const receiver = await startPeer([BUN, "bench/peers/receiver.ts"], {});
+    try {
+      return await commitScenario({ ...settings, receiverUrl: `${receiver.url}/hook` });
+    } finally {
+      await receiver.stop();
+    }
   });
+}
+if (wanted("commits") || wanted("inprocess")) {
+  results.commitLimits = await scenario("inprocess", () =>
+    commitLimitScenario({
+      seconds: settings.seconds,
+      pairs: settings.inProcessPairs,
+      warmupSeconds: settings.inProcessWarmupSeconds,
+    }),
+  );
 }
 if (wanted("backlog") || wanted("peers")) results.limits = await limits(settings.seconds);
 if (wanted("backlog")) {
   // Default settings: what a user gets. The target is a median of runs (issue 12), so the plain
   // drain runs settings.runs times, each on a fresh file and receiver; every run is reported.
-  const backlog = { total: settings.backlog, aggregates: 1000 };
-  results.deliveries = [];
-  for (let run = 0; run < settings.runs; run++)
-    results.deliveries.push(await deliveryScenario({ ...backlog, verify: false }));
-  results.deliveries.push(await deliveryScenario({ ...backlog, verify: true }));
+  results.deliveries = await scenario("backlog", async () => {
+    const backlog = { total: settings.backlog, aggregates: 1000 };
+    const rows: DeliveryRow[] = [];
+    for (let run = 0; run < settings.runs; run++)
+      rows.push(await deliveryScenario({ ...backlog, verify: false }));
+    rows.push(await deliveryScenario({ ...backlog, verify: true }));
+    return rows;
+  });
 }
 if (wanted("peers")) {
-  const postgres = await startPostgres();
-  try {
-    results.peerCommits = await peerCommits({ databaseUrl: postgres.url, ...settings });
-    results.peerDeliveries = await peerDeliveries({
-      databaseUrl: postgres.url,
-      total: settings.backlog,
-      aggregates: 1000,
-    });
-  } finally {
-    await postgres.stop();
-  }
+  await scenario("peers", async () => {
+    const postgres = await startPostgres();
+    try {
+      results.peerCommits = await peerCommits({ databaseUrl: postgres.url, ...settings });
+      results.peerDeliveries = await peerDeliveries({
+        databaseUrl: postgres.url,
+        total: settings.backlog,
+        aggregates: 1000,
+      });
+    } finally {
+      await postgres.stop();
+    }
+  });
 }
 if (wanted("latency")) {
-  results.latency = [];
-  for (let run = 0; run < settings.runs; run++) {
-    for (const rate of settings.rates) {
-      const run = { rate, seconds: settings.latencySeconds, warmupSeconds: settings.latencyWarmupSeconds };
-      results.latency.push(await latencyScenario(run));
-      results.latency.push(await latencyScenario({ ...run, limit: true }));
+  results.latency = await scenario("latency", async () => {
+    const rows: LatencyRow[] = [];
+    for (let run = 0; run < settings.runs; run++) {
+      for (const rate of settings.rates) {
+        const run = { rate, seconds: settings.latencySeconds, warmupSeconds: settings.latencyWarmupSeconds };
+        rows.push(await latencyScenario(run));
+        rows.push(await latencyScenario({ ...run, limit: true }));
+      }
     }
-  }
+    return rows;
+  });
 }
 if (wanted("isolation")) {
-  const withHanging: IsolationRow[] = [];
-  const without: IsolationRow[] = [];
-  for (let run = 0; run < settings.runs; run++) {
-    const base = { eventsEach: 40, rate: 25, seconds: settings.isolationSeconds };
-    without.push(await isolationScenario({ ...base, hanging: 0 }));
-    withHanging.push(await isolationScenario({ ...base, hanging: 8 }));
-  }
-  results.isolation = { withHanging, without };
+  results.isolation = await scenario("isolation", async () => {
+    const withHanging: IsolationRow[] = [];
+    const without: IsolationRow[] = [];
+    for (let run = 0; run < settings.runs; run++) {
+      const base = { eventsEach: 40, rate: 25, seconds: settings.isolationSeconds };
+      without.push(await isolationScenario({ ...base, hanging: 0 }));
+      withHanging.push(await isolationScenario({ ...base, hanging: 8 }));
+    }
+    return { withHanging, without };
+  });
 }
 if (wanted("tracing")) {
   // OpenTelemetry on vs off (issue 18): one server switched in blocks, separate servers, the off hooks.
-  const receiver = await startPeer([BUN, "bench/peers/receiver.ts"], {});
-  try {
-    results.tracing = await tracingScenario({
-      // The issue's figure: one server, its spans switched on and off in short blocks.
-      toggledRounds: quick ? 12 : 30,
-      blockMs: 600,
-      // Separate servers, loaded in turn in blocks of the same length.
-      separateRounds: quick ? 12 : 30,
-      receiverUrl: `${receiver.url}/hook`,
-    });
-  } finally {
-    await receiver.stop();
-  }
+  results.tracing = await scenario("tracing", async () => {
+    const receiver = await startPeer([BUN, "bench/peers/receiver.ts"], {});
+    try {
+      return await tracingScenario({
+        // The issue's figure: one server, its spans switched on and off in short blocks.
+        toggledRounds: quick ? 12 : 30,
+        blockMs: 600,
+        // Separate servers, loaded in turn in blocks of the same length.
+        separateRounds: quick ? 12 : 30,
+        receiverUrl: `${receiver.url}/hook`,
+      });
+    } finally {
+      await receiver.stop();
+    }
+  });
 }
 // Pull endpoints (issue 17): 4 pollers draining 1,000 aggregates, stream latency at 1,000/s, idle streams.
-if (wanted("pull")) results.pull = await pullScenario(quick);
-if (wanted("growth")) results.growth = await growthScenario(settings.growth);
+if (wanted("pull")) results.pull = await scenario("pull", () => pullScenario(quick));
+if (wanted("growth")) results.growth = await scenario("growth", () => growthScenario(settings.growth));
 // Starts take ~0.2 s each: a quick run still takes the median of five.
-if (wanted("coldstart")) results.coldStart = await coldStartScenario(quick ? 5 : 9);
-if (wanted("remote")) results.remote = await remoteScenarios(quick);
+if (wanted("coldstart"))
+  results.coldStart = await scenario("coldstart", () => coldStartScenario(quick ? 5 : 9));
+if (wanted("remote")) results.remote = await scenario("remote", () => remoteScenarios(quick));
 
 const dir = join(REPO, "bench/results");
 mkdirSync(dir, { recursive: true });
