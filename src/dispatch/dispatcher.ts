@@ -34,6 +34,7 @@ import type { Tracing } from "../ops/tracing.ts";
 import { AttemptLog } from "./attempt-log.ts";
 import { CompletionQueue, type PendingCompletion } from "./completions.ts";
 import { decide } from "./decide.ts";
+import { closeIdleConnections } from "./exchange.ts";
 import { type HintedDelivery, Hints } from "./hints.ts";
 import { KnownEndpoints } from "./known-endpoints.ts";
 import { type EndpointToSend, type EventToSend, loadSendContext, type SendContext } from "./send-context.ts";
@@ -296,8 +297,17 @@ export class Dispatcher extends EventEmitter {
     clearTimeout(timer);
     this.#attemptLog.stop();
     // Its exchanges end with the sends (any still waiting are answered as failed: at least once).
-    if (this.#sending === 0) this.#sendWorker?.stop();
-    else void this.#sendsEnd().then(() => this.#running || this.#sendWorker?.stop());
+    if (this.#sending === 0) this.#closeConnections();
+    else void this.#sendsEnd().then(() => this.#running || this.#closeConnections());
+  }
+
+  /**
+   * Once the sends have ended: the send worker stops (its connections with it), and this thread's
+   * idle keep-alive connections close now rather than at the idle sweep, seconds later.
+   */
+  #closeConnections(): void {
+    this.#sendWorker?.stop();
+    closeIdleConnections();
   }
 
   /** Resolves when no send is under way. */
