@@ -6,6 +6,7 @@
 import { BACKSTOP_FRAMES, CHECKPOINT_FRAMES, Checkpointer } from "./checkpointer.ts";
 import { type Driver, type DriverOptions, localPragmas, type TransactionOptions } from "./driver.ts";
 import { type Execute, type Op, runOpSync, type Statement } from "./op.ts";
+import { parameterOrder } from "./parameters.ts";
 import type { SqliteConnection, SqliteStatement } from "./sqlite.ts";
 import { openSqlite } from "./sqlite-open.ts";
 import { WalSync } from "./wal-sync.ts";
@@ -129,21 +130,6 @@ interface PreparedStatement {
   stmt: SqliteStatement;
   /** The statement's parameter names in SQLite's order, when they can be bound by position. */
   names: string[] | null;
-}
-
-/**
- * The names of a statement's `:name` parameters in the order SQLite numbers them (first
- * appearance), or null when the text has anything that could make that reading wrong: quotes or
- * comments (a `:` inside them), other parameter forms (`?`, `@`, `$`).
- */
-export function parameterOrder(sql: string): string[] | null {
-  if (/['"`?@$]|--|\/\*/.test(sql)) return null;
-  const names: string[] = [];
-  for (const match of sql.matchAll(/:([A-Za-z_][A-Za-z0-9_]*)/g)) {
-    const name = match[1] as string;
-    if (!names.includes(name)) names.push(name);
-  }
-  return names;
 }
 
 /**

@@ -14,6 +14,7 @@
 // automatic index of the list (the promotion did so for 256 queues: a scan of every delivery);
 // the `+` leaves it one plan, the list as the outer loop and one seek per row.
 import type { Args, Statement } from "../db/op.ts";
+import { parameterOrder } from "../db/parameters.ts";
 import { memoized } from "../lib/memo.ts";
 
 type Value = string | number | null;
@@ -84,18 +85,8 @@ function statementText(name: string, columns: readonly string[], count: number, 
   return sql;
 }
 
-/** The `:name` parameters of an SQL text in the order SQLite numbers them (first appearance). */
-const parameterNames = memoized((sql: string): string[] | null => {
-  // Quoted strings are stepped over (a `:` inside one is no parameter); a comment or another
-  // parameter form makes the order uncertain: then no positional values (named binding only).
-  if (/--|\/\*|[?@$]/.test(sql)) return null;
-  const found: string[] = [];
-  for (const match of sql.matchAll(/'(?:[^']|'')*'|"(?:[^"]|"")*"|:([A-Za-z_][A-Za-z0-9_]*)/g)) {
-    const name = match[1];
-    if (name !== undefined && !found.includes(name)) found.push(name);
-  }
-  return found;
-}, 1024);
+/** The `:name` parameters of a rest's text in the order SQLite numbers them (the driver's rule). */
+const parameterNames = memoized(parameterOrder, 1024);
 
 /** What a rows statement is, beside its text and arguments. */
 export type RowsKind = Pick<Statement, "kind" | "blind" | "hint">;

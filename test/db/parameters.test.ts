@@ -1,7 +1,7 @@
 // The engine driver binds `:name` parameters by position when it can read their order from the
 // statement's text safely, and by name otherwise: the same rows either way.
 import { expect, test } from "bun:test";
-import { parameterOrder } from "../../src/db/engine-driver.ts";
+import { parameterOrder } from "../../src/db/parameters.ts";
 import { Database } from "../helpers/sqlite.ts";
 
 test("parameters in SQLite's order (first appearance), each once; nothing read where a ':' could be in a literal or comment", () => {
@@ -11,11 +11,19 @@ test("parameters in SQLite's order (first appearance), each once; nothing read w
     "a",
     "k",
   ]);
-  expect(parameterOrder("SELECT ':x' || :y")).toBeNull();
   expect(parameterOrder("SELECT :y -- :x")).toBeNull();
   expect(parameterOrder("SELECT :y /* :x */")).toBeNull();
   expect(parameterOrder("SELECT ?, :y")).toBeNull();
-  expect(parameterOrder("SELECT json_extract(:j, $.a)")).toBeNull();
+  expect(parameterOrder("SELECT $j, :y")).toBeNull();
+  expect(parameterOrder("SELECT @j, :y")).toBeNull();
+  expect(parameterOrder("SELECT [a:b] FROM t WHERE x = :y")).toBeNull();
+});
+
+test("a ':' or another parameter form inside a quoted string or identifier is stepped over", () => {
+  expect(parameterOrder("SELECT ':x' || :y")).toEqual(["y"]);
+  expect(parameterOrder("SELECT 'it''s :x' || :y, :z")).toEqual(["y", "z"]);
+  expect(parameterOrder('SELECT "a:b", `c:d` FROM t WHERE x = :y')).toEqual(["y"]);
+  expect(parameterOrder("SELECT json_extract(:j, '$.a'), '--', '?' || :k")).toEqual(["j", "k"]);
 });
 
 test("SQLite numbers named parameters by first appearance, as parameterOrder reads them", () => {
@@ -27,5 +35,10 @@ test("SQLite numbers named parameters by first appearance, as parameterOrder rea
   const byPosition = db.prepare(sql).get(order.map((name) => args[name])) as Record<string, unknown>;
   expect(byPosition).toEqual(byName);
   expect(byName).toEqual({ b: "2", a: "1", c: "3", ba: "21" });
+  // Quoted text with a ':' in it binds nothing: positions and names agree there too.
+  const quoted = "SELECT ':a' AS lit, :b AS b, 'x'':c' AS lit2, :a AS a";
+  const quotedOrder = parameterOrder(quoted) as string[];
+  expect(quotedOrder).toEqual(["b", "a"]);
+  expect(db.prepare(quoted).get(quotedOrder.map((name) => args[name]))).toEqual(db.prepare(quoted).get(args));
   db.close();
 });
