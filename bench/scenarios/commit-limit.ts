@@ -8,7 +8,7 @@
 // (A B, B A, …), each pair's ratio is taken in the same minute, and the row reports the median
 // of those ratios. Each run first commits WARMUP seconds uncounted, so the figure is the steady
 // state, not the JIT's first tens of thousands of commits.
-import { BUN, median } from "../lib.ts";
+import { BUN, rangeOf } from "../lib.ts";
 import { runPeerScript } from "./peers.ts";
 
 type Range = { median: number; min: number; max: number };
@@ -23,11 +23,10 @@ export interface CommitLimitRow {
 }
 
 /** Median, min and max, the median rounded like the values (an even count's is a mean of two). */
-const range = (values: number[], decimals: number): Range => ({
-  median: Math.round(median(values) * 10 ** decimals) / 10 ** decimals,
-  min: Math.min(...values),
-  max: Math.max(...values),
-});
+const range = (values: number[], decimals: number): Range => {
+  const { median, min, max } = rangeOf(values);
+  return { median: Math.round(median * 10 ** decimals) / 10 ** decimals, min, max };
+};
 
 export async function commitLimitScenario(options: {
   seconds: number;
