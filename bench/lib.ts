@@ -329,8 +329,11 @@ export function stealPercent(
   return Math.round(((after.steal - before.steal) / (after.total - before.total)) * 1000) / 10;
 }
 
+/** A median with its range. */
+export type Range = { median: number; min: number; max: number };
+
 /** The median of some values and their range. */
-export function rangeOf(values: number[]): { median: number; min: number; max: number } {
+export function rangeOf(values: number[]): Range {
   return { median: median(values), min: Math.min(...values), max: Math.max(...values) };
 }
 

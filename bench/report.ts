@@ -1,14 +1,13 @@
 // The markdown table of a bench run (bench/run.ts): every section the run measured, each figure
 // beside its limit from the same run, and the issue-12 targets at the end.
 
-import { median, rangeOf } from "./lib.ts";
+import { median, type Range, rangeOf } from "./lib.ts";
 import type { Results } from "./run.ts";
 import type { LatencyRow } from "./scenarios/latency.ts";
 import { pullMarkdown } from "./scenarios/pull.ts";
 import { remoteReport } from "./scenarios/remote.ts";
 import { tracingMarkdown } from "./scenarios/tracing.ts";
 
-type Range = { median: number; min: number; max: number };
 const range = (m: Range) => `${m.median} (${m.min}–${m.max})`;
 const ratio = (a: number, b: number) => (b > 0 ? `${(a / b).toFixed(2)}` : "n/a");
 

@@ -1,11 +1,11 @@
 // Scenario 5: cold start of the compiled executable to /readyz answering 200, and its idle RSS.
 import { rmSync } from "node:fs";
 import { join } from "node:path";
-import { BUN, freePort, median, REPO, rssMb, tempDir } from "../lib.ts";
+import { BUN, freePort, median, type Range, REPO, rssMb, tempDir } from "../lib.ts";
 
 export interface ColdStartRow {
   binaryMb: number;
-  coldStartMs: { median: number; min: number; max: number };
+  coldStartMs: Range;
   idleRssMb: number;
 }
 

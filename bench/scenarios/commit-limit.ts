@@ -8,10 +8,8 @@
 // (A B, B A, …), each pair's ratio is taken in the same minute, and the row reports the median
 // of those ratios. Each run first commits WARMUP seconds uncounted, so the figure is the steady
 // state, not the JIT's first tens of thousands of commits.
-import { BUN, rangeOf } from "../lib.ts";
+import { BUN, type Range, rangeOf } from "../lib.ts";
 import { runPeerScript } from "./peers.ts";
-
-type Range = { median: number; min: number; max: number };
 
 export interface CommitLimitRow {
   inProcess: Range;

@@ -3,7 +3,18 @@
 // out to one endpoint that is being delivered to at the same time. The FULL row at 64 connections
 // without an endpoint has its limit beside it (bench/peers/bare-hono-sqlite.ts over HTTP): their
 // runs alternate, so both meet the same minutes' fsync latency, which sets the rate of both.
-import { BUN, load, median, peakRssMb, rangeOf, repeat, startOutboxd, startPeer, TOKEN } from "../lib.ts";
+import {
+  BUN,
+  load,
+  median,
+  peakRssMb,
+  type Range,
+  rangeOf,
+  repeat,
+  startOutboxd,
+  startPeer,
+  TOKEN,
+} from "../lib.ts";
 
 export const COMMIT_BODY = JSON.stringify({
   records: [{ collection: "orders", id: "o-[<id>]", data: { status: "paid", total: 1250 } }],
@@ -14,13 +25,13 @@ export interface CommitRow {
   durability: "FULL" | "NORMAL";
   fanout: boolean;
   connections: number;
-  commitsPerSecond: { median: number; min: number; max: number };
+  commitsPerSecond: Range;
   p50Ms: number;
   p99Ms: number;
   errors: number;
   peakRssMb: number;
   /** The FULL row at 64 connections without an endpoint: its limit, runs alternated with these. */
-  limit?: { median: number; min: number; max: number };
+  limit?: Range;
 }
 
 export async function commitScenario(options: {

@@ -1,6 +1,6 @@
 // The peers measured in the same run (bench/peers/README.md): the seeds' reference design
 // (Node + pg + PostgreSQL with a SKIP LOCKED publisher), pg-boss, and the bare limits.
-import { arrivalRate, awaitArrivals, BUN, load, peakRssMb, startPeer } from "../lib.ts";
+import { arrivalRate, awaitArrivals, BUN, load, peakRssMb, type Range, startPeer } from "../lib.ts";
 
 export const PEER_BODY = JSON.stringify({
   aggregate: "orders/o-[<id>]",
@@ -10,7 +10,7 @@ export const PEER_BODY = JSON.stringify({
 export interface PeerCommitRow {
   peer: string;
   connections: number;
-  commitsPerSecond: { median: number; min: number; max: number };
+  commitsPerSecond: Range;
   p99Ms: number;
   peakRssMb: number;
 }
