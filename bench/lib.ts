@@ -332,9 +332,13 @@ export function stealPercent(
 /** A median with its range. */
 export type Range = { median: number; min: number; max: number };
 
-/** The median of some values and their range. */
-export function rangeOf(values: number[]): Range {
-  return { median: median(values), min: Math.min(...values), max: Math.max(...values) };
+/**
+ * The median of some values and their range; with `decimals`, each rounded to that many places
+ * (an even count's median is a mean of two, so it can have more than the values).
+ */
+export function rangeOf(values: number[], decimals?: number): Range {
+  const round = (x: number) => (decimals === undefined ? x : Math.round(x * 10 ** decimals) / 10 ** decimals);
+  return { median: round(median(values)), min: round(Math.min(...values)), max: round(Math.max(...values)) };
 }
 
 /** Runs `measure` `runs` times and reports the median and range of `pick`. */

@@ -1,7 +1,7 @@
 // Scenario 5: cold start of the compiled executable to /readyz answering 200, and its idle RSS.
 import { rmSync } from "node:fs";
 import { join } from "node:path";
-import { BUN, freePort, median, type Range, REPO, rssMb, tempDir } from "../lib.ts";
+import { BUN, freePort, type Range, REPO, rangeOf, rssMb, tempDir } from "../lib.ts";
 
 export interface ColdStartRow {
   binaryMb: number;
@@ -58,11 +58,7 @@ export async function coldStartScenario(runs: number): Promise<ColdStartRow> {
   rmSync(out, { force: true });
   const row = {
     binaryMb,
-    coldStartMs: {
-      median: Math.round(median(times)),
-      min: Math.round(Math.min(...times)),
-      max: Math.round(Math.max(...times)),
-    },
+    coldStartMs: rangeOf(times, 0),
     idleRssMb,
   };
   console.error(`cold start: ${row.coldStartMs.median} ms to /readyz, idle RSS ${idleRssMb} MB`);

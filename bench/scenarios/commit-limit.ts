@@ -20,12 +20,6 @@ export interface CommitLimitRow {
   warmupSeconds: number;
 }
 
-/** Median, min and max, the median rounded like the values (an even count's is a mean of two). */
-const range = (values: number[], decimals: number): Range => {
-  const { median, min, max } = rangeOf(values);
-  return { median: Math.round(median * 10 ** decimals) / 10 ** decimals, min, max };
-};
-
 export async function commitLimitScenario(options: {
   seconds: number;
   pairs: number;
@@ -55,9 +49,9 @@ export async function commitLimitScenario(options: {
     ratios.push(Math.round((rate / bound) * 1000) / 1000);
   }
   const row = {
-    inProcess: range(rates, 0),
-    inProcessLimit: range(limits, 0),
-    ratio: range(ratios, 3),
+    inProcess: rangeOf(rates, 0),
+    inProcessLimit: rangeOf(limits, 0),
+    ratio: rangeOf(ratios, 3),
     pairs: options.pairs,
     warmupSeconds: options.warmupSeconds,
   };
