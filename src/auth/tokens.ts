@@ -4,6 +4,7 @@ import { all, get, type Op, run } from "../db/op.ts";
 import { sha256Hex } from "../lib/canonical-json.ts";
 import { newId } from "../lib/ids.ts";
 import { iso } from "../lib/time.ts";
+import { type Actor, rejectProposalsOf } from "../proposals/store.ts";
 
 /**
  * Every scope a token can hold (DESIGN Part II, Scopes): the one list the API, the CLI and the
@@ -101,11 +102,17 @@ export function* countTokens(): Op<number> {
   return (yield* get<{ n: number }>("SELECT count(*) AS n FROM tokens"))?.n ?? 0;
 }
 
-/** Revokes a token; false if there is no such token (or it was already revoked). */
-export function* revokeToken(id: string, now: number): Op<boolean> {
-  return (
-    (yield* run("UPDATE tokens SET revoked_at = :now WHERE id = :id AND revoked_at IS NULL", { id, now })) > 0
-  );
+/**
+ * Revokes a token and, in the same transaction, rejects its pending proposals (DESIGN §17:
+ * revocation reaches everything the token holds), decided by `by`, the revoking token (null from
+ * the command line). False if there is no such token (or it was already revoked).
+ */
+export function* revokeToken(id: string, now: number, by: Actor | null = null): Op<boolean> {
+  const revoked =
+    (yield* run("UPDATE tokens SET revoked_at = :now WHERE id = :id AND revoked_at IS NULL", { id, now })) >
+    0;
+  if (revoked) yield* rejectProposalsOf(id, by, now);
+  return revoked;
 }
 
 export function* touchToken(id: string, now: number): Op<void> {

@@ -137,6 +137,20 @@ export function* decide(
   return changed > 0;
 }
 
+/**
+ * Rejects every pending proposal the token `proposerId` made (its token is being revoked, in the
+ * same transaction): reason `proposer-revoked`, decided by `by` (the revoking token; null from
+ * the command line). Returns how many.
+ */
+export function* rejectProposalsOf(proposerId: string, by: Actor | null, now: number): Op<number> {
+  return yield* run(
+    `UPDATE proposals SET status = 'rejected', decided_at = :now, decided_by_token_id = :byId,
+       decided_by_token_name = :byName, reason = 'proposer-revoked'
+     WHERE proposed_by_token_id = :proposerId AND status = 'pending'`,
+    { proposerId, now, byId: by?.tokenId ?? null, byName: by?.tokenName ?? null },
+  );
+}
+
 /** Whether any pending proposal is past expiresAt: a read, so an idle sweep writes nothing. */
 export function* hasExpiredProposals(now: number): Op<boolean> {
   const row = yield* get<{ found: number }>(

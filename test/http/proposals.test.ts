@@ -328,6 +328,36 @@ describe("reject, expire, prune", () => {
     expectProblem(await as.person("POST", `/v1/proposals/${proposal.id}/reject`, { why: 1 }), 422, "/why");
   });
 
+  test("revoking the proposing token rejects its pending proposals, decided by the revoking token", async () => {
+    const created = expectStatus(
+      await server.request("POST", "/v1/tokens", { name: "doomed-agent", scopes: ["propose"] }),
+      201,
+    );
+    const doomed = apiClient(server.url, created.token);
+    const admin = expectStatus(
+      await server.request("POST", "/v1/tokens", { name: "revoker", scopes: ["admin"] }),
+      201,
+    );
+    const propose = (summary: string) =>
+      doomed("POST", "/v1/proposals", { summary, commit: { events: [{ type: "a.b", aggregate: "a/1" }] } });
+    const approved = expectStatus(await propose("approved first"), 201);
+    expectStatus(await as.person("POST", `/v1/proposals/${approved.id}/approve`), 200);
+    const pending = expectStatus(await propose("still pending"), 201);
+    const others = await returnAndProposal("p-other-agent");
+
+    expectStatus(await apiClient(server.url, admin.token)("DELETE", `/v1/tokens/${created.id}`), 200);
+    const rejected = expectStatus(await as.person("GET", `/v1/proposals/${pending.id}`), 200);
+    expect(rejected).toMatchObject({
+      status: "rejected",
+      reason: "proposer-revoked",
+      decidedBy: { tokenId: admin.id, tokenName: "revoker" },
+    });
+    expect(rejected.decidedAt).not.toBeNull();
+    expectProblem(await as.person("POST", `/v1/proposals/${pending.id}/approve`), 409);
+    expect(expectStatus(await as.person("GET", `/v1/proposals/${approved.id}`), 200).status).toBe("approved");
+    expect(expectStatus(await as.person("GET", `/v1/proposals/${others.id}`), 200).status).toBe("pending");
+  });
+
   test("past expiresAt: swept to expired; approving it is 409; unapproved ones are pruned after retention", async () => {
     const soon = await returnAndProposal("p-expire", { expiresIn: "10s" });
     const kept = await returnAndProposal("p-kept");

@@ -122,7 +122,9 @@ export function tokenRoutes(app: App, deps: HttpDeps): void {
     }),
     async (c) => {
       const id = c.req.param("id");
-      if (!(await deps.db.write(revokeTokenWrite(id, deps.clock())))) {
+      const identity = c.get("identity");
+      const by = { tokenId: identity.id, tokenName: identity.name };
+      if (!(await deps.db.write(revokeTokenWrite(id, deps.clock(), by)))) {
         throw problems.notFound(`token ${id} does not exist or is already revoked`);
       }
       return c.json({ id, revoked: true });
