@@ -1,4 +1,4 @@
-// The largest allowed fan-out against a small commit (DESIGN Part II Limits, issue 13): while
+// The largest allowed fan-out against a small commit: while
 // one commit writes OUTBOXD_MAX_DELIVERIES_PER_COMMIT deliveries (100 events x 100 endpoints),
 // a one-record commit sent meanwhile must wait at most 250 ms. A real `outboxd serve` child;
 // small commits are sent back to back from this process while each big commit runs.

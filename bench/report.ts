@@ -183,7 +183,7 @@ export function report(r: Results): string {
 
   if (r.tracing) lines.push(...tracingMarkdown(r.tracing));
   if (r.pull) lines.push(...pullMarkdown(r.pull));
-  lines.push("## Against the targets (issue 12): figure / limit of the same run", "");
+  lines.push("## Against the targets: figure / limit of the same run", "");
   const at = (rate: number, who: string) => latency.find((x) => x.rate === rate && x.who === who);
   for (const rate of [1000, 2000, 4000, 5000]) {
     const ours = at(rate, "outboxd");

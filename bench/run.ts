@@ -172,7 +172,7 @@ if (wanted("commits") || wanted("inprocess")) {
 }
 if (wanted("backlog") || wanted("peers")) results.limits = await limits(settings.seconds);
 if (wanted("backlog")) {
-  // Default settings: what a user gets. The target is a median of runs (issue 12), so the plain
+  // Default settings: what a user gets. The target is a median of runs, so the plain
   // drain runs settings.runs times, each on a fresh file and receiver; every run is reported.
   results.deliveries = await scenario("backlog", async () => {
     const backlog = { total: settings.backlog, aggregates: 1000 };
@@ -224,7 +224,7 @@ if (wanted("isolation")) {
   });
 }
 if (wanted("tracing")) {
-  // OpenTelemetry on vs off (issue 18): one server switched in blocks, separate servers, the off hooks.
+  // OpenTelemetry on vs off: one server switched in blocks, separate servers, the off hooks.
   results.tracing = await scenario("tracing", async () => {
     const receiver = await startPeer([BUN, "bench/peers/receiver.ts"], {});
     try {
@@ -241,7 +241,7 @@ if (wanted("tracing")) {
     }
   });
 }
-// Pull endpoints (issue 17): 4 pollers draining 1,000 aggregates, stream latency at 1,000/s, idle streams.
+// Pull endpoints: 4 pollers draining 1,000 aggregates, stream latency at 1,000/s, idle streams.
 if (wanted("pull")) results.pull = await scenario("pull", () => pullScenario(quick));
 if (wanted("growth")) results.growth = await scenario("growth", () => growthScenario(settings.growth));
 // Starts take ~0.2 s each: a quick run still takes the median of five.

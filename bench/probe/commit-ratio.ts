@@ -1,7 +1,7 @@
 // Commits over HTTP (64 connections, FULL, no endpoint) against their limit, alternated in the
 // same minutes: outboxd and the bare Hono handler with the same grouped statements
 // (bench/peers/bare-hono-sqlite.ts) both running, loaded in turn by autocannon; per run its
-// rate and the server's CPU per commit (all threads, and its main thread's), per pair outboxd / limit (issue 12's ratio, which the
+// rate and the server's CPU per commit (all threads, and its main thread's), per pair outboxd / limit (the ratio the
 // bench measures minutes apart). With PERF=1, each run also counts the server's fdatasync
 // calls and their mean time (perf trace, kernel tracepoints: no slowdown to speak of).
 //   bun bench/probe/commit-ratio.ts [pairs=4] [seconds=3] [KEY=VALUE env for outboxd …]

@@ -1,5 +1,5 @@
 // Commits over HTTP, closed loop (autocannon, 64 connections), no endpoint: rate and outboxd's
-// CPU per commit, for A/B runs on a shared machine (issue 12).
+// CPU per commit, for A/B runs on a shared machine.
 //   bun bench/probe/commits.ts [seconds=4] [KEY=VALUE env for outboxd …]
 import { cpuMs, load, startOutboxd, TOKEN } from "../lib.ts";
 

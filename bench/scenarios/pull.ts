@@ -1,4 +1,4 @@
-// Pull endpoints (issue 17, DESIGN §12), three measurements, each against outboxd `serve` as a
+// Pull endpoints (DESIGN §12), three measurements, each against outboxd `serve` as a
 // separate process with its default settings:
 //
 // 1. Throughput: a backlog of TOTAL events over 1,000 aggregates on one pull endpoint, drained
@@ -416,7 +416,7 @@ export async function pullScenario(quick: boolean): Promise<PullResults> {
 }
 
 export function pullMarkdown(r: PullResults): string[] {
-  const lines = ["## Pull endpoints (issue 17)", ""];
+  const lines = ["## Pull endpoints", ""];
   lines.push("| events | pollers × max | events/s | server CPU ms / 1000 | order / hold violations | load |");
   lines.push("| ---: | ---: | ---: | ---: | ---: | ---: |");
   for (const t of r.throughput) {

@@ -1,4 +1,4 @@
-// Tracing cost (issue 18: on ≤ 5% of commit throughput, off nothing measurable), three ways in
+// Tracing cost (on ≤ 5% of commit throughput, off nothing measurable), three ways in
 // one run, each with its noise floor beside it. Every commit carries a sampled traceparent (a
 // caller that traces), so with tracing on each one records a server span and an outboxd.commit
 // span, and with an endpoint each delivery an outboxd.deliver span; spans go over OTLP/HTTP to a

@@ -1,4 +1,4 @@
-// The dependency rules (.dependency-cruiser.cjs, issue 11) run on src/ in CI; here they are run
+// The dependency rules (.dependency-cruiser.cjs) run on src/ in CI; here they are run
 // on small temporary source trees that break one rule each, to prove a wrong import fails the
 // check and names the rule, and on the real src/, which must pass.
 import { afterAll, describe, expect, test } from "bun:test";

@@ -22,7 +22,6 @@ const ALLOWED: Record<string, string> = {
   "test/db/sqlite-parity.test.ts": "both libraries side by side, each on its own file",
   "bench/probe/sql-times-preload.ts": "times the process's own library (it opens nothing)",
   "bench/probe/drain-sql.ts": "opens the file only once every in-process connection is closed",
-  "bench/probe/claim-sql.ts": "opens the file only once the prefill's server has stopped",
 };
 
 const IMPORT = /(?:from\s+|import\(\s*|require\(\s*)["'](?:libsql|bun:sqlite)["']/;

@@ -236,7 +236,7 @@ function descriptorsOf(part: string): string[] {
 
 // bun:sqlite only. libsql's close() cannot finalize statements (its Statement has no finalize):
 // a connection whose prepared statements are alive stays open until they are garbage-collected,
-// as it always has on the libsql path (docs/benchmarks.md, issue 12 session 11: left as it is).
+// as it always has on the libsql path (left as it is).
 test("bun:sqlite: close() closes now, prepared statements alive or not (no connection left open until GC)", () => {
   const connection = openSqliteWith("bun:sqlite", join(dir, "bun-close.db"));
   connection.exec("PRAGMA journal_mode = WAL");

@@ -1,4 +1,4 @@
-// Issue 19 (2): `due` in /v1/stats (and outboxd_due_deliveries) counts exactly what a claim
+// `due` in /v1/stats (and outboxd_due_deliveries) counts exactly what a claim
 // could take now: not the rows behind a queue's head, not a queue whose head is in flight, not
 // a disabled endpoint's rows, not rows past their deadline, not rows of a missing endpoint.
 import { afterAll, beforeAll, expect, test } from "bun:test";

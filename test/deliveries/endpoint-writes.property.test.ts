@@ -1,4 +1,4 @@
-// Issue 19 (1), property-style: endpoint creates, pattern changes and deletes mixed at random
+// Property-style: endpoint creates, pattern changes and deletes mixed at random
 // into group commits of fanning-out and explicitly addressed commits. Everything of one run is
 // queued before the writer drains, so it shares one batch (one transaction, one shared endpoint
 // read). After each run, no pending delivery may point at an endpoint that does not exist, and

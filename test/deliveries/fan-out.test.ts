@@ -1,5 +1,5 @@
 // A fan-out larger than a commit inserts itself (INLINE_DELIVERIES) is written compactly in the
-// commit and expanded into deliveries after it, in chunks (src/deliveries/enqueue.ts, issue 13).
+// commit and expanded into deliveries after it, in chunks (src/deliveries/enqueue.ts).
 // Checked on the operations (the expansion run by hand, so every state in between is seen), and
 // through a real process killed between its commit and the expansion.
 import { afterEach, beforeAll, describe, expect, test } from "bun:test";

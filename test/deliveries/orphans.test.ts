@@ -1,4 +1,4 @@
-// Issue 19 (1): an endpoint deleted while commits to it share its group commit must leave no
+// An endpoint deleted while commits to it share its group commit must leave no
 // pending delivery behind. Real concurrent HTTP requests against one real server; afterwards
 // the database file itself is read through a connection of its own.
 

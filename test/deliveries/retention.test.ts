@@ -1,4 +1,4 @@
-// Issue 19 (3): an Idempotency-Key is honoured for its whole 24 h window (DESIGN §3) even when
+// An Idempotency-Key is honoured for its whole 24 h window (DESIGN §3) even when
 // OUTBOXD_RETENTION is shorter; retention still prunes everything else on time, except the
 // ledger (DESIGN §13), which it never prunes. Time is moved
 // by pruning "as of" a later moment instead of sleeping.

@@ -1,4 +1,4 @@
-// One endpoint's trouble never holds up another (issue 12): receivers that never answer may
+// One endpoint's trouble never holds up another: receivers that never answer may
 // fill the global pool, but a healthy endpoint still gets its send at once; an endpoint that
 // times out or asks to slow down gets fewer slots (adaptive limit), and all back once it answers.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";

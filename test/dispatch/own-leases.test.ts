@@ -1,4 +1,4 @@
-// Leases without claims (issue 12, session 5): a commit's new head is leased to this process's
+// Leases without claims: a commit's new head is leased to this process's
 // dispatcher by its own INSERT and sent with the event the commit handed over; a head promoted by
 // a batch of outcomes is claimed in that batch's transaction. What must still hold: the lease is
 // fenced like a claim's, a lease whose commit never handed it over is given back, and an endpoint

@@ -1,4 +1,4 @@
-// What a start loads (cold start, issue 12): a process on a local file that has no event type
+// What a start loads (cold start): a process on a local file that has no event type
 // with a schema never loads ajv, @libsql/client or the MCP SDK; the first schema loads ajv, and
 // payloads are checked against it from then on.
 import { expect, test } from "bun:test";

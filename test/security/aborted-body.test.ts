@@ -1,4 +1,4 @@
-// Clients that go away mid-body (issue 13 finding 2): a partial body with a larger
+// Clients that go away mid-body: a partial body with a larger
 // Content-Length, or a chunked body, then the connection closed. outboxd answers 400 or nothing
 // (the client is gone), never a 500, and logs no error: a slow or flaky client is not a bug.
 // Real sockets (node:net) against a real server, since fetch cannot send a broken request.

@@ -1,4 +1,4 @@
-// Requests Bun's HTTP parser refuses before outboxd sees them (issue 13 finding 7): a broken
+// Requests Bun's HTTP parser refuses before outboxd sees them: a broken
 // request line, an unsupported HTTP version, headers over Bun's limit. Bun 1.4.5 answers these
 // itself with a bare status line (uWS's fixed httpErrorResponses) and has no hook to change
 // them, so they cannot be problem+json; docs/security.md says so. This pins what does hold:

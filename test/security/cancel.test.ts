@@ -1,4 +1,4 @@
-// Cancel (DESIGN Part II §2/§3 change; issue 13 finding 7: a deliverAfter in year 9999 once
+// Cancel (DESIGN Part II §2/§3 change: a deliverAfter in year 9999 once
 // blocked its aggregate for good and nothing could cancel it). A pending delivery that is not
 // leased becomes dead with reason `cancelled`, visible and replayable, and the next event of
 // its aggregate goes out; anything else is 409 — a leased one with Retry-After.

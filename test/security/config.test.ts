@@ -1,4 +1,4 @@
-// Configuration errors (issue 13 finding 7): a malformed OUTBOXD_DATABASE_URL is reported
+// Configuration errors: a malformed OUTBOXD_DATABASE_URL is reported
 // without its credentials, by the real executable's start-up; every on/off setting reads the
 // same words, exactly those docs/configuration.md lists; and the Part II limits are validated
 // at start like every other setting.

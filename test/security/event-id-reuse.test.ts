@@ -1,4 +1,4 @@
-// Event-id reuse (DESIGN Part II §3 change, issue 13 finding 3): event ids are global, so a
+// Event-id reuse: event ids are global, so a
 // commit token that reuses another token's event id must not learn from the answer whether
 // its guess of that event's payload was right. Only the committing token, with the same
 // content, gets the existing event back; every other reuse is the same 409.

@@ -1,4 +1,4 @@
-// Silent data changes (issue 13 finding 5): numbers that JSON.parse would change (1e400 became
+// Silent data changes: numbers that JSON.parse would change (1e400 became
 // Infinity and was stored as null; 12345678901234567890 was rounded) and strings with lone
 // surrogates (x\ud800, x\udfff and x\ufffd became one aggregate) are refused with a 422 naming
 // the place, before anything is stored. Bodies are sent as raw text: JSON.stringify could not

@@ -1,4 +1,4 @@
-// The database files are readable by their owner only (issue 13 finding 4): they hold every
+// The database files are readable by their owner only: they hold every
 // payload and, without a master key, the endpoints' signing secrets. Checked with fs.stat on
 // the real files a real server and a real `outboxd backup` child process create, under the
 // usual umask 022 that would otherwise leave them 0644.

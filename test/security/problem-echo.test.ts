@@ -1,4 +1,4 @@
-// Problem details never carry what the client sent (issue 13 finding 1): a 422 names the field
+// Problem details never carry what the client sent: a 422 names the field
 // (a pointer) and the rule, never the value, so a token or secret sent in the wrong place does
 // not come back into client and proxy logs; and a problem stays a few KiB whatever the input.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
