@@ -72,12 +72,11 @@ export async function build(outfile: string): Promise<{ outfile: string; bytes: 
   const started = performance.now();
   const rewrites: string[] = [];
   const result = await Bun.build({
-    // The workers' entry points too (the send worker, the WAL checkpoints, the writer thread:
-    // send-worker.ts, checkpointer.ts, db/writer-thread.ts): the executable starts them by the
+    // The workers' entry points too (the WAL checkpoints, the writer thread: checkpointer.ts,
+    // db/writer-thread.ts): the executable starts them by the
     // names they have beside main.ts inside it (hence [name], without their directories).
     entrypoints: [
       join(root, "src/main.ts"),
-      join(root, "src/dispatch/send-worker-main.ts"),
       join(root, "src/db/checkpoint-worker.ts"),
       join(root, "src/db/writer-worker-main.ts"),
     ],

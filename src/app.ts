@@ -9,7 +9,6 @@ import { databaseClock } from "./db/db-clock.ts";
 import type { Database } from "./db/open.ts";
 import { deadLetterOrphansWrite } from "./deliveries/writes.ts";
 import { type AttemptEvent, Dispatcher } from "./dispatch/dispatcher.ts";
-import { useWebhookClient } from "./dispatch/exchange.ts";
 import type { HintedDelivery } from "./dispatch/hints.ts";
 import { SecretBox } from "./endpoints/secrets.ts";
 import type { Resolver } from "./endpoints/url-guard.ts";
@@ -33,8 +32,6 @@ export interface OutboxdOptions {
   logger?: Logger;
   /** Run the dispatcher in this process (default true). */
   dispatch?: boolean;
-  /** The dispatcher has the process's thread to itself: no HTTP API is served (`outboxd dispatch`). */
-  dispatchOnly?: boolean;
   /** The database already being opened and migrated (src/opening.ts); else begun here. */
   opening?: Opening;
 }
@@ -74,8 +71,6 @@ export async function createOutboxd(config: Config, options: OutboxdOptions = {}
   // writes the database before the migrations below have been awaited.
   const secretBox = new SecretBox(config.masterKey);
 
-  // This thread's webhook client (and the send worker's: it is told when it starts).
-  useWebhookClient(config.webhookClient);
   const dispatcher =
     options.dispatch === false
       ? null
@@ -87,7 +82,6 @@ export async function createOutboxd(config: Config, options: OutboxdOptions = {}
           logger,
           resolver: options.resolver,
           tracing,
-          threadToItself: options.dispatchOnly === true,
           ...(shared ? { beforeSweep: () => shared.sync() } : {}),
         });
   const metrics = new Metrics();

@@ -34,17 +34,6 @@ export interface Config extends DatabaseConfig {
   sendTimeoutMs: number;
   concurrency: number;
   endpointConcurrency: number;
-  /**
-   * Where webhook requests are made: a worker thread (the second core) or the dispatcher's own;
-   * `auto`: its own where it has the thread to itself (`outboxd dispatch`), a worker beside an HTTP API.
-   */
-  sendThread: "auto" | "worker" | "main";
-  /**
-   * How webhook requests are made: `native` (HTTP/1.1 over Bun's sockets, src/dispatch/http1-client.ts;
-   * `fetch` under Deno), `fetch` everywhere, or `auto`: native on the dispatcher's own thread, `fetch`
-   * on the send worker (src/dispatch/exchange.ts workerClient).
-   */
-  webhookClient: "auto" | "native" | "fetch";
   retryBaseMs: number;
   retryCapMs: number;
   secretGraceMs: number;
@@ -75,6 +64,15 @@ export const FAILPOINTS = [
 ] as const;
 
 type Env = Record<string, string | undefined>;
+
+/**
+ * Settings that no longer exist, each with what replaced it. One that is still set is refused at
+ * start (exit 2) with that line, rather than silently ignored.
+ */
+export const REMOVED_SETTINGS: Readonly<Record<string, string>> = {
+  OUTBOXD_WEBHOOK_CLIENT: "webhooks are always sent with the runtime's fetch",
+  OUTBOXD_SEND_THREAD: "webhooks are always sent from the dispatcher's own thread",
+};
 
 /** Every on/off setting; all of them read by parseBoolean, and documented so. */
 export const BOOLEAN_SETTINGS = [
@@ -144,6 +142,9 @@ export function loadConfig(env: Env = process.env): Config {
     if (!match) problems.push(`${name}=${text} must be one of ${allowed.join(", ")}`);
     return match ?? fallback;
   };
+
+  for (const [name, replacement] of Object.entries(REMOVED_SETTINGS))
+    if (read(name) !== undefined) problems.push(`${name} is no longer a setting: ${replacement}; unset it`);
 
   const databaseUrl = read("OUTBOXD_DATABASE_URL") ?? "file:./data/outboxd.db";
   const local = databaseUrl.startsWith("file:");
@@ -231,8 +232,6 @@ export function loadConfig(env: Env = process.env): Config {
     sendTimeoutMs: duration("OUTBOXD_SEND_TIMEOUT", "15s"),
     concurrency: integer("OUTBOXD_CONCURRENCY", 128, 1, 4096),
     endpointConcurrency: integer("OUTBOXD_ENDPOINT_CONCURRENCY", 64, 1, 4096),
-    sendThread: oneOf("OUTBOXD_SEND_THREAD", ["auto", "worker", "main"] as const, "auto"),
-    webhookClient: oneOf("OUTBOXD_WEBHOOK_CLIENT", ["auto", "native", "fetch"] as const, "auto"),
     retryBaseMs: duration("OUTBOXD_RETRY_BASE", "5s"),
     retryCapMs: duration("OUTBOXD_RETRY_CAP", "1h"),
     secretGraceMs: duration("OUTBOXD_SECRET_GRACE", "24h"),

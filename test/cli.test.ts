@@ -1,8 +1,9 @@
 // The command line (src/main.ts) as real child processes of the bun running the tests: exit
 // codes, what goes to stdout and stderr, and `serve` answering until SIGTERM.
 import { afterEach, describe, expect, test } from "bun:test";
-import { readFileSync, rmSync } from "node:fs";
+import { existsSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
+import { REMOVED_SETTINGS } from "../src/config.ts";
 import { expectProblem, expectStatus } from "./helpers/assertions.ts";
 import { type Child, REPO, startChild } from "./helpers/process.ts";
 import { startServer, type TestServer, tempDir } from "./helpers/server.ts";
@@ -136,6 +137,21 @@ describe("configuration errors exit 2 naming the variable", () => {
       expect(run.stderr).not.toContain("    at "); // a message, not a stack trace
     }
   });
+});
+
+test("every removed setting still set is refused at start: exit 2, one line naming it and what replaced it", async () => {
+  const dir = freshDir();
+  const names = Object.keys(REMOVED_SETTINGS);
+  expect(names.length).toBeGreaterThan(0);
+  for (const name of names) {
+    const run = await outboxd(["serve"], { OUTBOXD_DATABASE_URL: databaseUrl(dir), [name]: "1" });
+    expect({ name, code: run.code }).toEqual({ name, code: 2 });
+    const line = run.stderr.split("\n").find((l) => l.includes(name));
+    expect(line).toContain(`${name} is no longer a setting: ${REMOVED_SETTINGS[name]}`);
+    expect(run.stderr).not.toContain("    at ");
+  }
+  // Refused before anything is created.
+  expect(existsSync(join(dir, "data"))).toBe(false);
 });
 
 describe("serve", () => {

@@ -21,7 +21,7 @@ export async function serveCommand(config: Config, opening: Opening): Promise<vo
 }
 
 export async function dispatchCommand(config: Config, opening: Opening): Promise<void> {
-  const outboxd = await createOutboxd(config, { dispatchOnly: true, opening });
+  const outboxd = await createOutboxd(config, { opening });
   outboxd.logger.log("info", "dispatching", { pid: process.pid });
   stopOnSignal(bun, outboxd, () => outboxd.stop());
 }

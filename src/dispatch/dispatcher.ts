@@ -34,11 +34,9 @@ import type { Tracing } from "../ops/tracing.ts";
 import { AttemptLog } from "./attempt-log.ts";
 import { CompletionQueue, type PendingCompletion } from "./completions.ts";
 import { decide } from "./decide.ts";
-import { closeIdleConnections } from "./exchange.ts";
 import { type HintedDelivery, Hints } from "./hints.ts";
 import { KnownEndpoints } from "./known-endpoints.ts";
 import { type EndpointToSend, type EventToSend, loadSendContext, type SendContext } from "./send-context.ts";
-import { SendWorker, sendWorkerSupported } from "./send-worker.ts";
 import { type SendOutcome, sendWebhook, type WebhookMessage } from "./sender.ts";
 import { type ClaimRoom, isTrouble, Slots } from "./slots.ts";
 import {
@@ -57,7 +55,6 @@ export type DispatcherConfig = Pick<
   | "sendTimeoutMs"
   | "concurrency"
   | "endpointConcurrency"
-  | "sendThread"
   | "retryBaseMs"
   | "retryCapMs"
   | "allowPrivateEndpoints"
@@ -75,11 +72,6 @@ export interface DispatcherDeps {
   beforeSweep?: () => Promise<void>;
   /** One `outboxd.deliver` span per attempt (src/ops/tracing.ts); none when absent or off. */
   tracing?: Tracing | undefined;
-  /**
-   * The process's thread serves nothing but this dispatcher (`outboxd dispatch`): with
-   * OUTBOXD_SEND_THREAD=auto its requests are made here rather than on a send worker.
-   */
-  threadToItself?: boolean;
 }
 
 /** What happened to one attempt; emitted as "attempt" for metrics, logs and tests. */
@@ -196,8 +188,6 @@ export class Dispatcher extends EventEmitter {
   #retryTimer: ReturnType<typeof setTimeout> | null = null;
   #retryAt = Number.POSITIVE_INFINITY;
   #lastPruneAt = 0;
-  /** The webhook requests' thread (send-worker.ts); null: this one. */
-  readonly #sendWorker: SendWorker | null;
   /**
    * An endpoint's stored secrets, opened once per stored text rather than at every send: opening
    * parses (and, with OUTBOXD_MASTER_KEY, decrypts) the list, and a backlog sends thousands per
@@ -211,10 +201,6 @@ export class Dispatcher extends EventEmitter {
     super();
     this.#deps = deps;
     this.#local = deps.db.driver.writeGroup === undefined;
-    this.#sendWorker =
-      sendsOnWorker(deps.config.sendThread, deps.threadToItself === true) && sendWorkerSupported()
-        ? new SendWorker(deps.logger)
-        : null;
     this.#slots = new Slots<Claim>(deps.config);
     this.#openSecrets = memoized((stored: string) => new OpenedSecrets(deps.secretBox.open(stored)), 1024);
     this.#attemptLog = new AttemptLog(deps.logger);
@@ -296,18 +282,6 @@ export class Dispatcher extends EventEmitter {
     ]);
     clearTimeout(timer);
     this.#attemptLog.stop();
-    // Its exchanges end with the sends (any still waiting are answered as failed: at least once).
-    if (this.#sending === 0) this.#closeConnections();
-    else void this.#sendsEnd().then(() => this.#running || this.#closeConnections());
-  }
-
-  /**
-   * Once the sends have ended: the send worker stops (its connections with it), and this thread's
-   * idle keep-alive connections close now rather than at the idle sweep, seconds later.
-   */
-  #closeConnections(): void {
-    this.#sendWorker?.stop();
-    closeIdleConnections();
   }
 
   /** Resolves when no send is under way. */
@@ -758,18 +732,14 @@ export class Dispatcher extends EventEmitter {
       // each time the lease ran out, with nothing in last_error or the attempt log.
       return failedBeforeSend(`cannot open the endpoint's signing secrets: ${String(error)}`);
     }
-    return sendWebhook(
-      toMessage(event, delivery, traceparent),
-      {
-        url: endpoint.url,
-        secrets,
-        timeoutMs: config.sendTimeoutMs,
-        allowPrivate: config.allowPrivateEndpoints,
-        resolver: this.#deps.resolver,
-        now: startedAt,
-      },
-      this.#sendWorker?.exchange,
-    );
+    return sendWebhook(toMessage(event, delivery, traceparent), {
+      url: endpoint.url,
+      secrets,
+      timeoutMs: config.sendTimeoutMs,
+      allowPrivate: config.allowPrivateEndpoints,
+      resolver: this.#deps.resolver,
+      now: startedAt,
+    });
   }
 
   /** POST /v1/endpoints/{id}/test: a signed outboxd.ping, sent now, not stored. */
@@ -806,22 +776,6 @@ export class Dispatcher extends EventEmitter {
       responsePrefix: outcome.responsePrefix,
     };
   }
-}
-
-/**
- * Whether webhook requests go to a send worker. `auto` (and a config from before the setting had
- * it: undefined): unless the dispatcher has its thread to itself. There the exchange costs less in
- * all than handing it to a worker and back (the messages, their JSON and the worker's wake-ups):
- * draining a backlog, 10-35% less CPU per delivery over every thread and the receiver, in 5 of 6
- * alternated pairs (issue 12, session 8). Beside an HTTP API the thread is the commits' too, so
- * the requests stay on the second core.
- */
-function sendsOnWorker(
-  setting: DispatcherConfig["sendThread"] | undefined,
-  threadToItself: boolean,
-): boolean {
-  if (setting === "worker" || setting === "main") return setting === "worker";
-  return !threadToItself;
 }
 
 /** A claimed delivery that waited too long for its slot: left to be claimed again (nothing to undo). */

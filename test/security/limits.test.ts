@@ -2,7 +2,7 @@
 // lengths and list sizes the other suites do not cover, the number of endpoints, and the cap
 // on how much of a receiver's answer outboxd reads.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { RESPONSE_PREFIX_BYTES } from "../../src/dispatch/exchange.ts";
+import { RESPONSE_PREFIX_BYTES } from "../../src/dispatch/sender.ts";
 import { MAX_ENDPOINTS } from "../../src/http/routes/endpoints.ts";
 import { createEndpoint, expectProblem, expectStatus } from "../helpers/assertions.ts";
 import { startReceiver, type TestReceiver, waitFor } from "../helpers/receiver.ts";
