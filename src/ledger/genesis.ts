@@ -2,7 +2,7 @@
 // record's current state over as its first version (commit_id null; since migration 0012 that
 // version stays in the records row) and writes the genesis commit (seq 0) without a hash, since
 // SQL has neither sha256 nor JCS; this seals it: the versions' digests and the genesis hash. A
-// database without records gets no genesis commit.
+// database holding neither records nor events gets no genesis commit: its first commit is seq 0.
 import { migrate } from "../db/migrate.ts";
 import type { EmbeddedMigration } from "../db/migrations.gen.ts";
 import { all, get, type Op, run } from "../db/op.ts";
@@ -15,8 +15,25 @@ import { type ChainRecord, chainHash, digestOf, GENESIS_ID, ZERO_HASH } from "./
  */
 export function* migrateDatabase(migrations?: EmbeddedMigration[]): Op<string[]> {
   const applied = yield* migrate(migrations);
+  if (applied.includes(LEDGER_MIGRATION)) yield* genesisForEvents();
   if (applied.length > 0) yield* sealGenesis();
   return applied;
+}
+
+const LEDGER_MIGRATION = "0009_ledger";
+
+/**
+ * A database upgraded holding events but no records gets the genesis commit too (listing no
+ * versions): it marks the database as one from before the ledger, whose older events `outboxd
+ * verify` counts as unchained. Run right after the ledger migration, before any chained commit.
+ */
+function* genesisForEvents(): Op<void> {
+  yield* run(
+    `INSERT INTO commits (id, token_id, created_at, seq, hash, record_count, event_count)
+     SELECT :id, NULL, 0, 0, NULL, 0, 0
+     WHERE EXISTS (SELECT 1 FROM events) AND NOT EXISTS (SELECT 1 FROM commits WHERE seq IS NOT NULL)`,
+    { id: GENESIS_ID },
+  );
 }
 
 export function* sealGenesis(now: number = Date.now()): Op<void> {

@@ -66,6 +66,9 @@ const PAGE = 500;
 const EVENT_COLUMNS = `id, type, aggregate, sequence, payload, payload_digest AS payloadDigest,
   deliver_after AS deliverAfter, deliver_by AS deliverBy, erased_at AS erasedAt`;
 const CHAINED = "SELECT 1 FROM commits c WHERE c.id = x.commit_id AND c.seq IS NOT NULL";
+// :genesisAt is null on a database created with the ledger: then no event is from before it.
+const PRE_LEDGER = `x.payload_digest IS NULL AND NOT EXISTS (${CHAINED}) AND :genesisAt IS NOT NULL AND x.occurred_at <= :genesisAt
+      AND x.pos < coalesce(:firstChained, x.pos + 1)`;
 
 const SQL = {
   commits: `SELECT id, seq, token_id AS tokenId, proposal_id AS proposalId, created_at AS at, hash,
@@ -87,15 +90,6 @@ const SQL = {
     ORDER BY pos`,
   // Without event_pos (a commit whose events the migration found apart): by commit id, a scan.
   eventsOf: `SELECT ${EVENT_COLUMNS} FROM events WHERE commit_id = :commitId ORDER BY pos`,
-  // Whether chained events number what their commits say (events of a commit outside its range do not count there).
-  chainedEvents: `SELECT (SELECT count(*) FROM events WHERE payload_digest IS NOT NULL) AS stored,
-    (SELECT coalesce(sum(event_count), 0) FROM commits WHERE seq IS NOT NULL) AS listed`,
-  // An event outside the positions of the chained commit it names (run only when they do not add up).
-  misplacedEvent: `SELECT e.id, e.commit_id AS commitId FROM events e JOIN commits c ON c.id = e.commit_id
-    WHERE e.payload_digest IS NOT NULL AND c.seq IS NOT NULL AND CASE
-      WHEN c.event_pos IS NULL THEN coalesce(c.event_count, 0) = 0
-      ELSE e.pos <= c.event_pos - c.event_count OR e.pos > c.event_pos END
-    ORDER BY e.pos LIMIT 1`,
   // Rows that name a commit missing from the chain: what a removed commit row leaves behind.
   orphan: `SELECT min(commit_id) AS commitId FROM (
       SELECT commit_id FROM records x WHERE commit_id IS NOT NULL AND NOT EXISTS (${CHAINED})
@@ -103,12 +97,22 @@ const SQL = {
       SELECT commit_id FROM record_versions x WHERE commit_id IS NOT NULL AND NOT EXISTS (${CHAINED})
       UNION ALL
       SELECT commit_id FROM events x WHERE payload_digest IS NOT NULL AND NOT EXISTS (${CHAINED}))`,
-  // Events outside the chain: those from before the ledger come before every chained event.
-  unchained: `SELECT count(*) AS n, max(pos) AS lastPos FROM events x
-    WHERE payload_digest IS NULL AND NOT EXISTS (${CHAINED})`,
+  // Events from before the ledger: only on a database upgraded from before it (it has the genesis
+  // commit), without a digest, naming no chained commit, older than the genesis commit and placed
+  // before every chained event.
+  preLedger: `SELECT count(*) AS n FROM events x
+    WHERE ${PRE_LEDGER}`,
+  allEvents: `SELECT count(*) AS stored,
+    (SELECT coalesce(sum(event_count), 0) FROM commits WHERE seq IS NOT NULL) AS listed FROM events`,
   firstChainedEvent: "SELECT min(pos) AS pos FROM events WHERE payload_digest IS NOT NULL",
-  strayEvent: `SELECT id, commit_id AS commitId FROM events x
-    WHERE pos > :pos AND payload_digest IS NULL AND NOT EXISTS (${CHAINED}) ORDER BY pos LIMIT 1`,
+  genesisAt: `SELECT created_at AS at FROM commits WHERE id = '${GENESIS_ID}' AND seq = 0`,
+  // The first event neither among the events of the chained commit it names nor from before the
+  // ledger (run only when the events do not add up).
+  strayEvent: `SELECT x.id, c.id AS commitId FROM events x LEFT JOIN commits c ON c.id = x.commit_id AND c.seq IS NOT NULL
+    WHERE NOT (${PRE_LEDGER}) AND (c.id IS NULL OR CASE
+      WHEN c.event_pos IS NULL THEN coalesce(c.event_count, 0) = 0
+      ELSE x.pos <= c.event_pos - c.event_count OR x.pos > c.event_pos END)
+    ORDER BY x.pos LIMIT 1`,
   seqOf: "SELECT seq FROM commits WHERE id = :id",
   // A version no commit of the chain lists (run only when there are more versions than listed).
   strayVersion: `SELECT v.collection, v.id, v.version FROM (
@@ -141,6 +145,15 @@ function digestOrNull(json: string): string | null {
   }
 }
 
+/** An erased payload is JSON null and nothing else (the dispatcher would send anything else). */
+function isJsonNull(json: string): boolean {
+  try {
+    return JSON.parse(json) === null;
+  } catch {
+    return false;
+  }
+}
+
 export function* verifyLedger(): Op<VerifyResult> {
   const erased = { versions: 0, events: 0 };
   try {
@@ -153,17 +166,7 @@ export function* verifyLedger(): Op<VerifyResult> {
         "the commit was removed: versions or events name it, but it is not in the chain",
       );
     }
-    const events = yield* get<{ stored: number; listed: number }>(SQL.chainedEvents);
-    if (events && events.stored !== events.listed) {
-      const misplaced = yield* get<{ id: string; commitId: string }>(SQL.misplacedEvent);
-      throw new Mismatch(
-        misplaced?.commitId ?? null,
-        null,
-        misplaced
-          ? `event ${misplaced.id} was added: it names this commit, which did not insert it`
-          : `${events.stored} chained events are stored, the chain lists ${events.listed}`,
-      );
-    }
+    const unchained = yield* checkEvents();
     const stored = (yield* get<{ n: number }>(SQL.versionCount))?.n ?? 0;
     if (stored !== head.versions) {
       const stray = yield* get<{ collection: string; id: string; version: number }>(SQL.strayVersion);
@@ -175,26 +178,11 @@ export function* verifyLedger(): Op<VerifyResult> {
           : `${stored} record versions are stored, the chain lists ${head.versions}`,
       );
     }
-    const unchained = (yield* get<{ n: number; lastPos: number | null }>(SQL.unchained)) ?? {
-      n: 0,
-      lastPos: null,
-    };
-    const firstChained = (yield* get<{ pos: number | null }>(SQL.firstChainedEvent))?.pos ?? null;
-    if (firstChained !== null) {
-      const stray = yield* get<{ id: string; commitId: string }>(SQL.strayEvent, { pos: firstChained });
-      if (stray) {
-        throw new Mismatch(
-          stray.commitId,
-          null,
-          `event ${stray.id} was added outside any commit of the chain (it has no digest and came after the ledger started)`,
-        );
-      }
-    }
     return {
       ok: true,
       commits: head.commits,
       head: head.hash,
-      unchainedEvents: unchained.n,
+      unchainedEvents: unchained,
       erasedVersions: erased.versions,
       erasedEvents: erased.events,
     };
@@ -209,6 +197,34 @@ export function* verifyLedger(): Op<VerifyResult> {
     }
     throw error;
   }
+}
+
+/**
+ * Every event row is one its chained commit lists (each commit's were counted in the chain) or,
+ * on a database upgraded from before the ledger, one from before it. Returns how many are.
+ */
+function* checkEvents(): Op<number> {
+  const genesisAt = (yield* get<{ at: number }>(SQL.genesisAt))?.at ?? null;
+  const firstChained = (yield* get<{ pos: number | null }>(SQL.firstChainedEvent))?.pos ?? null;
+  const bounds = { genesisAt, firstChained };
+  const preLedger = (yield* get<{ n: number }>(SQL.preLedger, bounds))?.n ?? 0;
+  const events = yield* get<{ stored: number; listed: number }>(SQL.allEvents);
+  if (!events || events.stored === events.listed + preLedger) return preLedger;
+  const stray = yield* get<{ id: string; commitId: string | null }>(SQL.strayEvent, bounds);
+  if (!stray) {
+    throw new Mismatch(
+      null,
+      null,
+      `${events.stored} events are stored, the chain lists ${events.listed} and ${preLedger} are from before it`,
+    );
+  }
+  throw new Mismatch(
+    stray.commitId,
+    null,
+    stray.commitId === null
+      ? `event ${stray.id} was added outside any commit of the chain`
+      : `event ${stray.id} was added: it names this commit, which did not insert it`,
+  );
 }
 
 function* verifyChain(erased: {
@@ -243,8 +259,12 @@ function* verifyChain(erased: {
       const eventRows = yield* commitEvents(commit);
       const events: ChainEvent[] = eventRows.map((e) => {
         if (e.payloadDigest === null) throw fail(`event ${e.id} was edited: its digest is missing`);
-        if (e.erasedAt !== null) erased.events++;
-        else if (digestOrNull(e.payload) !== e.payloadDigest) {
+        if (e.erasedAt !== null) {
+          if (!isJsonNull(e.payload)) {
+            throw fail(`event ${e.id} was edited: it is marked erased, but its payload is not null`);
+          }
+          erased.events++;
+        } else if (digestOrNull(e.payload) !== e.payloadDigest) {
           throw fail(`event ${e.id} was edited: its payload no longer matches its digest`);
         }
         return {

@@ -175,6 +175,44 @@ test("an older database keeps every row, its idempotency responses, and starts t
   }
 });
 
+test("an older database holding events but no records gets a genesis commit: its events stay unchained, a later one without a digest fails", async () => {
+  const file = join(dir, "events-only.db");
+  const url = `file:${file}`;
+  const old = await openDatabase(loadConfig({ OUTBOXD_DATABASE_URL: url, ...ON_THIS_THREAD }));
+  await old.writer.write(migrate(migrations.slice(0, BEFORE_LEDGER)));
+  await old.close();
+  const seed = new Database(file);
+  seed.exec(`
+    INSERT INTO events (id, type, aggregate, sequence, payload, occurred_at, deliver_by, commit_id)
+      VALUES ('0193a1f2-0000-7000-8000-000000000011', 'return.opened', 'returns/r-1', 1, '{}', ${T}, ${T + 86400000}, 'cmt_old_1'),
+             ('0193a1f2-0000-7000-8000-000000000012', 'return.closed', 'returns/r-1', 2, '{}', ${T + 1}, ${T + 86400000}, 'cmt_old_2');
+  `);
+  seed.close();
+  const db = await openDatabase(loadConfig({ OUTBOXD_DATABASE_URL: url, ...ON_THIS_THREAD }));
+  try {
+    expect(await db.writer.write(migrateDatabase())).toContain("0009_ledger");
+    expect(await db.driver.read(verifyLedger())).toMatchObject({ ok: true, commits: 1, unchainedEvents: 2 });
+  } finally {
+    await db.close();
+  }
+  // An event without a digest written after the ledger started is not from before it.
+  const forge = new Database(file);
+  forge.exec(`
+    INSERT INTO events (id, type, aggregate, sequence, payload, occurred_at, deliver_by, commit_id)
+      VALUES ('0193a1f2-0000-7000-8000-000000000013', 'return.forged', 'returns/r-1', 3, '{}', ${Date.now() + 60_000}, ${T + 86400000}, 'cmt_old_2');
+  `);
+  forge.close();
+  const again = await openDatabase(loadConfig({ OUTBOXD_DATABASE_URL: url, ...ON_THIS_THREAD }));
+  try {
+    expect(await again.driver.read(verifyLedger())).toMatchObject({
+      ok: false,
+      problem: "event 0193a1f2-0000-7000-8000-000000000013 was added outside any commit of the chain",
+    });
+  } finally {
+    await again.close();
+  }
+});
+
 test("migration 0012 on a chained database: current versions move into their records rows, the chain still verifies with the same head", async () => {
   const upTo = migrations.findIndex((m) => m.tag === "0012_ledger_current_versions");
   expect(upTo).toBeGreaterThan(0);

@@ -114,6 +114,30 @@ const cases: [name: string, sql: () => string[], commit: () => string, what: () 
     () => /event 0193a1f2-0000-7000-8000-0000000000ff was added/,
   ],
   [
+    "an erased event's payload forged",
+    () => [`UPDATE events SET payload = '{"n":30}', erased_at = 1 WHERE id = '${eventIds[2]}'`],
+    () => commits[1] as string,
+    () => new RegExp(`event ${eventIds[2]} was edited: it is marked erased, but its payload is not null`),
+  ],
+  [
+    "an event without a digest added to a commit that sent none",
+    () => [
+      `INSERT INTO events (id, type, aggregate, sequence, payload, occurred_at, deliver_by, commit_id)
+       VALUES ('0193a1f2-0000-7000-8000-0000000000fe', 'b.forged', 'b/1', 9, '{"n":9}', 0, 1, '${commits[3]}')`,
+    ],
+    () => commits[3] as string,
+    () => /event 0193a1f2-0000-7000-8000-0000000000fe was added/,
+  ],
+  [
+    "an event without a digest added after the events of a commit that sent some",
+    () => [
+      `INSERT INTO events (id, type, aggregate, sequence, payload, occurred_at, deliver_by, commit_id)
+       VALUES ('0193a1f2-0000-7000-8000-0000000000fd', 'a.forged', 'a/1', 9, '{"n":9}', 0, 1, '${commits[1]}')`,
+    ],
+    () => commits[1] as string,
+    () => /event 0193a1f2-0000-7000-8000-0000000000fd was added/,
+  ],
+  [
     "a commit deleted",
     () => [`DELETE FROM commits WHERE id = '${commits[2]}'`],
     () => commits[2] as string,
@@ -161,6 +185,20 @@ for (const [name, sql, commit, what] of cases) {
     expect(line).toMatch(what());
   });
 }
+
+test("an event outside the chain placed before its first event fails on a database created with the ledger", () => {
+  // pos 0 comes before every chained event; the commit it names does not exist.
+  const file = tampered(
+    "unchained-first",
+    `INSERT INTO events (pos, id, type, aggregate, sequence, payload, occurred_at, deliver_by, commit_id)
+     VALUES (0, '0193a1f2-0000-7000-8000-0000000000fc', 'a.forged', 'a/1', 99, '{"n":9}', 0, 1, 'cmt_gone')`,
+  );
+  const run = outboxd(["verify"], file);
+  expect(run.code).toBe(1);
+  expect(run.stdout.trim()).toMatch(
+    /^FAILED: event 0193a1f2-0000-7000-8000-0000000000fc was added outside any commit of the chain/,
+  );
+});
 
 test("erased personal data is reported as erased, and the chain still verifies", () => {
   const file = tampered("erased");
