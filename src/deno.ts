@@ -3,6 +3,7 @@
 // (`listening` with url and pid), same stop on SIGTERM/SIGINT.
 //   deno run -A src/deno.ts          (deno.json sets nodeModulesDir: "manual": run `npm ci` first)
 // Both database drivers load under Deno, the `libsql` engine package included (Node-API).
+import { CommandError } from "./cli/args.ts";
 import { ConfigError, loadConfig } from "./config.ts";
 import { serve } from "./server.ts";
 
@@ -46,6 +47,10 @@ try {
   if (error instanceof ConfigError) {
     console.error(error.message);
     Deno.exit(2);
+  }
+  if (error instanceof CommandError) {
+    console.error(error.message);
+    Deno.exit(1);
   }
   console.error(error instanceof Error ? (error.stack ?? error.message) : String(error));
   Deno.exit(1);

@@ -3,6 +3,7 @@
 // let in-flight sends finish, close the database). Bun (src/cli/serve.ts) and Deno
 // (src/deno.ts) differ only in the Runtime they pass.
 import { createOutboxd, type Outboxd } from "./app.ts";
+import { CommandError } from "./cli/args.ts";
 import type { Config } from "./config.ts";
 import type { Opening } from "./opening.ts";
 
@@ -27,21 +28,48 @@ export interface Runtime {
  */
 export async function serve(config: Config, runtime: Runtime, opening?: Opening): Promise<Outboxd> {
   const outboxd = await createOutboxd(config, opening ? { opening } : {});
-  const server = runtime.listen(config.host, config.port, outboxd.http.fetch);
+  const listen = (
+    port: number,
+    setting: string,
+    fetch: (request: Request) => Response | Promise<Response>,
+  ) => {
+    try {
+      return runtime.listen(config.host, port, fetch);
+    } catch (error) {
+      if (!addressInUse(error)) throw error;
+      throw new CommandError(
+        `port ${port} on ${config.host} is in use: stop what listens there, or choose another port with ${setting}=…`,
+      );
+    }
+  };
+  let server: Listener;
+  try {
+    server = listen(config.port, "PORT", outboxd.http.fetch);
+  } catch (error) {
+    await outboxd.stop();
+    throw error;
+  }
   outboxd.logger.log("info", "listening", {
     url: `http://${server.hostname}:${server.port}`,
     pid: runtime.pid,
     ...(runtime.name ? { runtime: runtime.name } : {}),
   });
   // The metrics listener serves /metrics only, without a token, for a scraper on a private network.
-  const metricsServer =
-    config.metricsPort === undefined
-      ? null
-      : runtime.listen(config.host, config.metricsPort, (request) =>
-          new URL(request.url).pathname === "/metrics"
-            ? outboxd.metricsResponse()
-            : new Response("not found", { status: 404 }),
-        );
+  let metricsServer: Listener | null = null;
+  try {
+    metricsServer =
+      config.metricsPort === undefined
+        ? null
+        : listen(config.metricsPort, "OUTBOXD_METRICS_PORT", (request) =>
+            new URL(request.url).pathname === "/metrics"
+              ? outboxd.metricsResponse()
+              : new Response("not found", { status: 404 }),
+          );
+  } catch (error) {
+    await server.stop();
+    await outboxd.stop();
+    throw error;
+  }
   if (metricsServer) {
     outboxd.logger.log("info", "metrics listening", {
       url: `http://${metricsServer.hostname}:${metricsServer.port}/metrics`,
@@ -53,6 +81,14 @@ export async function serve(config: Config, runtime: Runtime, opening?: Opening)
     await outboxd.stop();
   });
   return outboxd;
+}
+
+/** Bun's EADDRINUSE, Deno's AddrInUse. */
+function addressInUse(error: unknown): boolean {
+  return (
+    error instanceof Error &&
+    ((error as { code?: unknown }).code === "EADDRINUSE" || error.name === "AddrInUse")
+  );
 }
 
 /** On the first SIGTERM or SIGINT: logs it, runs `stop`, exits 0. */

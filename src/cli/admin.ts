@@ -4,32 +4,15 @@
 import { existsSync, rmSync } from "node:fs";
 import { resolve } from "node:path";
 import { createToken, listTokens, revokeToken, SCOPES, type Scope } from "../auth/tokens.ts";
-import { loadConfig } from "../config.ts";
-import { type Database, openDatabase } from "../db/open.ts";
 import { createPrivateFile } from "../db/private-files.ts";
 import { deadlineWithin } from "../deliveries/deadline.ts";
 import { countReplayable, replayAllDead } from "../deliveries/replay.ts";
 import { pruneAll } from "../deliveries/retention.ts";
-import { resealAllSecrets } from "../endpoints/endpoints.ts";
+import { getEndpoint, resealAllSecrets } from "../endpoints/endpoints.ts";
 import { SecretBox } from "../endpoints/secrets.ts";
-import { migrateDatabase } from "../ledger/genesis.ts";
 import { stats } from "../ops/stats.ts";
 import { option, progress, UsageError } from "./args.ts";
-
-async function withDatabase<T>(
-  use: (db: Database, config: ReturnType<typeof loadConfig>) => Promise<T>,
-): Promise<T> {
-  const config = loadConfig();
-  // A command is a short process of its own: its writes run on this thread, whatever
-  // OUTBOXD_WRITER_THREAD says for the server (re-sealing secrets is not a named write).
-  const db = await openDatabase({ ...config, writerThread: "main" });
-  try {
-    await db.writer.write(migrateDatabase());
-    return await use(db, config);
-  } finally {
-    await db.close();
-  }
-}
+import { withDatabase } from "./database.ts";
 
 export async function tokenCommand(args: string[]): Promise<void> {
   const [sub] = args;
@@ -40,8 +23,9 @@ export async function tokenCommand(args: string[]): Promise<void> {
     if (scopes.length === 0 || scopes.some((s) => !(SCOPES as readonly string[]).includes(s))) {
       throw new UsageError(`--scopes must list some of ${SCOPES.join(", ")}, comma-separated`);
     }
-    const { token, view } = await withDatabase((db) =>
-      db.writer.write(createToken(name, [...new Set(scopes)] as Scope[], Date.now())),
+    const { token, view } = await withDatabase(
+      (db) => db.writer.write(createToken(name, [...new Set(scopes)] as Scope[], Date.now())),
+      { create: true },
     );
     console.error(`created ${view.id} (${view.scopes.join(",")}); the token is printed once, on stdout:`);
     console.log(token);
@@ -107,6 +91,9 @@ export async function replayCommand(args: string[]): Promise<void> {
   const withinText = option(args, "within");
   const filter = { endpoint: option(args, "endpoint"), reason: option(args, "reason"), since };
   const replayed = await withDatabase(async (db, config) => {
+    if (filter.endpoint !== undefined && !(await db.driver.read(getEndpoint(filter.endpoint)))) {
+      throw new UsageError(`no endpoint ${filter.endpoint}; outboxd stats lists them`);
+    }
     const now = Date.now();
     let deliverBy = now + config.defaultDeliverWithinMs;
     if (withinText !== undefined) {

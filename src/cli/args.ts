@@ -1,6 +1,9 @@
 /** A command-line mistake: printed without a stack trace, exit code 2. */
 export class UsageError extends Error {}
 
+/** A failure its message explains in full (a busy port): printed as one line, exit code 1. */
+export class CommandError extends Error {}
+
 /** The value after `--name`, or undefined when the option is absent. */
 export function option(args: string[], name: string): string | undefined {
   const i = args.indexOf(`--${name}`);

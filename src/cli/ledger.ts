@@ -1,11 +1,9 @@
 // `outboxd verify` and `outboxd erase` (DESIGN §13, docs/ledger.md).
-import { loadConfig } from "../config.ts";
-import { openDatabase } from "../db/open.ts";
 import { type EraseOutcome, eraseEventPayload, eraseVersion } from "../ledger/erase.ts";
-import { migrateDatabase } from "../ledger/genesis.ts";
 import { hashAt } from "../ledger/history.ts";
 import { verifyLedger } from "../ledger/verify.ts";
 import { option, UsageError } from "./args.ts";
+import { withDatabase } from "./database.ts";
 
 /**
  * Exit 0 with `ok: <n> commits, head <hash>` (then what is outside the chain or erased), or exit
@@ -15,9 +13,7 @@ import { option, UsageError } from "./args.ts";
 export async function verifyCommand(args: string[]): Promise<number> {
   const anchorText = option(args, "anchor");
   const anchor = anchorText === undefined ? undefined : parseAnchor(anchorText);
-  const db = await openDatabase({ ...loadConfig(), writerThread: "main" });
-  try {
-    await db.writer.write(migrateDatabase());
+  return withDatabase(async (db) => {
     const result = await db.driver.read(verifyLedger());
     if (!result.ok) {
       const where =
@@ -46,9 +42,7 @@ export async function verifyCommand(args: string[]): Promise<number> {
       );
     }
     return 0;
-  } finally {
-    await db.close();
-  }
+  });
 }
 
 function parseAnchor(text: string): { seq: number; hash: string } {
@@ -65,9 +59,7 @@ export async function eraseCommand(args: string[]): Promise<number> {
   if ((record === undefined) === (eventId === undefined)) {
     throw new UsageError("usage: outboxd erase --record COLLECTION/ID --version N | --event EVENT_ID");
   }
-  const db = await openDatabase({ ...loadConfig(), writerThread: "main" });
-  try {
-    await db.writer.write(migrateDatabase());
+  return withDatabase(async (db) => {
     let outcome: EraseOutcome;
     if (record !== undefined) {
       const [collection, id, ...rest] = record.split("/");
@@ -89,7 +81,5 @@ export async function eraseCommand(args: string[]): Promise<number> {
         : `erased the payload of event ${eventId}`,
     );
     return 0;
-  } finally {
-    await db.close();
-  }
+  });
 }
