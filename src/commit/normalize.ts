@@ -4,6 +4,7 @@
 import type * as v from "valibot";
 import type { Config } from "../config.ts";
 import { type Deadline, deadlineWithin, storableDeadline } from "../deliveries/deadline.ts";
+import { isReservedAggregate, isReservedType } from "../event-types/builtin.ts";
 import { dataDigest, payloadDigest } from "../ledger/append.ts";
 import { type FieldError, problems } from "../lib/problem.ts";
 import type { CommitInput, Committer, EventWrite, RecordWrite } from "./commit-op.ts";
@@ -83,6 +84,12 @@ export function normalizeCommit(body: CommitBody, ctx: CommitContext): CommitInp
         pointer: `${at}/aggregate`,
         detail: "required when the commit does not have exactly one record",
       });
+    } else if (isReservedAggregate(aggregate)) {
+      // DESIGN §17: outboxd's own aggregates; a record's default one counts too.
+      errors.push({ pointer: `${at}/aggregate`, detail: "must not start with outboxd/ (reserved)" });
+    }
+    if (isReservedType(event.type)) {
+      errors.push({ pointer: `${at}/type`, detail: "must not start with outboxd. (reserved)" });
     }
     if (event.id != null) {
       const id = event.id.toLowerCase();

@@ -7,14 +7,12 @@
 import type { Database } from "../db/open.ts";
 import { type FieldError, problems } from "../lib/problem.ts";
 import type { Clock } from "../lib/time.ts";
+import { BUILTIN_EVENT_TYPES, isReservedType } from "./builtin.ts";
 import type { PayloadValidator } from "./payload-schema.ts";
 import { catalogVersion, type EventTypeRow, type EventTypeWrite, loadCatalog } from "./store.ts";
 import { deleteEventTypeWrite, putEventTypeWrite } from "./writes.ts";
 
 export type EventTypesMode = "strict" | "open";
-
-/** The one type strict mode always accepts: the dispatcher's own test event. */
-export const PING_TYPE = "outboxd.ping";
 
 interface Entry {
   row: EventTypeRow;
@@ -37,7 +35,10 @@ export interface CatalogDeps {
 
 export class EventTypeCatalog {
   readonly #deps: CatalogDeps;
+  /** The stored entries and the built-in ones (builtin.ts), which no stored row replaces. */
   #entries = new Map<string, Entry>();
+  /** How many of #entries are stored ones: none in `open` mode, and a commit checks nothing. */
+  #stored = 0;
   /** Compiled validators by schema text: a reload recompiles only what changed. */
   #compiled = new Map<string, PayloadValidator>();
   #version = -1;
@@ -61,9 +62,14 @@ export class EventTypeCatalog {
       const validate = row.schema === null ? null : await this.#compile(row.schema, compiled);
       entries.set(row.type, { row, validate });
     }
+    const stored = entries.size;
+    // Not compiled: no client commits these types (normalize.ts refuses reserved names), and
+    // outboxd's own events are made to their schemas (src/endpoints/system-events.ts).
+    for (const row of BUILTIN_EVENT_TYPES) entries.set(row.type, { row, validate: null });
     // Compiling awaits the compiler's import: this process's own change may have landed meanwhile.
     if (version < this.#version) return;
     this.#entries = entries;
+    this.#stored = stored;
     this.#compiled = compiled;
     this.#version = version;
     this.#checkedAt = this.#deps.clock();
@@ -76,9 +82,11 @@ export class EventTypeCatalog {
     else this.#checkedAt = this.#deps.clock();
   }
 
-  /** The registered types as cached now, ordered by type. */
+  /** The registered types as cached now, the built-in ones included, ordered by type. */
   rows(): EventTypeRow[] {
-    return [...this.#entries.values()].map((e) => e.row);
+    return [...this.#entries.values()]
+      .map((e) => e.row)
+      .sort((a, b) => (a.type < b.type ? -1 : a.type > b.type ? 1 : 0));
   }
 
   /**
@@ -88,13 +96,13 @@ export class EventTypeCatalog {
    */
   check(events: readonly EventCheck[], at: string): number | null {
     this.#maybeRefresh();
-    if (this.#entries.size === 0 && this.#deps.mode === "open") return null;
+    if (this.#stored === 0 && this.#deps.mode === "open") return null;
     const errors: FieldError[] = [];
     let deprecatedAt: number | null = null;
     events.forEach((event, i) => {
       const entry = this.#entries.get(event.type);
       if (!entry) {
-        if (this.#deps.mode === "strict" && event.type !== PING_TYPE) {
+        if (this.#deps.mode === "strict") {
           errors.push({
             pointer: `${at}/${i}/type`,
             detail: `${event.type} is not a registered event type (OUTBOXD_EVENT_TYPES=strict)`,
@@ -112,17 +120,24 @@ export class EventTypeCatalog {
 
   /** Registers or replaces a type (a schema that does not compile is a 422, nothing written). */
   async put(write: EventTypeWrite): Promise<{ row: EventTypeRow; created: boolean }> {
+    refuseReserved(write.type);
     const validate = write.schema === null ? null : await this.#compile(write.schema, this.#compiled);
     const result = await this.#deps.db.write(putEventTypeWrite(write, this.#deps.clock()));
-    await this.#applied(result.version, () => this.#entries.set(write.type, { row: result.row, validate }));
+    await this.#applied(result.version, () => {
+      if (!this.#entries.has(write.type)) this.#stored++;
+      this.#entries.set(write.type, { row: result.row, validate });
+    });
     return result;
   }
 
   /** Removes a type; false when it was not registered. */
   async delete(type: string): Promise<boolean> {
+    refuseReserved(type);
     const version = await this.#deps.db.write(deleteEventTypeWrite(type));
     if (version === undefined) return false;
-    await this.#applied(version, () => this.#entries.delete(type));
+    await this.#applied(version, () => {
+      if (this.#entries.delete(type)) this.#stored--;
+    });
     return true;
   }
 
@@ -152,5 +167,15 @@ export class EventTypeCatalog {
       .finally(() => {
         this.#refreshing = null;
       });
+  }
+}
+
+/** DESIGN §17: `outboxd.*` types are outboxd's own; registering or removing one is 409. */
+function refuseReserved(type: string): void {
+  if (isReservedType(type)) {
+    throw problems.conflict(
+      "reserved-type",
+      `${type} is reserved: event types starting outboxd. are outboxd's own`,
+    );
   }
 }

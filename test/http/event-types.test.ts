@@ -3,6 +3,7 @@
 // step with changes (in this process and in another one on the same database).
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
+import { EventTypeCatalog } from "../../src/event-types/catalog.ts";
 import { apiClient } from "../helpers/api.ts";
 import { expectProblem, expectStatus } from "../helpers/assertions.ts";
 import { waitFor } from "../helpers/receiver.ts";
@@ -202,22 +203,127 @@ describe("OUTBOXD_EVENT_TYPES=strict", () => {
     await strict.stop();
   });
 
-  test("refuses unregistered types (422 at /events/i/type), accepts registered ones and outboxd.ping", async () => {
+  test("refuses unregistered types (422 at /events/i/type), accepts registered ones", async () => {
     const refused = expectProblem(
       await strict.request("POST", "/v1/commits", {
         events: [
-          { type: "outboxd.ping", aggregate: "s/1" },
+          { type: "strict.known", aggregate: "s/1" },
           { type: "strict.unknown", aggregate: "s/1" },
         ],
       }),
       422,
     );
-    expect(refused.errors.map((e: { pointer: string }) => e.pointer)).toEqual(["/events/1/type"]);
+    expect(refused.errors.map((e: { pointer: string }) => e.pointer)).toEqual([
+      "/events/0/type",
+      "/events/1/type",
+    ]);
     expectStatus(await strict.request("PUT", "/v1/event-types/strict.unknown", {}), 201);
     expectStatus(
       await strict.request("POST", "/v1/commits", { events: [{ type: "strict.unknown", aggregate: "s/1" }] }),
       201,
     );
+  });
+
+  test("the built-in outboxd.* types are registered ones", async () => {
+    const catalog = new EventTypeCatalog({ db: strict.outboxd.db, clock: Date.now, mode: "strict" });
+    await catalog.load();
+    for (const type of ["outboxd.ping", "outboxd.endpoint.disabled", "outboxd.endpoint.enabled"]) {
+      expect(catalog.check([{ type }], "/events")).toBeNull();
+    }
+    expect(() => catalog.check([{ type: "outboxd.other" }], "/events")).toThrow(
+      "not a registered event type",
+    );
+  });
+});
+
+describe("reserved names (DESIGN §17)", () => {
+  const BUILTIN = ["outboxd.endpoint.disabled", "outboxd.endpoint.enabled", "outboxd.ping"];
+
+  test("outboxd.* types and outboxd/ aggregates are 422 in commits, PUT records and proposals", async () => {
+    const cases: [unknown, string][] = [
+      [{ events: [{ type: "outboxd.ping", aggregate: "a/1" }] }, "/events/0/type"],
+      [{ events: [{ type: "outboxd.endpoint.disabled", aggregate: "a/1" }] }, "/events/0/type"],
+      [{ events: [{ type: "ok.type", aggregate: "outboxd/endpoints/ep_1" }] }, "/events/0/aggregate"],
+      // A record's default aggregate counts too.
+      [
+        {
+          records: [{ collection: "outboxd", id: "x", expectedVersion: 0, data: {} }],
+          events: [{ type: "ok.type" }],
+        },
+        "/events/0/aggregate",
+      ],
+    ];
+    for (const [body, pointer] of cases) {
+      const problem = expectProblem(await server.request("POST", "/v1/commits", body), 422);
+      expect(problem.errors.map((e: { pointer: string }) => e.pointer)).toEqual([pointer]);
+      const proposed = expectProblem(
+        await server.request("POST", "/v1/proposals", { commit: body, summary: "reserved" }),
+        422,
+      );
+      expect(proposed.errors.map((e: { pointer: string }) => e.pointer)).toEqual([`/commit${pointer}`]);
+    }
+    const put = expectProblem(
+      await server.request("PUT", "/v1/records/outboxd/x", { data: {}, events: [{ type: "ok.type" }] }),
+      422,
+    );
+    expect(put.errors[0].pointer).toBe("/events/0/aggregate");
+  });
+
+  test("PUT and DELETE of an outboxd.* type are 409 reserved-type, registered or not", async () => {
+    for (const type of [...BUILTIN, "outboxd.mine"]) {
+      const put = expectProblem(await server.request("PUT", `/v1/event-types/${type}`, {}), 409);
+      expect(put.type).toEndWith("/reserved-type");
+      const del = expectProblem(await server.request("DELETE", `/v1/event-types/${type}`), 409);
+      expect(del.type).toEndWith("/reserved-type");
+    }
+  });
+
+  test("the built-in types are listed and read with their schemas, and are in the OpenAPI webhooks", async () => {
+    expectStatus(await server.request("PUT", "/v1/event-types/aaa.first", {}), 201);
+    expectStatus(await server.request("PUT", "/v1/event-types/zzz.last", {}), 201);
+    try {
+      const all = expectStatus(await server.request("GET", "/v1/event-types?limit=500"), 200);
+      const types = all.data.map((t: { type: string }) => t.type);
+      expect(types).toEqual([...types].sort());
+      expect(types).toEqual(expect.arrayContaining([...BUILTIN, "aaa.first", "zzz.last"]));
+      // Paged one at a time, every type comes once, in order.
+      const paged: string[] = [];
+      let after: string | null = null;
+      do {
+        const query: string = after === null ? "" : `&after=${encodeURIComponent(after)}`;
+        const answer = expectStatus(await server.request("GET", `/v1/event-types?limit=1${query}`), 200);
+        paged.push(...answer.data.map((t: { type: string }) => t.type));
+        after = answer.next;
+      } while (after !== null);
+      expect(paged).toEqual(types);
+      for (const type of BUILTIN) {
+        const entry = expectStatus(await server.request("GET", `/v1/event-types/${type}`), 200);
+        expect(entry.type).toBe(type);
+        expect(entry.schema.type).toBe("object");
+      }
+      const disabled = expectStatus(
+        await server.request("GET", "/v1/event-types/outboxd.endpoint.disabled"),
+        200,
+      );
+      expect(disabled.schema.required).toEqual([
+        "endpointId",
+        "description",
+        "reason",
+        "failingSince",
+        "lastError",
+      ]);
+      const doc = await (await fetch(`${server.url}/openapi.json`)).json();
+      for (const type of BUILTIN) {
+        expect(
+          doc.webhooks[type].post.requestBody.content["application/json"].schema.properties.type,
+        ).toEqual({
+          const: type,
+        });
+      }
+    } finally {
+      await server.request("DELETE", "/v1/event-types/aaa.first");
+      await server.request("DELETE", "/v1/event-types/zzz.last");
+    }
   });
 });
 

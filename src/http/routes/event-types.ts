@@ -1,5 +1,6 @@
 // The event-type catalog (DESIGN §9): registered types with a JSON Schema for their payload.
 import type { Context } from "hono";
+import { builtinEventType, withBuiltins } from "../../event-types/builtin.ts";
 import { getEventType, listEventTypes, view } from "../../event-types/store.ts";
 import { problems } from "../../lib/problem.ts";
 import { readJson } from "../body.ts";
@@ -41,14 +42,15 @@ export function eventTypeRoutes(app: App, deps: HttpDeps): void {
       description:
         "Replaces the whole entry (omitted fields reset). `schema` is a JSON Schema (draft 2020-12) for the " +
         "event payload, at most 64 KiB, references only within itself; one that does not compile is 422. " +
-        "Commits and proposals with events of this type are validated against it.",
+        "Commits and proposals with events of this type are validated against it. Types starting `outboxd.` " +
+        "are outboxd's own (409 `reserved-type`).",
       params,
       body: { schema: EventTypePutSchema, example: PUT_EXAMPLE },
       answers: {
         200: { description: "Replaced.", schema: EventTypeAnswer, example: EVENT_TYPE_EXAMPLE },
         201: { description: "Registered.", schema: EventTypeAnswer, example: EVENT_TYPE_EXAMPLE },
       },
-      problems: [400, 413, 422],
+      problems: [400, 409, 413, 422],
     }),
     async (c) => {
       const type = validate(EventType, c.req.param("type"), "path:type");
@@ -69,7 +71,7 @@ export function eventTypeRoutes(app: App, deps: HttpDeps): void {
       scopes: "read",
       tag,
       summary: "List event types",
-      description: `Ordered by type. ${PAGED.replace("Newest first. ", "")}`,
+      description: `Ordered by type, outboxd's built-in \`outboxd.*\` types included. ${PAGED.replace("Newest first. ", "")}`,
       query: PageQuerySchema,
       answers: {
         200: {
@@ -83,7 +85,11 @@ export function eventTypeRoutes(app: App, deps: HttpDeps): void {
     async (c) => {
       const query = validate(PageQuerySchema, c.req.query());
       const limit = query.limit ?? DEFAULT_LIMIT;
-      const rows = await deps.db.driver.read(listEventTypes(limit, query.after));
+      const rows = withBuiltins(
+        await deps.db.driver.read(listEventTypes(limit, query.after)),
+        limit,
+        query.after,
+      );
       return c.json(page(rows.map(view), limit, (t) => t.type));
     },
   );
@@ -102,7 +108,7 @@ export function eventTypeRoutes(app: App, deps: HttpDeps): void {
     }),
     async (c) => {
       const type = validate(EventType, c.req.param("type"), "path:type");
-      const row = await deps.db.driver.read(getEventType(type));
+      const row = builtinEventType(type) ?? (await deps.db.driver.read(getEventType(type)));
       if (!row) throw problems.notFound(`event type ${type} is not registered`);
       return c.json(view(row));
     },
@@ -117,7 +123,7 @@ export function eventTypeRoutes(app: App, deps: HttpDeps): void {
       description: "Its events are no longer checked (and in strict mode no longer accepted).",
       params,
       answers: { 204: { description: "Removed.", contentType: null } },
-      problems: [404, 422],
+      problems: [404, 409, 422],
     }),
     async (c) => {
       const type = validate(EventType, c.req.param("type"), "path:type");
