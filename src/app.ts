@@ -178,6 +178,12 @@ export async function createOutboxd(config: Config, options: OutboxdOptions = {}
   if (!secretBox.encrypting) {
     logger.log("warn", "OUTBOXD_MASTER_KEY is not set: endpoint secrets are stored unencrypted");
   }
+  if (config.synchronous === "NORMAL" && db.file) {
+    logger.log(
+      "warn",
+      "OUTBOXD_SYNCHRONOUS=NORMAL: durability (DESIGN §15) is void: a power loss may undo commits already answered and sent",
+    );
+  }
   await catalog.load();
 
   dispatcher?.start();

@@ -69,9 +69,8 @@ export class FanOutExpander {
         this.#again = false;
         for (;;) {
           if (this.#stopped) return;
-          // Not durable on its own: the fan_outs row is, and a chunk lost with the WAL's tail
-          // on power failure is expanded again from it (the chunk and its progress commit together).
-          const expanded = await db.write(expandFanOutsWrite(EXPAND_CHUNK, clock()), { durable: false });
+          // Durable: its deliveries may be sent as soon as any connection sees them (DESIGN §15).
+          const expanded = await db.write(expandFanOutsWrite(EXPAND_CHUNK, clock()));
           if (expanded.deliveries > 0) this.#deps.onDeliveries?.(expanded.deliveries, expanded.endpointIds);
           if (!expanded.more) break;
         }

@@ -12,7 +12,7 @@ export interface Driver {
   read<T>(op: Op<T>): Promise<T>;
   /**
    * Runs `op` inside one write transaction (`BEGIN IMMEDIATE` … `COMMIT`), rolling back if it
-   * throws. Only the Writer calls this, one transaction at a time (see `pipelined`).
+   * throws; it settles once the COMMIT is durable. Only the Writer calls this, one transaction at a time.
    */
   transaction<T>(op: Op<T>, options?: TransactionOptions): Promise<T>;
   /**
@@ -27,18 +27,6 @@ export interface Driver {
    * that group's outcomes are known; the driver keeps their writes in order (remote-writer.ts).
    */
   nextGroup?(): Promise<void>;
-  /**
-   * True when `transaction` runs the operation to its COMMIT before it returns (synchronously)
-   * and its promise waits only for durability: the Writer may then start the next transaction
-   * without waiting (the engine driver, whose fsync runs off the event loop: wal-sync.ts).
-   * Promises of transactions settle in the order they were made.
-   */
-  readonly pipelined?: boolean;
-  /**
-   * How many WAL syncs the driver began itself (engine with synchronous FULL); for tests. With the
-   * writer on its own thread: how many it had finished when it last answered (writer-thread.ts).
-   */
-  walSyncs?(): number;
   /**
    * Runs one statement outside any transaction, on a connection of its own use; for the few
    * statements SQLite refuses inside one (VACUUM INTO for backups).
@@ -57,8 +45,9 @@ export type DriverName = "engine" | "client";
 
 export interface TransactionOptions {
   /**
-   * false: this transaction may skip its fsync (PRAGMA synchronous = NORMAL for it) even when the
-   * database is configured FULL. Default true.
+   * false: this transaction only changes leases or attempt outcomes and may skip its sync
+   * (PRAGMA synchronous = NORMAL for it) even when the database is configured FULL (DESIGN §15).
+   * Default true.
    */
   durable?: boolean;
 }

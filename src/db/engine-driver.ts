@@ -1,20 +1,18 @@
 // Local database files through this process's copy of SQLite (sqlite.ts: bun:sqlite under Bun,
-// the `libsql` engine package elsewhere) with every statement prepared once. Calls are synchronous; the
-// writer connection is used only by the Writer's one-at-a-time transactions. Their fsync is
-// not: with synchronous FULL the WAL is synced off the event loop (wal-sync.ts), and a
-// transaction's promise resolves once its COMMIT is durable while the next one may already run.
+// the `libsql` engine package elsewhere) with every statement prepared once. Calls are synchronous;
+// the writer connection is used only by the Writer's one-at-a-time transactions. Durability is
+// SQLite's own (DESIGN §15): with synchronous FULL, COMMIT syncs the WAL before it publishes the
+// commit to any connection, so no process on the file can see (claim, send, stream) a commit that
+// a power loss could undo, and a transaction returns only once its commit is durable.
 import { BACKSTOP_FRAMES, CHECKPOINT_FRAMES, Checkpointer } from "./checkpointer.ts";
 import { type Driver, type DriverOptions, localPragmas, type TransactionOptions } from "./driver.ts";
 import { type Execute, type Op, runOpSync, type Statement } from "./op.ts";
 import { parameterOrder } from "./parameters.ts";
 import type { SqliteConnection, SqliteStatement } from "./sqlite.ts";
 import { openSqlite } from "./sqlite-open.ts";
-import { WalSync } from "./wal-sync.ts";
 
-/** The engine driver, and how its checkpoints and WAL syncs go (for tests). */
+/** The engine driver, and how its checkpoints go (for tests). */
 export interface EngineDriver extends Driver {
-  /** WAL syncs finished (walSyncs: begun). */
-  walSyncsFinished(): number;
   /** The checkpoints a worker ran off the event loop, and whether it is running them now. */
   backgroundCheckpoints(): { working: boolean; checkpoints: number };
 }
@@ -29,9 +27,10 @@ export function openEngineDriver(path: string, options: DriverOptions): EngineDr
     return reads;
   };
   const executeOnWriter = executor(writer);
-  // FULL: the WAL is synced here, after COMMIT, instead of inside it (wal-sync.ts).
-  const wal = options.synchronous === "FULL" ? new WalSync(`${path}-wal`) : null;
-  if (wal) writer.exec("PRAGMA synchronous = NORMAL");
+  // Transactions that only change leases or attempt outcomes may skip their sync (DESIGN §15):
+  // NORMAL for them alone, FULL again after. The next durable commit's sync covers their frames
+  // too (a sync is per file), and one lost to a power failure only repeats a delivery.
+  const relaxed = options.synchronous === "FULL";
   let closed = false;
   // The WAL's checkpoints on a worker thread, the writer's own only as a backstop (checkpointer.ts).
   const checkpointer = new Checkpointer(
@@ -49,33 +48,30 @@ export function openEngineDriver(path: string, options: DriverOptions): EngineDr
   return {
     name: "engine",
     backgroundCheckpoints: () => ({ working: checkpointer.working, checkpoints: checkpointer.checkpoints }),
-    pipelined: true,
-    walSyncs: () => wal?.syncs ?? 0,
-    walSyncsFinished: () => wal?.synced ?? 0,
     read: (op) => reader().read(op),
     async transaction<T>(op: Op<T>, { durable = true }: TransactionOptions = {}): Promise<T> {
-      // Synchronous from BEGIN to COMMIT: a whole group commit runs in one turn of the event loop,
-      // before this function first awaits (the Writer relies on it: `pipelined`).
-      writer.exec("BEGIN IMMEDIATE");
-      let value: T;
+      // Synchronous from BEGIN to COMMIT (and its sync): a whole group commit runs in one turn of
+      // the event loop.
+      const skipSync = relaxed && !durable;
+      if (skipSync) writer.exec("PRAGMA synchronous = NORMAL");
       try {
-        value = runOpSync(op, executeOnWriter);
-        writer.exec("COMMIT");
-      } catch (error) {
-        if (writer.inTransaction) writer.exec("ROLLBACK");
-        throw error;
+        writer.exec("BEGIN IMMEDIATE");
+        try {
+          const value = runOpSync(op, executeOnWriter);
+          writer.exec("COMMIT");
+          return value;
+        } catch (error) {
+          if (writer.inTransaction) writer.exec("ROLLBACK");
+          throw error;
+        }
+      } finally {
+        if (skipSync) writer.exec("PRAGMA synchronous = FULL");
       }
-      // A transaction that needs no fsync of its own still waits for those before it: what it
-      // read (a claim of a delivery committed just before) must not be acted upon until it is
-      // durable.
-      if (wal) await (durable ? wal.afterCommit() : wal.settled());
-      return value;
     },
     executeAlone: (sql, args) => reader().executeAlone(sql, args),
     async close() {
       closed = true;
       await checkpointer.stop();
-      await wal?.close();
       writer.close();
       await reads?.close();
       // Last: closing it drops the process's locks on the -shm (checkpointer.ts), so no connection

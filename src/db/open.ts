@@ -106,7 +106,7 @@ async function openOnWriterThread(start: WriterThreadStart): Promise<Database> {
     }),
     engine(),
   ]);
-  const driver: Driver = { ...openEngineReader(file, options), walSyncs: () => thread.walSyncs() };
+  const driver: Driver = openEngineReader(file, options);
   return {
     driver,
     writer: new Writer(driver),

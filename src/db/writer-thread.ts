@@ -1,6 +1,6 @@
 // The single writer on a thread of its own (OUTBOXD_WRITER_THREAD=worker, issue 12): the main
 // thread keeps HTTP, the dispatcher and the reads; the writer thread (writer-worker.ts) holds the
-// process's one writer connection with its WalSync and checkpointer, and runs the named writes
+// process's one writer connection with its checkpointer, and runs the named writes
 // (writer-ops.ts) it is posted on the same Writer as the main thread would, group commit and all.
 //
 // Writes queued in one turn of the event loop go over as one message (so the writer thread's
@@ -63,7 +63,7 @@ export type ToWriter =
 export type FromWriter =
   | { kind: "ready"; writes: string[] }
   | { kind: "failed"; error: WireError }
-  | { kind: "answers"; answers: Carried<Answer>; walSyncs: number }
+  | { kind: "answers"; answers: Carried<Answer> }
   | { kind: "closed" };
 
 interface Pending {
@@ -109,7 +109,6 @@ export class WriterThread implements Writes {
   /** A post is scheduled (the end of this turn of the event loop). */
   #postScheduled = false;
   #loan: WriteLoan<unknown> | null = null;
-  #walSyncs = 0;
   #closing = false;
   #closed: (() => void) | null = null;
   #idle: (() => void)[] = [];
@@ -191,14 +190,6 @@ export class WriterThread implements Writes {
 
   lend(loan: WriteLoan<unknown>): void {
     this.#loan = loan;
-  }
-
-  /**
-   * The WAL syncs the writer thread had finished when it last answered (for tests: a durable
-   * write's answer comes after one more).
-   */
-  walSyncs(): number {
-    return this.#walSyncs;
   }
 
   /** Waits for every write under way, closes the database on the writer thread and ends it. */
@@ -294,7 +285,6 @@ export class WriterThread implements Writes {
 
   #heard(message: FromWriter): void {
     if (message.kind === "answers") {
-      this.#walSyncs = message.walSyncs;
       for (const answer of carried(message.answers)) this.#answer(answer);
     } else if (message.kind === "closed") {
       this.#closed?.();

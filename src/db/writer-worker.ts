@@ -1,6 +1,6 @@
 // The writer thread's side (writer-thread.ts starts it; writer-worker-main.ts is its module,
 // which first imports every named write). It opens the engine driver (the process's one writer
-// connection, WalSync, the checkpointer's own worker) and a Writer, and runs the named writes it is
+// connection, the checkpointer's own worker) and a Writer, and runs the named writes it is
 // posted with the same definitions the main thread would use (writer-ops.ts). Each answer goes back
 // once the Writer settles it (after the WAL sync for a durable write): those settled together (a
 // group's) in one message, posted as soon as they are all settled, not a turn of the event loop later.
@@ -83,19 +83,17 @@ function answer(item: Answer, plain: boolean): void {
     const text = plainAnswers;
     answers = [];
     plainAnswers = true;
-    const walSyncs = driver?.walSyncsFinished() ?? 0;
     try {
-      port.postMessage({ kind: "answers", answers: text ? JSON.stringify(batch) : batch, walSyncs });
+      port.postMessage({ kind: "answers", answers: text ? JSON.stringify(batch) : batch });
     } catch {
       // A value that cannot be cloned (a write answering a function, say): a bug, told to its caller.
       for (const one of batch) {
         try {
-          port.postMessage({ kind: "answers", answers: [one], walSyncs });
+          port.postMessage({ kind: "answers", answers: [one] });
         } catch (error) {
           port.postMessage({
             kind: "answers",
             answers: [[one[0], false, encodeError(error), one[3]]],
-            walSyncs,
           });
         }
       }

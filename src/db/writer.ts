@@ -22,8 +22,6 @@ export class Writer {
   readonly #maxBatch: number;
   #queue: Queued[] = [];
   #draining: Promise<void> | null = null;
-  /** Committed transactions whose durability (and so their callers) is still awaited. */
-  readonly #syncing = new Set<Promise<void>>();
   /** Groups still running on a driver that overlaps them (Driver.nextGroup). */
   readonly #groups = new Set<Promise<void>>();
 
@@ -33,10 +31,10 @@ export class Writer {
   }
 
   /**
-   * Queues `op`. `durable: false` is for bookkeeping whose loss on power failure is harmless
-   * (the dispatcher's claims and completions: a lost one means a redelivery, which
-   * at-least-once allows): a batch of only such operations commits without an fsync of its
-   * own. The WAL keeps order, so the next durable commit makes them durable too.
+   * Queues `op`. `durable: false` is for transactions that only change leases or attempt
+   * outcomes, whose loss on power failure is harmless (a redelivery, which at-least-once
+   * allows): a batch of only such operations commits without a sync of its own (DESIGN §15).
+   * The WAL keeps order, so the next durable commit makes them durable too.
    *
    * Given a function that makes the operation, the driver may run it more than once (only one
    * run ever commits): the client driver then batches the whole group in a few round trips
@@ -58,9 +56,8 @@ export class Writer {
 
   /** Resolves once everything queued so far has been committed or failed. */
   async idle(): Promise<void> {
-    while (this.#draining || this.#syncing.size > 0 || this.#groups.size > 0) {
+    while (this.#draining || this.#groups.size > 0) {
       if (this.#draining) await this.#draining;
-      await Promise.all(this.#syncing);
       await Promise.all(this.#groups);
     }
   }
@@ -70,14 +67,6 @@ export class Writer {
       while (this.#queue.length > 0) {
         // Let the event loop run the requests that arrived meanwhile, so they join this batch.
         await new Promise((resolve) => setImmediate(resolve));
-        while (this.#holdForSync()) {
-          // The sync running now cannot cover these: their callers hear at the end of the next one
-          // whenever they commit, so they commit just before it, all in one transaction. Each
-          // transaction rewrites the pages every commit touches (index roots, the tables' last
-          // pages) into the WAL again: several per sync wrote and synced those pages several times.
-          await this.#syncing.values().next().value;
-          await new Promise((resolve) => setImmediate(resolve));
-        }
         const batch = this.#queue.splice(0, this.#maxBatch);
         const writeGroup = this.#driver.writeGroup?.bind(this.#driver);
         const grouped = writeGroup ? batch.filter((item) => item.again) : [];
@@ -85,15 +74,7 @@ export class Writer {
         if (rest.length > 0) {
           // Never beside a group still running (Driver.nextGroup): they may share a connection.
           if (this.#groups.size > 0) await Promise.all(this.#groups);
-          const done = this.#transaction(rest);
-          if (this.#driver.pipelined) {
-            // Committed already; only its fsync is awaited (off the event loop). The next batch
-            // may start now: its callers are told after these (the driver keeps the order).
-            this.#syncing.add(done);
-            void done.finally(() => this.#syncing.delete(done));
-          } else {
-            await done;
-          }
+          await this.#transaction(rest);
         }
         if (writeGroup && grouped.length > 0) {
           const done = writeGroup(
@@ -112,18 +93,6 @@ export class Writer {
     } finally {
       this.#draining = null;
     }
-  }
-
-  /**
-   * Whether the queue waits for the transactions still syncing (a pipelined driver, so FULL:
-   * wal-sync.ts) before its own: only durable operations (a dispatcher's bookkeeping goes now, as
-   * before, not behind a sync it does not need), and fewer than a batch's worth.
-   */
-  #holdForSync(): boolean {
-    if (!this.#driver.pipelined || this.#syncing.size === 0 || this.#queue.length >= this.#maxBatch)
-      return false;
-    for (const item of this.#queue) if (!item.durable) return false;
-    return true;
   }
 
   async #transaction(batch: Queued[]): Promise<void> {

@@ -184,25 +184,10 @@ describe.each(["main", "worker"] as const)("writer on the %s thread", (mode) => 
     expect(seen).toEqual(["p", "q", "r"]);
   });
 
-  test("FULL: the writer connection commits with synchronous NORMAL in WAL mode (its fsync is WalSync's)", async () => {
+  test("FULL: the writer connection commits with synchronous FULL in WAL mode", async () => {
     const db = await open(mode);
     await db.write(createScratchWrite());
-    expect(await db.write(pragmasWrite())).toEqual({ journal: "wal", synchronous: 1 });
-  });
-
-  test("FULL: a durable write is answered only after a WAL sync; bookkeeping syncs nothing itself", async () => {
-    const db = await open(mode);
-    await db.write(createScratchWrite());
-    const syncs = () => db.driver.walSyncs?.() ?? 0;
-    for (const k of ["1", "2", "3"]) {
-      const before = syncs();
-      await db.write(insertWrite([k], null));
-      // On the writer thread: the syncs it had *finished* when it answered.
-      expect(syncs()).toBeGreaterThan(before);
-    }
-    const before = syncs();
-    await db.write(insertWrite(["bookkeeping"], null), { durable: false });
-    expect(syncs()).toBe(before);
+    expect(await db.write(pragmasWrite())).toEqual({ journal: "wal", synchronous: 2 });
   });
 });
 

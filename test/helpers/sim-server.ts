@@ -19,13 +19,10 @@
 //   - requests that only read (and read-only transactions sent in one request) run on a thread of
 //     their own with its own connection (sim-server-reader.ts), beside the writes;
 //   - durability is the server's: FULL unless told NORMAL (a client's `PRAGMA synchronous` is
-//     answered and ignored), done as the engine driver does it (src/db/wal-sync.ts): the WAL is
-//     synced off the event loop after COMMIT, and the answer to a request that committed leaves
-//     once it is on disk, while other requests run meanwhile.
+//     answered and ignored), SQLite's own: the WAL is synced inside COMMIT.
 // What it does not: the network itself (network.ts delays each request 2 ms in the client; the
 // unawaited `close` of an interactive transaction is not delayed), TLS, authentication, Hrana 3
-// (cursors, protobuf), `sequence` and `describe`. A read may see a commit whose sync is still
-// running (outboxd's own engine driver holds such reads back; nothing measured here depends on it).
+// (cursors, protobuf), `sequence` and `describe`.
 // Integer arguments arrive as floats (@libsql/client sends JS numbers so) and are bound as numbers.
 //
 //   bun test/helpers/sim-server.ts <database file> [FULL|NORMAL]
@@ -33,7 +30,6 @@
 // Started as a process of its own, it runs with SIM_SERVER_RUNTIME_ENV (below).
 import Database from "libsql";
 import { claimSqliteFile } from "../../src/db/sqlite.ts";
-import { WalSync } from "../../src/db/wal-sync.ts";
 
 type Connection = Database.Database;
 type Prepared = Database.Statement<unknown[]>;
@@ -354,8 +350,7 @@ export function startSimServer(
   streamIdleMs = STREAM_IDLE_MS,
 ) {
   const writer = new Connections(path);
-  writer.db.exec("PRAGMA synchronous = NORMAL");
-  const wal = synchronous === "FULL" ? new WalSync(`${path}-wal`) : null;
+  writer.db.exec(`PRAGMA synchronous = ${synchronous}`);
   // The reader thread (sim-server-reader.ts): reads beside the writes of this thread.
   const reader = new Worker(new URL("./sim-server-reader.ts", import.meta.url).href, { argv: [path] });
   const readsWaiting = new Map<number, (results: string[]) => void>();
@@ -442,8 +437,6 @@ export function startSimServer(
         if (writer.writes !== before) stream.wrote = true;
         if (!writer.db.inTransaction) {
           queue.release(baton);
-          // A commit's answer leaves once it is durable (a rolled back one syncs nothing new).
-          if (stream.wrote && wal) await wal.afterCommit();
           stream.wrote = false;
         }
       }

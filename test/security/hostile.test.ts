@@ -71,7 +71,7 @@ function viaSocket(
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     // Written, not ended: Bun's server drops the answer to a client that half-closed before it
-    // was ready, and a commit's answer waits for its WAL sync (src/db/wal-sync.ts).
+    // was ready, and a commit's answer waits for its WAL sync.
     // `connection: close` has the server close the socket once it answered.
     const socket = connect(Number(port), "127.0.0.1", () => socket.write(bytes));
     socket.setTimeout(20_000, () => socket.destroy(new Error(`no answer to ${method} ${target}`)));
