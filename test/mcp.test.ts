@@ -183,6 +183,38 @@ describe("Streamable HTTP at POST /mcp", () => {
     expect(forbidden.structuredContent.status).toBe(403);
   });
 
+  test("every input the API would refuse is a tool refusal with its pointer, never a protocol error", async () => {
+    const agent = await overHttp(server.token);
+    const refused = async (name: string, args: Record<string, unknown>, pointer: string, detail?: string) => {
+      // A JSON-RPC error would reject this call; a refusal is a result with isError.
+      const answer = await call(agent, name, args);
+      expect({ name, args, isError: answer.isError }).toEqual({ name, args, isError: true });
+      const errors = answer.structuredContent.errors as { pointer: string; detail: string }[];
+      expect(errors.map((e) => e.pointer)).toContain(pointer);
+      if (detail) expect(errors.find((e) => e.pointer === pointer)?.detail).toBe(detail);
+      expect(answer.content[0].text).toContain(pointer);
+    };
+    const events = [{ type: "m.x", aggregate: "m/1" }];
+    const proposal = { summary: "s", commit: { events } };
+    for (const key of ["a\r\nb", "a\u0000b", "caf\u00e9", "a\tb", "", "k".repeat(256), "x\ud800"]) {
+      await refused("commit", { events, idempotencyKey: key }, "/idempotencyKey");
+      await refused("propose_commit", { ...proposal, idempotencyKey: key }, "/idempotencyKey");
+    }
+    for (const name of [".", ".."]) {
+      await refused("get_record", { collection: name, id: "tokens" }, "/collection");
+      await refused("get_record", { collection: "returns", id: name }, "/id");
+      await refused("list_records", { collection: name }, "/collection");
+    }
+    await refused("get_event", { id: "x\ud800" }, "/id");
+    await refused("get_proposal", { id: "\udc00" }, "/id");
+    await refused("replay_delivery", { id: "a\ud800b" }, "/id");
+    await refused("list_events", { aggregate: "m/\ud800" }, "/aggregate");
+    await refused("list_dead_letters", { after: "\ud800" }, "/after");
+    await refused("commit", { events }, "/idempotencyKey", "is required");
+    await refused("propose_commit", { commit: { events }, idempotencyKey: "k" }, "/summary", "is required");
+    await refused("get_record", { collection: "returns" }, "/id", "is required");
+  });
+
   test("propose, a person approves over HTTP, the agent reads the event with its deliveries", async () => {
     const agent = await overHttp(tokens["propose+read"] as string);
     const record = await call(agent, "get_record", { collection: "returns", id: "m-1" });

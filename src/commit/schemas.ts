@@ -6,12 +6,16 @@ import * as v from "valibot";
 import { EVENT_TYPE_PATTERN } from "../endpoints/patterns.ts";
 import { DURATION_PATTERN } from "../lib/duration.ts";
 
-const NAME = /^[A-Za-z0-9._:-]{1,128}$/;
+// `.` and `..` are refused: as a path segment a URL resolver removes them (`records/../tokens`).
+const NAME = /^(?!\.\.?$)[A-Za-z0-9._:-]{1,128}$/;
 const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$/i;
 
 export const absent = <S extends v.GenericSchema>(schema: S) => v.nullish(schema);
 
-export const Name = v.pipe(v.string(), v.regex(NAME, "must be 1-128 characters of A-Z a-z 0-9 . _ : -"));
+export const Name = v.pipe(
+  v.string(),
+  v.regex(NAME, "must be 1-128 characters of A-Z a-z 0-9 . _ : -, and not . or .."),
+);
 export const Duration = v.pipe(
   v.string(),
   v.regex(DURATION_PATTERN, "must be a duration like 30s, 5m, 24h or 7d"),

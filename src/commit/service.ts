@@ -6,6 +6,7 @@ import type { NamedWrite } from "../db/writer-ops.ts";
 import type { EventTypeCatalog } from "../event-types/catalog.ts";
 import { failpoint } from "../failpoints.ts";
 import { canonicalJson, sha256Hex } from "../lib/canonical-json.ts";
+import { checkIdempotencyKey } from "../lib/idempotency.ts";
 import { invalidField, Problem, problems } from "../lib/problem.ts";
 import type { Clock } from "../lib/time.ts";
 import type { Tracing } from "../ops/tracing.ts";
@@ -175,10 +176,7 @@ export class CommitService {
 }
 
 function checkKey(request: CommitRequest): { key: string; requestHash: string } {
-  const key = request.idempotencyKey ?? "";
-  if (key.length === 0 || key.length > 255) {
-    throw invalidField("header:Idempotency-Key", "must be 1-255 characters");
-  }
+  const key = checkIdempotencyKey(request.idempotencyKey ?? "");
   // The conflict mode is part of the request: a PUT and a commit with one key are different requests.
   const requestHash = sha256Hex(
     canonicalJson({ body: request.rawBody, mode: request.conflictStatus ?? 409 }),

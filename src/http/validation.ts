@@ -48,7 +48,10 @@ function fixedMessage(issue: v.BaseIssue<unknown>): string {
     case "loose_object":
     case "object_with_rest":
     case "record":
-      return "must be a JSON object";
+      // A key the object needs and the input lacks: valibot names it as the expected `"key"`.
+      return issue.received === "undefined" && issue.expected?.startsWith('"')
+        ? "is required"
+        : "must be a JSON object";
     case "literal":
     case "picklist":
     case "enum":

@@ -13,7 +13,8 @@ import pkg from "../../package.json" with { type: "json" };
 import { holds } from "../auth/authenticator.ts";
 import type { Scope } from "../auth/tokens.ts";
 import { standaloneJsonSchema } from "../http/openapi/convert.ts";
-import { validate } from "../http/validation.ts";
+import { pointer, validate } from "../http/validation.ts";
+import { faultsIn } from "../lib/faithful-json.ts";
 import { type FieldError, Problem, problems } from "../lib/problem.ts";
 import { type ApiRequest, TOOLS, type Tool } from "./tools.ts";
 
@@ -56,7 +57,14 @@ export function createMcpServer(call: ApiCaller, scopes: readonly Scope[]): Serv
       );
     }
     try {
-      const input = validate(tool.input, request.params.arguments ?? {});
+      const args = request.params.arguments ?? {};
+      // What the HTTP API refuses in any JSON body (lone surrogates), refused here by the same
+      // rule and before a request is built: such a string cannot even be put in a URL.
+      const faults = faultsIn(args);
+      if (faults.length > 0) {
+        return refusal(problems.invalid(faults.map((f) => ({ pointer: pointer(f.path), detail: f.detail }))));
+      }
+      const input = validate(tool.input, args);
       const railed: FieldError[] = tool.rails?.(input) ?? [];
       if (railed.length > 0) return refusal(problems.invalid(railed));
       const answer = await call(tool.request(input));

@@ -5,6 +5,7 @@
 import * as v from "valibot";
 import type { Scope } from "../auth/tokens.ts";
 import { Aggregate, CommitSchema, EventType, Name, ProposalCreateSchema } from "../http/schemas.ts";
+import { IDEMPOTENCY_KEY, IDEMPOTENCY_KEY_RULE } from "../lib/idempotency.ts";
 import type { FieldError } from "../lib/problem.ts";
 
 /** One HTTP request a tool makes. */
@@ -30,8 +31,7 @@ export interface Tool<S extends v.GenericSchema = v.GenericSchema> {
 
 const IdempotencyKey = v.pipe(
   v.string(),
-  v.minLength(1, "must not be empty"),
-  v.maxLength(255, "must be at most 255 characters"),
+  v.regex(IDEMPOTENCY_KEY, IDEMPOTENCY_KEY_RULE),
   v.description(
     "Required: a retry with the same key and input returns the first answer instead of writing twice.",
   ),

@@ -10,6 +10,7 @@ import type { Database } from "../db/open.ts";
 import type { EventTypeCatalog } from "../event-types/catalog.ts";
 import { canonicalJson, sha256Hex } from "../lib/canonical-json.ts";
 import { parseDuration } from "../lib/duration.ts";
+import { checkIdempotencyKey } from "../lib/idempotency.ts";
 import { newId } from "../lib/ids.ts";
 import { type FieldError, invalidField, Problem, problems } from "../lib/problem.ts";
 import type { Clock } from "../lib/time.ts";
@@ -295,8 +296,7 @@ export class ProposalService {
 }
 
 function keyOf(key: string, rawBody: unknown): { key: string; requestHash: string } {
-  if (key.length === 0 || key.length > 255)
-    throw invalidField("header:Idempotency-Key", "must be 1-255 characters");
+  checkIdempotencyKey(key);
   return { key, requestHash: sha256Hex(canonicalJson(rawBody)) };
 }
 

@@ -227,7 +227,7 @@ describe("/openapi.json", () => {
     expect(Object.keys(event.properties)).toEqual(Object.keys(EventSchema.entries));
     const record = resolve(commit.properties.records.anyOf[0].items);
     expect(record.required).toEqual(["collection", "id"]);
-    expect(record.properties.collection.pattern).toBe("^[A-Za-z0-9._:-]{1,128}$");
+    expect(record.properties.collection.pattern).toBe(String.raw`^(?!\.\.?$)[A-Za-z0-9._:-]{1,128}$`);
     // The JSON-object custom schema becomes an object, not "anything".
     expect(record.properties.data.anyOf).toEqual([{ type: "object" }, { type: "null" }]);
 

@@ -310,7 +310,7 @@ describe("unknown fields are 422 with a pointer to the unknown key", () => {
   });
 });
 
-describe("names: collection and id are 1-128 of [A-Za-z0-9._:-]", () => {
+describe("names: collection and id are 1-128 of [A-Za-z0-9._:-], not . or ..", () => {
   test.each([
     ["empty collection", { collection: "" }, "/records/0/collection"],
     ["empty id", { id: "" }, "/records/0/id"],
@@ -319,8 +319,16 @@ describe("names: collection and id are 1-128 of [A-Za-z0-9._:-]", () => {
     ["non-ASCII", { id: "récord" }, "/records/0/id"],
     ["a NUL", { id: "r\u0000" }, "/records/0/id"],
     ["129 characters", { id: "x".repeat(129) }, "/records/0/id"],
+    ["a collection of .", { collection: "." }, "/records/0/collection"],
+    ["a collection of ..", { collection: ".." }, "/records/0/collection"],
+    ["an id of .", { id: "." }, "/records/0/id"],
+    ["an id of ..", { id: ".." }, "/records/0/id"],
   ])("%s", async (_name, fields, pointer) => {
     expectProblem(await commit({ records: [record(fields)] }), 422, pointer);
+  });
+
+  test("three dots, or dots among other characters, are names", async () => {
+    expectProblem(await server.request("GET", "/v1/records/.../.a."), 404);
   });
 });
 
@@ -482,6 +490,24 @@ describe("replay deadlines", () => {
 });
 
 describe("headers", () => {
+  test.each([
+    ["empty", ""],
+    ["non-ASCII", "k\u00e9"],
+    ["a tab", "k\tk"],
+  ])("an Idempotency-Key that is not 1-255 printable ASCII (%s) is 422", async (_name, key) => {
+    for (const path of ["/v1/commits", "/v1/proposals"]) {
+      const body =
+        path === "/v1/commits"
+          ? { records: [record()] }
+          : { summary: "s", commit: { events: [{ type: "t.x", aggregate: "c/r" }] } };
+      expectProblem(
+        await server.request("POST", path, body, { "idempotency-key": key }),
+        422,
+        "header:Idempotency-Key",
+      );
+    }
+  });
+
   test("an Idempotency-Key over 255 characters is 422", async () => {
     expectProblem(
       await server.request(
