@@ -64,6 +64,10 @@ function isLocalName(host: string): boolean {
 /** How long a create or change waits for DNS before taking the name as "does not resolve yet". */
 export const CREATE_RESOLVE_TIMEOUT_MS = 5000;
 
+/** How a refused local or plain-http URL is allowed, said where it is refused. */
+const ALLOW_HINT =
+  " (for a receiver on this machine or a private network, start outboxd with OUTBOXD_ALLOW_PRIVATE_ENDPOINTS=1)";
+
 /** Why the URL may not be an endpoint, or null when it may (checked on create and change). */
 export async function endpointUrlProblem(
   text: string,
@@ -72,11 +76,15 @@ export async function endpointUrlProblem(
   timeoutMs = CREATE_RESOLVE_TIMEOUT_MS,
 ): Promise<string | null> {
   const parsed = parseEndpointUrl(text, allowPrivate);
-  if (parsed.problem !== undefined) return parsed.problem;
+  if (parsed.problem !== undefined) {
+    return !allowPrivate && /^http:/i.test(text) ? `${parsed.problem}${ALLOW_HINT}` : parsed.problem;
+  }
   if (allowPrivate) return null;
   const host = bareHost(parsed.url);
-  if (ipaddr.isValid(host)) return isPublicAddress(host) ? null : "points at a private or internal address";
-  if (isLocalName(host)) return "points at a local host name";
+  if (ipaddr.isValid(host)) {
+    return isPublicAddress(host) ? null : `points at a private or internal address${ALLOW_HINT}`;
+  }
+  if (isLocalName(host)) return `points at a local host name${ALLOW_HINT}`;
   let timer: ReturnType<typeof setTimeout> | undefined;
   let addresses: string[];
   try {
@@ -91,7 +99,7 @@ export async function endpointUrlProblem(
   } finally {
     clearTimeout(timer);
   }
-  return addresses.every(isPublicAddress) ? null : "resolves to a private or internal address";
+  return addresses.every(isPublicAddress) ? null : `resolves to a private or internal address${ALLOW_HINT}`;
 }
 
 /**

@@ -20,6 +20,10 @@ function tableResolver(table: Record<string, string[] | (() => string[])>): Reso
   return Object.assign(resolve, { calls });
 }
 
+// Every refusal that OUTBOXD_ALLOW_PRIVATE_ENDPOINTS lifts says so (DESIGN §18).
+const ALLOW_HINT =
+  " (for a receiver on this machine or a private network, start outboxd with OUTBOXD_ALLOW_PRIVATE_ENDPOINTS=1)";
+
 const DNS = {
   "loopback.example.com": ["127.0.0.1"],
   "metadata.example.com": ["169.254.169.254"],
@@ -118,14 +122,14 @@ describe("on create, with OUTBOXD_ALLOW_PRIVATE_ENDPOINTS off", () => {
   ];
   test.each(oddSpellings)("%s is refused (422 /url)", async (url) => {
     const problem = expectProblem(await create(url), 422, "/url");
-    expect(problem.errors[0].detail).toBe("points at a private or internal address");
+    expect(problem.errors[0].detail).toBe(`points at a private or internal address${ALLOW_HINT}`);
   });
 
   test.each(["https://localhost/", "https://localhost./", "https://api.localhost/", "https://intranet/"])(
     "%s, a local host name, is refused",
     async (url) => {
       expect(expectProblem(await create(url), 422, "/url").errors[0].detail).toBe(
-        "points at a local host name",
+        `points at a local host name${ALLOW_HINT}`,
       );
     },
   );
@@ -139,7 +143,7 @@ describe("on create, with OUTBOXD_ALLOW_PRIVATE_ENDPOINTS off", () => {
     "https://mixed.example.com/", // one internal answer among public ones is enough
   ])("%s resolves to an internal address and is refused", async (url) => {
     expect(expectProblem(await create(url), 422, "/url").errors[0].detail).toBe(
-      "resolves to a private or internal address",
+      `resolves to a private or internal address${ALLOW_HINT}`,
     );
   });
 
@@ -149,9 +153,11 @@ describe("on create, with OUTBOXD_ALLOW_PRIVATE_ENDPOINTS off", () => {
     expect(resolver.calls).toContain("not-yet.example.com");
   });
 
-  test("plain http is refused without the allow setting, whatever the host", async () => {
+  test("plain http is refused without the allow setting, whatever the host, saying how to allow it", async () => {
     for (const url of ["http://example.com/", "http://public.example.com/hook", "http://93.184.215.14/"]) {
-      expect(expectProblem(await create(url), 422, "/url").errors[0].detail).toBe("must be an https URL");
+      expect(expectProblem(await create(url), 422, "/url").errors[0].detail).toBe(
+        `must be an https URL${ALLOW_HINT}`,
+      );
     }
   });
 
