@@ -49,9 +49,11 @@ CREATE INDEX `events_commit` ON `events` (`commit_id`);--> statement-breakpoint
 -- Hand-written: the ledger starts here (DESIGN §13). One history version per existing record, not
 -- in any commit (commit_id null), and the genesis commit (seq 0) that lists them, when there are
 -- any (on a new database the first commit is seq 0). Digests and the genesis hash need sha256 and
--- JCS: src/ledger/genesis.ts computes them right after migrating.
+-- JCS: src/ledger/genesis.ts computes them right after migrating. (No `HAVING` without `GROUP BY`:
+-- SQLite accepts it, a libSQL server's parser does not.)
 INSERT INTO `record_versions` ("collection", "id", "version", "data", "deleted", "data_digest", "commit_id", "at")
   SELECT "collection", "id", "version", CASE WHEN "deleted" = 1 THEN NULL ELSE "data" END, "deleted", NULL, NULL, "updated_at"
   FROM `records` ORDER BY "collection", "id";--> statement-breakpoint
 INSERT INTO `commits` ("id", "token_id", "created_at", "seq", "hash", "token_name", "proposal_id", "record_count", "event_count")
-  SELECT 'cmt_genesis', NULL, 0, 0, NULL, NULL, NULL, count(*), 0 FROM `records` HAVING count(*) > 0;
+  SELECT 'cmt_genesis', NULL, 0, 0, NULL, NULL, NULL, (SELECT count(*) FROM `records`), 0
+  WHERE EXISTS (SELECT 1 FROM `records`);

@@ -7,12 +7,10 @@ export function* migrate(migrations: EmbeddedMigration[] = embedded): Op<string[
   yield* run(
     "CREATE TABLE IF NOT EXISTS __drizzle_migrations (id INTEGER PRIMARY KEY AUTOINCREMENT, hash text NOT NULL, created_at numeric)",
   );
-  const applied = new Set(
-    (yield* all<{ hash: string }>("SELECT hash FROM __drizzle_migrations")).map((r) => r.hash),
-  );
+  const applied = yield* appliedMigrations();
   const done: string[] = [];
   for (const migration of migrations) {
-    if (applied.has(migration.hash)) continue;
+    if (applied(migration)) continue;
     for (const statement of migration.statements) yield* run(statement);
     yield* run("INSERT INTO __drizzle_migrations (hash, created_at) VALUES (:hash, :when)", {
       hash: migration.hash,
@@ -29,8 +27,21 @@ export function* pendingMigrations(migrations: EmbeddedMigration[] = embedded): 
     "SELECT name FROM sqlite_master WHERE type = 'table' AND name = '__drizzle_migrations'",
   );
   if (table.length === 0) return migrations.map((m) => m.tag);
-  const applied = new Set(
-    (yield* all<{ hash: string }>("SELECT hash FROM __drizzle_migrations")).map((r) => r.hash),
+  const applied = yield* appliedMigrations();
+  return migrations.filter((m) => !applied(m)).map((m) => m.tag);
+}
+
+/**
+ * A migration counts as applied when its hash or its journal time (`when`, drizzle's own rule) is
+ * recorded: a migration whose SQL was corrected after release (0009's statement that a libSQL
+ * server's parser refused) has a new hash, and a database that applied the first text must not
+ * apply it again.
+ */
+function* appliedMigrations(): Op<(migration: EmbeddedMigration) => boolean> {
+  const rows = yield* all<{ hash: string; created_at: number | string | null }>(
+    "SELECT hash, created_at FROM __drizzle_migrations",
   );
-  return migrations.filter((m) => !applied.has(m.hash)).map((m) => m.tag);
+  const hashes = new Set(rows.map((r) => r.hash));
+  const times = new Set(rows.map((r) => Number(r.created_at)));
+  return (migration) => hashes.has(migration.hash) || times.has(migration.when);
 }

@@ -110,7 +110,7 @@ export const migrations: EmbeddedMigration[] = [
   {
     "tag": "0009_ledger",
     "when": 1796096600060,
-    "hash": "286af396f231475625298ac2cc4dc221bdf4c281ff475347c59687586eb697a5",
+    "hash": "dcb3ea1e61641cd0576dda2c65115935f245c110b9a9a44a9af4a3ca33bea172",
     "statements": [
       "CREATE TABLE `idempotency_keys` (\n\t`commit_id` text PRIMARY KEY NOT NULL,\n\t`token_id` text NOT NULL,\n\t`key` text NOT NULL,\n\t`request_hash` text NOT NULL,\n\t`response` text NOT NULL,\n\t`created_at` integer NOT NULL\n);",
       "CREATE UNIQUE INDEX `idempotency_keys_token_key` ON `idempotency_keys` (`token_id`,`key`);",
@@ -126,8 +126,8 @@ export const migrations: EmbeddedMigration[] = [
       "ALTER TABLE `events` ADD `payload_digest` text;",
       "ALTER TABLE `events` ADD `erased_at` integer;",
       "CREATE INDEX `events_commit` ON `events` (`commit_id`);",
-      "-- Hand-written: the ledger starts here (DESIGN §13). One history version per existing record, not\n-- in any commit (commit_id null), and the genesis commit (seq 0) that lists them, when there are\n-- any (on a new database the first commit is seq 0). Digests and the genesis hash need sha256 and\n-- JCS: src/ledger/genesis.ts computes them right after migrating.\nINSERT INTO `record_versions` (\"collection\", \"id\", \"version\", \"data\", \"deleted\", \"data_digest\", \"commit_id\", \"at\")\n  SELECT \"collection\", \"id\", \"version\", CASE WHEN \"deleted\" = 1 THEN NULL ELSE \"data\" END, \"deleted\", NULL, NULL, \"updated_at\"\n  FROM `records` ORDER BY \"collection\", \"id\";",
-      "INSERT INTO `commits` (\"id\", \"token_id\", \"created_at\", \"seq\", \"hash\", \"token_name\", \"proposal_id\", \"record_count\", \"event_count\")\n  SELECT 'cmt_genesis', NULL, 0, 0, NULL, NULL, NULL, count(*), 0 FROM `records` HAVING count(*) > 0;"
+      "-- Hand-written: the ledger starts here (DESIGN §13). One history version per existing record, not\n-- in any commit (commit_id null), and the genesis commit (seq 0) that lists them, when there are\n-- any (on a new database the first commit is seq 0). Digests and the genesis hash need sha256 and\n-- JCS: src/ledger/genesis.ts computes them right after migrating. (No `HAVING` without `GROUP BY`:\n-- SQLite accepts it, a libSQL server's parser does not.)\nINSERT INTO `record_versions` (\"collection\", \"id\", \"version\", \"data\", \"deleted\", \"data_digest\", \"commit_id\", \"at\")\n  SELECT \"collection\", \"id\", \"version\", CASE WHEN \"deleted\" = 1 THEN NULL ELSE \"data\" END, \"deleted\", NULL, NULL, \"updated_at\"\n  FROM `records` ORDER BY \"collection\", \"id\";",
+      "INSERT INTO `commits` (\"id\", \"token_id\", \"created_at\", \"seq\", \"hash\", \"token_name\", \"proposal_id\", \"record_count\", \"event_count\")\n  SELECT 'cmt_genesis', NULL, 0, 0, NULL, NULL, NULL, (SELECT count(*) FROM `records`), 0\n  WHERE EXISTS (SELECT 1 FROM `records`);"
     ]
   },
   {

@@ -6,11 +6,13 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { existsSync, rmSync } from "node:fs";
 import { join } from "node:path";
+import { createClient } from "@libsql/client";
 import { apiClient, type Request } from "../helpers/api.ts";
 import { type Child, startChild } from "../helpers/process.ts";
 import { waitFor } from "../helpers/receiver.ts";
 import { tempDir } from "../helpers/server.ts";
 import { type SnippetReceiver, startSnippetReceiver } from "../helpers/snippet-receiver.ts";
+import { onSqld, startSqld } from "../helpers/sqld.ts";
 import { Database } from "../helpers/sqlite.ts";
 
 const TOKEN = `drill-admin-${crypto.randomUUID()}`;
@@ -25,32 +27,62 @@ afterEach(async () => {
   for (const step of cleanup.splice(0).reverse()) await step();
 });
 
-function newWorld() {
+/** Where a drill's processes keep their database: a file in a temp dir, or a libSQL server of its own. */
+interface World {
+  databaseUrl: string;
+  receiver: SnippetReceiver;
+}
+
+async function newWorld(): Promise<World> {
   const dir = tempDir("outboxd-drill-");
   const receiver = startSnippetReceiver();
   cleanup.push(() => rmSync(dir, { recursive: true, force: true }));
+  // OUTBOXD_TEST_SQLD=1 (.ci/run): the drills again on a real libSQL server.
+  const sqld = onSqld() ? await startSqld() : null;
+  if (sqld) cleanup.push(() => sqld.stop());
+  const databaseUrl = sqld?.url ?? `file:${join(dir, "outboxd.db")}`;
   // Run after every process of the drill was killed (cleanup runs in reverse).
-  cleanup.push(() => expectIntact(dir));
+  cleanup.push(() => expectIntact(databaseUrl));
   cleanup.push(() => receiver.stop());
-  return { dir, receiver };
+  return { databaseUrl, receiver };
 }
 
-/** The file the drill's processes were killed on passes SQLite's integrity check. */
-function expectIntact(dir: string): void {
-  const file = join(dir, "outboxd.db");
-  if (!existsSync(file)) return;
-  const db = new Database(file);
+/** The database the drill's processes were killed on passes SQLite's integrity check. */
+async function expectIntact(databaseUrl: string): Promise<void> {
+  const file = localFile(databaseUrl);
+  if (file && !existsSync(file)) return;
+  expect(await outside(databaseUrl, "PRAGMA integrity_check")).toEqual([{ integrity_check: "ok" }]);
+}
+
+function localFile(databaseUrl: string): string | null {
+  return databaseUrl.startsWith("file:") ? databaseUrl.slice("file:".length) : null;
+}
+
+/** One statement on a connection of the test's own, outside outboxd: its rows, or the rows it changed. */
+async function outside(databaseUrl: string, sql: string): Promise<unknown[] | number> {
+  const file = localFile(databaseUrl);
+  if (file) {
+    const db = new Database(file);
+    try {
+      const statement = db.prepare(sql);
+      return /^\s*(SELECT|PRAGMA)/i.test(sql) ? statement.all() : statement.run().changes;
+    } finally {
+      db.close();
+    }
+  }
+  const client = createClient({ url: databaseUrl });
   try {
-    expect(db.prepare("PRAGMA integrity_check").all()).toEqual([{ integrity_check: "ok" }]);
+    const result = await client.execute(sql);
+    return result.columns.length > 0 ? result.rows.map((row) => ({ ...row })) : result.rowsAffected;
   } finally {
-    db.close();
+    client.close();
   }
 }
 
-async function start(dir: string, env: Record<string, string> = {}): Promise<Outboxd> {
+async function start(world: World, env: Record<string, string> = {}): Promise<Outboxd> {
   const child = startChild([process.execPath, "src/main.ts", "serve"], {
     PORT: "0",
-    OUTBOXD_DATABASE_URL: `file:${join(dir, "outboxd.db")}`,
+    OUTBOXD_DATABASE_URL: world.databaseUrl,
     OUTBOXD_ADMIN_TOKEN: TOKEN,
     OUTBOXD_ALLOW_PRIVATE_ENDPOINTS: "1",
     OUTBOXD_LOG_LEVEL: "info",
@@ -99,26 +131,24 @@ async function eventsOf(api: Request, aggregate: string) {
   }[];
 }
 
-/** Every lease in the file expires now: the restart need not wait out the lease (backdating). */
-function expireLeases(dir: string): number {
-  const db = new Database(join(dir, "outboxd.db"));
-  try {
-    return db.prepare("UPDATE deliveries SET lease_expires_at = 0 WHERE lease_expires_at IS NOT NULL").run()
-      .changes;
-  } finally {
-    db.close();
-  }
+/** Every lease in the database expires now: the restart need not wait out the lease (backdating). */
+async function expireLeases(world: World): Promise<number> {
+  return (await outside(
+    world.databaseUrl,
+    "UPDATE deliveries SET lease_expires_at = 0 WHERE lease_expires_at IS NOT NULL",
+  )) as number;
 }
 
 describe("failure drills", () => {
   test("1. crash right after the business write: neither the record change nor any event or delivery exists", async () => {
-    const { dir, receiver } = newWorld();
-    const first = await start(dir, withFailpoint("commit.after_records"));
+    const world = await newWorld();
+    const { receiver } = world;
+    const first = await start(world, withFailpoint("commit.after_records"));
     await addEndpoint(first.api, receiver);
     await expect(first.api("POST", "/v1/commits", approve(0))).rejects.toThrow();
     await expectKilled(first.child);
 
-    const second = await start(dir);
+    const second = await start(world);
     const record = await second.api("GET", "/v1/records/returns/r-1");
     expect(record.status).toBe(404);
     expect(record.body.currentVersion).toBeNull();
@@ -135,14 +165,15 @@ describe("failure drills", () => {
   });
 
   test("2. crash after COMMIT, before the response: after restart the pending delivery is sent", async () => {
-    const { dir, receiver } = newWorld();
-    const first = await start(dir, withFailpoint("commit.after_commit"));
+    const world = await newWorld();
+    const { receiver } = world;
+    const first = await start(world, withFailpoint("commit.after_commit"));
     await addEndpoint(first.api, receiver);
     await expect(first.api("POST", "/v1/commits", approve(0))).rejects.toThrow();
     await expectKilled(first.child);
     expect(receiver.requests).toBe(0);
 
-    const second = await start(dir);
+    const second = await start(world);
     await waitFor("the committed event to arrive", () => receiver.applied.length === 1);
     const [event] = await eventsOf(second.api, "returns/r-1");
     // The completion triple.
@@ -156,16 +187,17 @@ describe("failure drills", () => {
   });
 
   test("3. crash after the receiver accepted, before delivered was recorded: sent again, applied once", async () => {
-    const { dir, receiver } = newWorld();
-    const first = await start(dir, withFailpoint("dispatch.after_send"));
+    const world = await newWorld();
+    const { receiver } = world;
+    const first = await start(world, withFailpoint("dispatch.after_send"));
     await addEndpoint(first.api, receiver);
     const commit = await first.api("POST", "/v1/commits", approve(0));
     expect(commit.status).toBe(201);
     await expectKilled(first.child);
     expect(receiver.applied).toHaveLength(1);
-    expect(expireLeases(dir)).toBe(1);
+    expect(await expireLeases(world)).toBe(1);
 
-    const second = await start(dir);
+    const second = await start(world);
     await waitFor("the redelivery", () => receiver.duplicates.length === 1);
     await waitFor(
       "delivered",
@@ -178,9 +210,10 @@ describe("failure drills", () => {
   });
 
   test("4. rapid updates of one aggregate, receiver failing intermittently: never an older sequence after a newer one", async () => {
-    const { dir, receiver } = newWorld();
+    const world = await newWorld();
+    const { receiver } = world;
     receiver.fail = (_event, index) => (index % 3 === 1 ? 503 : undefined);
-    const { api } = await start(dir);
+    const { api } = await start(world);
     await addEndpoint(api, receiver);
     const updates = 30;
     for (let version = 0; version < updates; version++) {
@@ -203,9 +236,10 @@ describe("failure drills", () => {
   });
 
   test("5. past its deadline: dead with deadline_exceeded, counted, listed, never reported delivered", async () => {
-    const { dir, receiver } = newWorld();
+    const world = await newWorld();
+    const { receiver } = world;
     receiver.fail = () => 500;
-    const { api } = await start(dir);
+    const { api } = await start(world);
     await addEndpoint(api, receiver);
     const body = approve(0);
     const commit = await api("POST", "/v1/commits", {

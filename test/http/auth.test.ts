@@ -4,10 +4,10 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createHash } from "node:crypto";
 import { chmodSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { all } from "../../src/db/op.ts";
 import { createLogger } from "../../src/ops/log.ts";
 import { createEndpoint, expectProblem, expectStatus } from "../helpers/assertions.ts";
 import { startServer, type TestResponse, type TestServer, tempDir } from "../helpers/server.ts";
-import { Database } from "../helpers/sqlite.ts";
 
 let server: TestServer;
 type Scope = "read" | "commit" | "propose" | "approve" | "consume" | "admin";
@@ -272,9 +272,10 @@ describe("scopes", () => {
 test("tokens are stored only as hashes", async () => {
   const { id, token } = await createToken("stored", ["commit"]);
   expectStatus(await as(token, "PUT", "/v1/records/auth/stored", { data: {} }), 201);
-  const db = new Database(join(server.dir, "outboxd.db"), { readonly: true });
-  try {
-    const rows = db.prepare("SELECT * FROM tokens").all() as Record<string, unknown>[];
+  // Read through outboxd's own connection: on a local file, its WAL included.
+  const read = (sql: string) => server.outboxd.db.driver.read(all<Record<string, unknown>>(sql));
+  {
+    const rows = await read("SELECT * FROM tokens");
     expect(rows.length).toBeGreaterThan(0);
     for (const row of rows) {
       for (const value of Object.values(row)) {
@@ -285,13 +286,11 @@ test("tokens are stored only as hashes", async () => {
     }
     const row = rows.find((r) => r.id === id);
     expect(row?.hash).toBe(createHash("sha256").update(token).digest("hex"));
-    // Nowhere else in the database file either (WAL included: read through SQLite).
+    // Nowhere else in the database either.
     const dump = JSON.stringify(
-      ["commits", "records", "events", "endpoints"].map((t) => db.prepare(`SELECT * FROM ${t}`).all()),
+      await Promise.all(["commits", "records", "events", "endpoints"].map((t) => read(`SELECT * FROM ${t}`))),
     );
     expect(dump).not.toContain(token);
-  } finally {
-    db.close();
   }
 });
 
@@ -299,7 +298,12 @@ describe("first start without OUTBOXD_ADMIN_TOKEN", () => {
   test("creates admin-token beside the database (mode 0600), logs only its path, and the token works", async () => {
     const lines: string[] = [];
     const logger = createLogger("debug", (line) => lines.push(line));
-    const first = await startServer({ OUTBOXD_ADMIN_TOKEN: "" }, { dispatch: false, logger });
+    // A file beside the database: a local file even when the suites run on a libSQL server.
+    const first = await startServer(
+      { OUTBOXD_ADMIN_TOKEN: "" },
+      { dispatch: false, logger },
+      { local: true },
+    );
     let second: TestServer | undefined;
     try {
       expect(first.outboxd.config.adminToken).toBeUndefined();

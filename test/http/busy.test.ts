@@ -4,7 +4,8 @@ import { startServer } from "../helpers/server.ts";
 import { Database } from "../helpers/sqlite.ts";
 
 test("a write lock held by another process past the busy timeout is a 503 with Retry-After, and nothing is written", async () => {
-  const server = await startServer({ OUTBOXD_BUSY_TIMEOUT: "100ms" }, { dispatch: false });
+  // Another process's lock on the file: a local file even when the suites run on a libSQL server.
+  const server = await startServer({ OUTBOXD_BUSY_TIMEOUT: "100ms" }, { dispatch: false }, { local: true });
   const other = new Database(join(server.dir, "outboxd.db"));
   try {
     other.exec("BEGIN IMMEDIATE");

@@ -2,7 +2,6 @@
 // commit with pointers into the request, strict mode, the Deprecation header, the cache kept in
 // step with changes (in this process and in another one on the same database).
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { join } from "node:path";
 import { EventTypeCatalog } from "../../src/event-types/catalog.ts";
 import { apiClient } from "../helpers/api.ts";
 import { expectProblem, expectStatus } from "../helpers/assertions.ts";
@@ -329,7 +328,7 @@ describe("reserved names (DESIGN §17)", () => {
 
 test("another process on the same database sees a registration within its refresh interval", async () => {
   const other = await startServer(
-    { OUTBOXD_DATABASE_URL: `file:${join(server.dir, "outboxd.db")}`, OUTBOXD_ADMIN_TOKEN: server.token },
+    { OUTBOXD_DATABASE_URL: server.databaseUrl, OUTBOXD_ADMIN_TOKEN: server.token },
     { dispatch: false },
   );
   // The other process is configured with this server's admin token, not its harness's own.

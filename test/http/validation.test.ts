@@ -2,10 +2,9 @@
 // the field, never a 500, and writes nothing. After each test the database file itself is read
 // to prove that nothing was stored.
 import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
-import { join } from "node:path";
+import { get } from "../../src/db/op.ts";
 import { expectProblem, expectStatus, totals } from "../helpers/assertions.ts";
 import { startServer, type TestResponse, type TestServer } from "../helpers/server.ts";
-import { Database } from "../helpers/sqlite.ts";
 
 const MAX_BODY = 4096;
 const MAX_DOCUMENT = 256;
@@ -26,22 +25,18 @@ afterAll(async () => {
   await server.stop();
 });
 
-/** Rows in every table a commit writes, read from the file outside the server. */
-function storedRows(): Record<string, number> {
-  const db = new Database(join(server.dir, "outboxd.db"), { readonly: true });
-  try {
-    const counts: Record<string, number> = {};
-    for (const table of ["records", "events", "deliveries", "commits", "endpoints", "tokens"]) {
-      counts[table] = (db.prepare(`SELECT count(*) AS n FROM ${table}`).all()[0] as { n: number }).n;
-    }
-    return counts;
-  } finally {
-    db.close();
+/** Rows in every table a commit writes, read from the database beside the HTTP API. */
+async function storedRows(): Promise<Record<string, number>> {
+  const counts: Record<string, number> = {};
+  for (const table of ["records", "events", "deliveries", "commits", "endpoints", "tokens"]) {
+    const row = await server.outboxd.db.driver.read(get<{ n: number }>(`SELECT count(*) AS n FROM ${table}`));
+    counts[table] = Number(row?.n);
   }
+  return counts;
 }
 
 afterEach(async () => {
-  expect(storedRows()).toEqual({
+  expect(await storedRows()).toEqual({
     records: 0,
     events: 0,
     deliveries: 0,
