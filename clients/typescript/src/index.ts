@@ -13,6 +13,7 @@ import {
   sleep,
 } from "./retry.js";
 import type { components, operations, paths } from "./schema.gen.js";
+import { checkHeaderValue, redact, redactedError } from "./secrets.js";
 
 export { type FieldError, OutboxdError } from "./errors.js";
 export type { RetryOptions } from "./retry.js";
@@ -78,6 +79,7 @@ export interface OutboxdClient {
 }
 
 export function createClient(options: ClientOptions): OutboxdClient {
+  checkHeaderValue("the token", options.token);
   const retry = { ...RETRY_DEFAULTS, ...options.retry };
   const api = createFetchClient<paths>({
     baseUrl: options.baseUrl.replace(/\/+$/, ""),
@@ -92,7 +94,7 @@ export function createClient(options: ClientOptions): OutboxdClient {
       const query = { ...given.query, ...(after ? { after } : {}) };
       // biome-ignore lint/suspicious/noExplicitAny: one generic walk over routes of different shapes
       const { data, error, response } = await (api.GET as any)(path, { params: { ...given, query } });
-      if (!response.ok) throw new OutboxdError(response.status, asObject(error));
+      if (!response.ok) throw new OutboxdError(response.status, asObject(error, [options.token]));
       const page = data as { data: ListItem<P>[]; next: string | null };
       for (const item of page.data) yield item;
       after = page.next;
@@ -103,13 +105,18 @@ export function createClient(options: ClientOptions): OutboxdClient {
     api,
     async commit(body, commitOptions = {}) {
       const key = commitOptions.idempotencyKey ?? crypto.randomUUID();
+      checkHeaderValue("idempotencyKey", key);
       const headers: Record<string, string> = { "idempotency-key": key };
-      if (commitOptions.traceparent) headers.traceparent = commitOptions.traceparent;
+      if (commitOptions.traceparent !== undefined) {
+        checkHeaderValue("traceparent", commitOptions.traceparent);
+        headers.traceparent = commitOptions.traceparent;
+      }
       const signal = commitOptions.signal;
       const data = await withRetries(
         () => api.POST("/v1/commits", { body, headers, ...(signal ? { signal } : {}) }),
         retry,
         signal,
+        [options.token, ...Object.values(headers)],
       );
       return data as CommitResult;
     },
@@ -127,6 +134,8 @@ async function withRetries(
   send: () => Promise<{ data?: unknown; error?: unknown; response: Response }>,
   retry: Required<RetryOptions>,
   signal: AbortSignal | undefined,
+  /** The header values sent: cut out of every error's text. */
+  secrets: readonly string[],
 ): Promise<unknown> {
   for (let attempt = 1; ; attempt++) {
     let result: Awaited<ReturnType<typeof send>>;
@@ -137,20 +146,29 @@ async function withRetries(
       // the same key makes the retry return the first one's answer if it did.
       if (signal?.aborted) throw error;
       if (attempt >= retry.attempts) {
-        throw new OutboxdError(0, { title: "Network error", detail: String(error) }, { cause: error });
+        const cause = redactedError(error, secrets);
+        throw new OutboxdError(0, { title: "Network error", detail: String(cause) }, { cause });
       }
       await sleep(retryDelay(attempt, null, retry), signal);
       continue;
     }
     const { data, error, response } = result;
     if (response.ok) return data;
-    const problem = new OutboxdError(response.status, asObject(error));
+    const problem = new OutboxdError(response.status, asObject(error, secrets));
     if (!retryableStatus(problem.status, problem.type) || attempt >= retry.attempts) throw problem;
     await sleep(retryDelay(attempt, retryAfterMs(response.headers.get("retry-after")), retry), signal);
   }
 }
 
-function asObject(value: unknown): Record<string, unknown> {
-  if (value !== null && typeof value === "object") return value as Record<string, unknown>;
-  return typeof value === "string" && value ? { detail: value.slice(0, 500) } : {};
+/** A problem body; an answer that is not one (a proxy's text) becomes its detail, secrets cut out. */
+function asObject(value: unknown, secrets: readonly string[]): Record<string, unknown> {
+  if (value !== null && typeof value === "object") {
+    const body = { ...(value as Record<string, unknown>) };
+    for (const field of ["title", "detail"]) {
+      const text = body[field];
+      if (typeof text === "string") body[field] = redact(text, secrets);
+    }
+    return body;
+  }
+  return typeof value === "string" && value ? { detail: redact(value, secrets).slice(0, 500) } : {};
 }
