@@ -596,7 +596,7 @@ export interface paths {
          * List event types
          * @description Scope: `read` (`admin` holds every scope).
          *
-         *     Ordered by type. `limit` is 1-500 (default 100); pass `next` of a page as `after` for the next.
+         *     Ordered by type, outboxd's built-in `outboxd.*` types included. `limit` is 1-500 (default 100); pass `next` of a page as `after` for the next.
          */
         get: operations["getEventTypes"];
         put?: never;
@@ -623,7 +623,7 @@ export interface paths {
          * Register or replace an event type
          * @description Scope: `admin` (`admin` holds every scope).
          *
-         *     Replaces the whole entry (omitted fields reset). `schema` is a JSON Schema (draft 2020-12) for the event payload, at most 64 KiB, references only within itself; one that does not compile is 422. Commits and proposals with events of this type are validated against it.
+         *     Replaces the whole entry (omitted fields reset). `schema` is a JSON Schema (draft 2020-12) for the event payload, at most 64 KiB, references only within itself; one that does not compile is 422. Commits and proposals with events of this type are validated against it. Types starting `outboxd.` are outboxd's own (409 `reserved-type`).
          */
         put: operations["putEventTypesType"];
         post?: never;
@@ -1004,7 +1004,68 @@ export interface paths {
         trace?: never;
     };
 }
-export type webhooks = Record<string, never>;
+export interface webhooks {
+    "outboxd.endpoint.disabled": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * An endpoint was disabled: by an operator, by a 410 Gone answer, or after failing for its disableAfter. Delivered only to endpoints whose eventTypes name an outboxd.* pattern, never to the endpoint it is about.
+         * @description An endpoint was disabled: by an operator, by a 410 Gone answer, or after failing for its disableAfter. Delivered only to endpoints whose eventTypes name an outboxd.* pattern, never to the endpoint it is about.
+         */
+        post: operations["webhook:outboxd.endpoint.disabled"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "outboxd.endpoint.enabled": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A disabled endpoint was enabled again (enable, PATCH, or recover). Delivered only to endpoints whose eventTypes name an outboxd.* pattern, never to the endpoint it is about.
+         * @description A disabled endpoint was enabled again (enable, PATCH, or recover). Delivered only to endpoints whose eventTypes name an outboxd.* pattern, never to the endpoint it is about.
+         */
+        post: operations["webhook:outboxd.endpoint.enabled"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "outboxd.ping": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The signed test event POST /v1/endpoints/{id}/test sends now; never stored.
+         * @description The signed test event POST /v1/endpoints/{id}/test sends now; never stored.
+         */
+        post: operations["webhook:outboxd.ping"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+}
 export interface components {
     schemas: {
         Attempt: {
@@ -2983,6 +3044,7 @@ export interface operations {
             400: components["responses"]["MalformedJson"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
             413: components["responses"]["BodyTooLarge"];
             422: components["responses"]["Invalid"];
             429: components["responses"]["RateLimited"];
@@ -3010,6 +3072,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             422: components["responses"]["Invalid"];
             429: components["responses"]["RateLimited"];
             503: components["responses"]["Unavailable"];
@@ -4340,6 +4403,149 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
             503: components["responses"]["Unavailable"];
+        };
+    };
+    "webhook:outboxd.endpoint.disabled": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Standard Webhooks header; verify the signature over the raw body before parsing it. */
+                "webhook-id": string;
+                /** @description Standard Webhooks header; verify the signature over the raw body before parsing it. */
+                "webhook-signature": string;
+                /** @description Standard Webhooks header; verify the signature over the raw body before parsing it. */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    aggregate: string;
+                    data: {
+                        description: string | null;
+                        endpointId: string;
+                        /** Format: date-time */
+                        failingSince: string | null;
+                        lastError: string | null;
+                        /** @enum {unknown} */
+                        reason: "operator" | "gone" | "failing";
+                    };
+                    /**
+                     * Format: uuid
+                     * @description The event id (webhook-id).
+                     */
+                    id: string;
+                    sequence: number;
+                    /** Format: date-time */
+                    timestamp: string;
+                    /** @constant */
+                    type: "outboxd.endpoint.disabled";
+                };
+            };
+        };
+        responses: {
+            /** @description Delivered. Answer 2xx also for a duplicate or stale event. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    "webhook:outboxd.endpoint.enabled": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Standard Webhooks header; verify the signature over the raw body before parsing it. */
+                "webhook-id": string;
+                /** @description Standard Webhooks header; verify the signature over the raw body before parsing it. */
+                "webhook-signature": string;
+                /** @description Standard Webhooks header; verify the signature over the raw body before parsing it. */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    aggregate: string;
+                    data: {
+                        description: string | null;
+                        enabledBy: {
+                            tokenId: string;
+                            tokenName: string;
+                        } | null;
+                        endpointId: string;
+                    };
+                    /**
+                     * Format: uuid
+                     * @description The event id (webhook-id).
+                     */
+                    id: string;
+                    sequence: number;
+                    /** Format: date-time */
+                    timestamp: string;
+                    /** @constant */
+                    type: "outboxd.endpoint.enabled";
+                };
+            };
+        };
+        responses: {
+            /** @description Delivered. Answer 2xx also for a duplicate or stale event. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    "webhook:outboxd.ping": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Standard Webhooks header; verify the signature over the raw body before parsing it. */
+                "webhook-id": string;
+                /** @description Standard Webhooks header; verify the signature over the raw body before parsing it. */
+                "webhook-signature": string;
+                /** @description Standard Webhooks header; verify the signature over the raw body before parsing it. */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    aggregate: string;
+                    data: {
+                        endpointId: string;
+                    };
+                    /**
+                     * Format: uuid
+                     * @description The event id (webhook-id).
+                     */
+                    id: string;
+                    sequence: number;
+                    /** Format: date-time */
+                    timestamp: string;
+                    /** @constant */
+                    type: "outboxd.ping";
+                };
+            };
+        };
+        responses: {
+            /** @description Delivered. Answer 2xx also for a duplicate or stale event. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
         };
     };
 }
