@@ -10,7 +10,8 @@
 //     iff it has a head; sequences only grow within an aggregate, so a later row never comes
 //     before an existing head);
 //   - complete.ts, expire.ts, cancel.ts, ack.ts (rows leave pending): promoteHeads on their queues;
-//   - replay.ts (rows re-enter pending, possibly older than the head): resetHeads;
+//   - replay.ts (rows re-enter pending, possibly older than the head): resetHeads, which also
+//     keeps one lease per queue: a replayed head waits for the lease of a later row it displaces;
 //   - dead-letter.ts deadLetterEndpoint: every pending row of the endpoint leaves, so none of
 //     its queues has a pending row left and there is no head to keep.
 // Every one of them runs in the same transaction as the change that needs it.
@@ -23,7 +24,7 @@
 // steps over events the endpoint does not take (another type) or not expanded yet (a deferred
 // fan-out: then no later event of the aggregate has deliveries either, enqueue.ts); each such
 // event is stepped over at most once per queue, by the walk from the head before it.
-import { type Args, allHinted, exec, type Op } from "../db/op.ts";
+import { type Args, all, allHinted, exec, type Op } from "../db/op.ts";
 import { CLAIMED_COLUMNS, type ClaimedDelivery, dispatchableEndpoint, leasableRow } from "./claim.ts";
 import { chunks, type RowsKind, rowsStatement } from "./rows.ts";
 
@@ -190,11 +191,29 @@ const PROMOTE_AND_LEASE = `, n AS MATERIALIZED (
  * After deliveries re-entered `pending` with is_head = 0 (a replay, of events possibly older
  * than their queue's head): per queue, the lowest of them becomes the head unless the queue's
  * head comes before it; a head that comes after it stops being one.
+ *
+ * One lease per queue (DESIGN §17): a later row of the queue may be leased right now (the head
+ * it displaces, or a row an earlier replay displaced while leased). The new head is then due no
+ * earlier than the end of that lease, so no claim or poll takes it while the other is in flight;
+ * the displaced row, pending again after its attempt, waits behind it like any later row. Only
+ * rows from the queue's head on can be pending, so the walk for leases starts there.
  */
-export function* resetHeads(reentered: Iterable<QueuedRow>): Op<void> {
+export function* resetHeads(reentered: Iterable<QueuedRow>, now: number): Op<void> {
   const queues = lowestPerQueue(reentered);
   if (queues.length === 0) return;
   const args = { queues: JSON.stringify(queues.map((q) => [q.endpointId, q.aggregate, q.sequence, q.id])) };
+  const leases = yield* all<{ id: string; leaseEnd: number }>(
+    `SELECT id, leaseEnd FROM (SELECT q.id, (SELECT max(d.lease_expires_at) FROM events e CROSS JOIN deliveries d INDEXED BY deliveries_event
+         WHERE e.aggregate = q.aggregate AND e.sequence > q.sequence
+           AND e.sequence >= (SELECT h.sequence FROM deliveries h INDEXED BY deliveries_heads
+             WHERE h.endpoint_id = q.endpointId AND h.aggregate = q.aggregate AND h.status = 'pending' AND h.is_head = 1)
+           AND d.event_id = e.id AND d.endpoint_id = q.endpointId AND d.status = 'pending'
+           AND d.lease_owner IS NOT NULL AND d.lease_expires_at > :now) AS leaseEnd
+     FROM (SELECT value ->> 0 AS endpointId, value ->> 1 AS aggregate, value ->> 2 AS sequence, value ->> 3 AS id
+           FROM json_each(:queues)) AS q)
+     WHERE leaseEnd IS NOT NULL`,
+    { ...args, now },
+  );
   yield* exec(
     `UPDATE deliveries INDEXED BY deliveries_heads SET is_head = 0
      FROM (SELECT value ->> 0 AS endpointId, value ->> 1 AS aggregate, value ->> 2 AS sequence
@@ -204,12 +223,14 @@ export function* resetHeads(reentered: Iterable<QueuedRow>): Op<void> {
     args,
   );
   yield* exec(
-    `UPDATE deliveries SET is_head = 1
+    `UPDATE deliveries SET is_head = 1,
+       next_attempt_at = max(next_attempt_at, coalesce((SELECT value ->> 1 FROM json_each(:leases)
+                                                         WHERE value ->> 0 = deliveries.id), 0))
      WHERE id IN (
        SELECT q.id FROM (SELECT value ->> 0 AS endpointId, value ->> 1 AS aggregate, value ->> 3 AS id
                          FROM json_each(:queues)) AS q
        WHERE NOT ${HAS_HEAD})`,
-    args,
+    { ...args, leases: JSON.stringify(leases.map((l) => [l.id, l.leaseEnd])) },
   );
 }
 

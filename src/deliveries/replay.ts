@@ -29,7 +29,7 @@ export function* replayDelivery(id: string, now: number, deliverBy: number): Op<
     `UPDATE deliveries SET ${REPLAY_SET} WHERE id = :id AND status = 'dead' ${RETURNING_QUEUE}`,
     { id, now, deliverBy },
   );
-  yield* resetHeads(rows);
+  yield* resetHeads(rows, now);
   return "replayed";
 }
 
@@ -64,7 +64,7 @@ export function* replayDead(filter: ReplayFilter, now: number, deliverBy: number
      ${RETURNING_QUEUE}`,
     { ...replayArgs(filter, now), deliverBy, limit },
   );
-  yield* resetHeads(rows);
+  yield* resetHeads(rows, now);
   return rows.length;
 }
 
