@@ -21,7 +21,7 @@ import { type Clock, systemClock } from "./lib/time.ts";
 import { beginOpening, type Opening } from "./opening.ts";
 import { createLogger, type Logger } from "./ops/log.ts";
 import { Metrics } from "./ops/metrics.ts";
-import { startTracing } from "./ops/tracing.ts";
+import { startTracing, tracingSummary } from "./ops/tracing.ts";
 import { ProposalService } from "./proposals/service.ts";
 import { PullHub } from "./pull/hub.ts";
 import { type PullAttempt, PullService } from "./pull/service.ts";
@@ -56,6 +56,7 @@ export async function createOutboxd(config: Config, options: OutboxdOptions = {}
   const tracing = await startTracing(config.tracing, (message, fields) =>
     logger.log("warn", message, fields),
   );
+  if (config.tracing) logger.log("info", "tracing on", tracingSummary(config.tracing, process.env));
 
   const opening = options.opening ?? beginOpening(config);
   // The process's first local-time computation loads its time zone (~15 ms on a 2-core VM): the

@@ -177,6 +177,22 @@ export function tracingSettings(read: Read, problems: string[]): TracingSettings
   return { tracesUrl, serviceName: read("OTEL_SERVICE_NAME") ?? "outboxd", protocol };
 }
 
+/**
+ * What the start-up line says when tracing is on: where spans are exported (the URL without any
+ * credentials or query), in which encoding, as which service, and the sampler the SDK reads.
+ */
+export function tracingSummary(settings: TracingSettings, env: Record<string, string | undefined>) {
+  const url = new URL(settings.tracesUrl);
+  const sampler = env.OTEL_TRACES_SAMPLER?.trim() || "parentbased_always_on";
+  const arg = env.OTEL_TRACES_SAMPLER_ARG?.trim();
+  return {
+    exportsTo: `${url.protocol}//${url.host}${url.pathname}`,
+    protocol: settings.protocol,
+    serviceName: settings.serviceName,
+    sampler: arg ? `${sampler} ${arg}` : sampler,
+  };
+}
+
 /** The tracing the settings ask for: NO_TRACING when off, else the OTel SDK (loaded only now). */
 export async function startTracing(
   settings: TracingSettings | null,
