@@ -48,10 +48,11 @@ const COMMANDS: Record<string, (args: string[]) => Promise<unknown>> = {
   "rotate-master-key": async (args) => (await admin()).rotateMasterKeyCommand(args),
   // The MCP SDK is heavy for every other command.
   mcp: async (args) => (await import("./mcp/stdio.ts")).mcpCommand(args),
+  listen: async (args) => (await import("./cli/listen.ts")).listenCommand(args),
   verify: async (args) => (await ledger()).verifyCommand(args),
   erase: async (args) => (await ledger()).eraseCommand(args),
 };
-const LONG_RUNNING = new Set(["serve", "dispatch", "mcp"]);
+const LONG_RUNNING = new Set(["serve", "dispatch", "mcp", "listen"]);
 
 async function main(argv: string[]): Promise<number> {
   const [command, ...args] = argv;

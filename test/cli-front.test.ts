@@ -56,6 +56,7 @@ const COMMANDS = [
   ["erase", "--event", "evt_x"],
   ["rotate-master-key"],
   ["mcp"],
+  ["listen"],
 ];
 
 describe("--help and --version", () => {
@@ -97,7 +98,7 @@ describe("--help and --version", () => {
 describe("no database there", () => {
   const refusing = COMMANDS.filter(
     ([command, sub]) =>
-      !["serve", "migrate", "mcp"].includes(command as string) && !(command === "token" && sub === "create"),
+      !["serve", "migrate", "mcp", "listen"].includes(command as string) && !(command === "token" && sub === "create"),
   ).map((args) => (args[0] === "backup" ? [...args, "copy.db"] : args));
 
   test.each(refusing.map((c) => [c.join(" "), c]))(

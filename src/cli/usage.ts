@@ -29,6 +29,18 @@ token in data/admin-token on first start.`,
     synopsis: ["migrate"],
     text: "Creates the database if needed, applies its migrations and exits.",
   },
+  listen: {
+    summary: "a local webhook receiver for development: prints each event",
+    synopsis: ["listen [--port 3000] [--secret whsec_… | --endpoint ID] [--verbose]"],
+    text: `A local webhook receiver for development: verifies each webhook with the receiver snippet,
+applies it once and prints one line per event (type, aggregate, sequence, applied/duplicate/
+stale; the payload too with --verbose). With a token (OUTBOXD_TOKEN, else data/admin-token)
+it registers a webhook endpoint for http://127.0.0.1:PORT/webhooks with the outboxd at
+OUTBOXD (default http://127.0.0.1:8080), or reuses the one it registered before; when that
+outboxd refuses local URLs (OUTBOXD_ALLOW_PRIVATE_ENDPOINTS off) it registers (or reuses) a
+pull endpoint and fetches the events instead. With --endpoint ID it receives for that
+endpoint (an admin token reads a webhook's secrets); with --secret it only verifies.`,
+  },
   stats: {
     summary: "pending, in flight, due, dead, per endpoint",
     synopsis: ["stats"],
