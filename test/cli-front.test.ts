@@ -98,7 +98,8 @@ describe("--help and --version", () => {
 describe("no database there", () => {
   const refusing = COMMANDS.filter(
     ([command, sub]) =>
-      !["serve", "migrate", "mcp", "listen"].includes(command as string) && !(command === "token" && sub === "create"),
+      !["serve", "migrate", "mcp", "listen"].includes(command as string) &&
+      !(command === "token" && sub === "create"),
   ).map((args) => (args[0] === "backup" ? [...args, "copy.db"] : args));
 
   test.each(refusing.map((c) => [c.join(" "), c]))(
