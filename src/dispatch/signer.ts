@@ -9,21 +9,8 @@ const keyOf = memoized(
   1024,
 );
 
-type Hasher = new (
-  algorithm: "sha256",
-  key: Uint8Array,
-) => { update(data: string): { digest(encoding: "base64"): string } };
-
-/**
- * Bun's own HMAC where it runs: ~1.1 us per signature of a small webhook against ~1.8 for
- * `createHmac` (issue 12, session 11), which stays the portable path (Deno).
- */
-const BunHasher = (globalThis as { Bun?: { CryptoHasher?: Hasher } }).Bun?.CryptoHasher;
-
 function hmac(key: Uint8Array, content: string): string {
-  return BunHasher === undefined
-    ? createHmac("sha256", key).update(content).digest("base64")
-    : new BunHasher("sha256", key).update(content).digest("base64");
+  return createHmac("sha256", key).update(content).digest("base64");
 }
 
 export function signatureHeader(
