@@ -39,6 +39,8 @@ export interface Config extends DatabaseConfig {
   secretGraceMs: number;
   retentionMs: number;
   failpoints: string[];
+  /** OUTBOXD_ALLOW_FAILPOINTS: also lowers an endpoint's shortest disableAfter to 1 s (DESIGN §19), for tests. */
+  allowFailpoints: boolean;
   /** DESIGN §9: `strict` refuses events of unregistered types; `open` accepts them. */
   eventTypes: "strict" | "open";
   /** DESIGN §10: how long a proposal waits for a decision unless it names its own expiresIn. */
@@ -237,6 +239,7 @@ export function loadConfig(env: Env = process.env): Config {
     secretGraceMs: duration("OUTBOXD_SECRET_GRACE", "24h"),
     retentionMs: duration("OUTBOXD_RETENTION", "7d"),
     failpoints,
+    allowFailpoints,
     eventTypes: oneOf("OUTBOXD_EVENT_TYPES", ["strict", "open"] as const, "open"),
     proposalTtlMs: duration("OUTBOXD_PROPOSAL_TTL", "24h"),
     logLevel: oneOf("OUTBOXD_LOG_LEVEL", ["debug", "info", "warn", "error"] as const, "info"),

@@ -203,5 +203,25 @@ export const migrations: EmbeddedMigration[] = [
       "CREATE INDEX `attempts_delivery` ON `attempts` (`delivery_id`,`pos`) WHERE on_delivery IS NULL;",
       "ALTER TABLE `deliveries` ADD `delivered_attempt` integer;"
     ]
+  },
+  {
+    "tag": "0017_endpoint_controls",
+    "when": 1796662665685,
+    "hash": "c95b842bb991e19164593dc19d58a4900ea0b8ef5c1f59f8aebe2bdb45108c1d",
+    "statements": [
+      "CREATE TABLE `endpoint_buckets` (\n\t`endpoint_id` text PRIMARY KEY NOT NULL,\n\t`tokens` real NOT NULL,\n\t`at` integer NOT NULL\n);",
+      "CREATE TABLE `queue_tails` (\n\t`endpoint_id` text NOT NULL,\n\t`aggregate` text NOT NULL,\n\t`sequence` integer NOT NULL,\n\tPRIMARY KEY(`endpoint_id`, `aggregate`)\n);",
+      "ALTER TABLE `deliveries` ADD `previous_sequence` integer;",
+      "ALTER TABLE `endpoints` ADD `disabled_detail` text;",
+      "ALTER TABLE `endpoints` ADD `disabled_at` integer;",
+      "ALTER TABLE `endpoints` ADD `rate_limit` text;",
+      "ALTER TABLE `endpoints` ADD `retry_schedule` text;",
+      "ALTER TABLE `endpoints` ADD `filter` text;",
+      "ALTER TABLE `endpoints` ADD `disable_after` text DEFAULT 'never' NOT NULL;",
+      "ALTER TABLE `endpoints` ADD `failing_since` integer;",
+      "ALTER TABLE `endpoints` ADD `failures_since` integer DEFAULT 0 NOT NULL;",
+      "UPDATE `endpoints` SET `disabled_detail` = CASE WHEN `disabled` = 1 THEN `disabled_reason` END,\n  `disabled_reason` = CASE WHEN `disabled` = 0 THEN NULL WHEN `disabled_reason` LIKE '%410%' THEN 'gone' ELSE 'operator' END,\n  `disabled_at` = CASE WHEN `disabled` = 1 THEN `updated_at` END;",
+      "INSERT INTO `queue_tails` (`endpoint_id`, `aggregate`, `sequence`)\n  SELECT `endpoint_id`, `aggregate`, max(`sequence`) FROM `deliveries` GROUP BY `endpoint_id`, `aggregate`;"
+    ]
   }
 ];

@@ -2,7 +2,16 @@
 // `migrations/` (drizzle-kit generates them from it); runtime SQL lives in `src/db/sql.ts`.
 // Times are integer milliseconds since the epoch (UTC); JSON columns hold text.
 import { sql } from "drizzle-orm";
-import { check, index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import {
+  check,
+  index,
+  integer,
+  primaryKey,
+  real,
+  sqliteTable,
+  text,
+  uniqueIndex,
+} from "drizzle-orm/sqlite-core";
 
 export const records = sqliteTable(
   "records",
@@ -65,11 +74,50 @@ export const endpoints = sqliteTable("endpoints", {
   // JSON list of {secret, expiresAt}; AES-GCM sealed when a master key is configured.
   secrets: text("secrets").notNull(),
   disabled: integer("disabled").notNull().default(0),
+  // Why it is disabled (DESIGN §19): operator | gone (a 410 answer) | failing (disableAfter);
+  // disabled_detail the text (the 410's answer, the last error), disabled_at since when.
   disabledReason: text("disabled_reason"),
+  disabledDetail: text("disabled_detail"),
+  disabledAt: integer("disabled_at"),
   createdAt: integer("created_at").notNull(),
   updatedAt: integer("updated_at").notNull(),
   lastSuccessAt: integer("last_success_at"),
   lastFailureAt: integer("last_failure_at"),
+  // Endpoint controls (DESIGN §19, src/endpoints/controls.ts). JSON text, null when not set:
+  // rate_limit {"perSecond", "burst"}, retry_schedule ["5s", …], filter [{"path", "op", "value"}].
+  rateLimit: text("rate_limit"),
+  retrySchedule: text("retry_schedule"),
+  filter: text("filter"),
+  // A duration or "never"; endpoints that exist at upgrade keep "never", new ones get "5d".
+  disableAfter: text("disable_after").notNull().default("never"),
+  // The first failed attempt after the latest 2xx, enable or creation, and the failures since.
+  failingSince: integer("failing_since"),
+  failuresSince: integer("failures_since").notNull().default(0),
+});
+
+/**
+ * Each (endpoint, aggregate) queue's latest sequence with a delivery (DESIGN §19
+ * previousSequence): a new delivery's previous_sequence is read here and the row moved on, in
+ * the transaction that creates the delivery. Delivered deliveries are pruned; this is not.
+ */
+export const queueTails = sqliteTable(
+  "queue_tails",
+  {
+    endpointId: text("endpoint_id").notNull(),
+    aggregate: text("aggregate").notNull(),
+    sequence: integer("sequence").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.endpointId, t.aggregate] })],
+);
+
+/**
+ * The token bucket of each rate-limited endpoint (DESIGN §19 rateLimit), shared by every
+ * dispatcher on the database: `tokens` as of `at` (ms); refilled at perSecond up to burst.
+ */
+export const endpointBuckets = sqliteTable("endpoint_buckets", {
+  endpointId: text("endpoint_id").primaryKey(),
+  tokens: real("tokens").notNull(),
+  at: integer("at").notNull(),
 });
 
 export const deliveries = sqliteTable(
@@ -104,6 +152,9 @@ export const deliveries = sqliteTable(
     // (src/deliveries/complete.ts); that attempt is out of attempts_delivery (attempts.on_delivery).
     // A delivered row never becomes pending again (replay takes dead rows only), so it is set once.
     deliveredAttempt: integer("delivered_attempt"),
+    // The sequence of the same aggregate's latest earlier event with a delivery to this endpoint
+    // (queue_tails), null when none: fixed at creation, signed in the body (DESIGN §19).
+    previousSequence: integer("previous_sequence"),
   },
   (t) => [
     // The ready heads, endpoint by endpoint: the dispatcher's scanning claim and a consumer's poll

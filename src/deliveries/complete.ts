@@ -295,8 +295,9 @@ function* applyCompletion(attempt: AttemptRecord, completion: Completion): Op<bo
 
 function* disableGoneEndpoint(endpointId: string, at: number): Op<void> {
   yield* run(
-    "UPDATE endpoints SET disabled = 1, disabled_reason = :reason, updated_at = :at WHERE id = :endpointId",
-    { endpointId, reason: `the receiver answered 410 Gone at ${new Date(at).toISOString()}`, at },
+    `UPDATE endpoints SET disabled = 1, disabled_reason = 'gone', disabled_detail = :detail, disabled_at = :at,
+       updated_at = :at WHERE id = :endpointId AND disabled = 0`,
+    { endpointId, detail: `the receiver answered 410 Gone at ${new Date(at).toISOString()}`, at },
   );
 }
 

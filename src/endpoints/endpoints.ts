@@ -4,8 +4,10 @@ import { all, get, type Op, run } from "../db/op.ts";
 import { deadLetterEndpoint } from "../deliveries/dead-letter.ts";
 import { newId } from "../lib/ids.ts";
 import { iso } from "../lib/time.ts";
+import { type Condition, DEFAULT_DISABLE_AFTER, type RateLimit } from "./controls.ts";
 
 export type EndpointKind = "webhook" | "pull";
+export type DisabledReason = "operator" | "gone" | "failing";
 
 export interface EndpointRow {
   id: string;
@@ -15,10 +17,20 @@ export interface EndpointRow {
   description: string | null;
   secrets: string;
   disabled: number;
-  disabledReason: string | null;
+  disabledReason: DisabledReason | null;
+  disabledDetail: string | null;
+  disabledAt: number | null;
   createdAt: number;
+  updatedAt: number;
   lastSuccessAt: number | null;
   lastFailureAt: number | null;
+  /** JSON text or null (controls.ts). */
+  rateLimit: string | null;
+  retrySchedule: string | null;
+  filter: string | null;
+  disableAfter: string;
+  failingSince: number | null;
+  failuresSince: number;
 }
 
 export interface EndpointView {
@@ -29,16 +41,27 @@ export interface EndpointView {
   eventTypes: string[];
   description: string | null;
   disabled: boolean;
-  disabledReason: string | null;
+  /** operator | gone (a 410 answer) | failing (disableAfter), null while enabled. */
+  disabledReason: DisabledReason | null;
+  disabledDetail: string | null;
+  disabledAt: string | null;
   createdAt: string;
   lastSuccessAt: string | null;
   lastFailureAt: string | null;
+  rateLimit: RateLimit | null;
+  retrySchedule: string[] | null;
+  disableAfter: string;
+  failingSince: string | null;
+  filter: Condition[] | null;
   pending: number;
   dead: number;
 }
 
 const COLUMNS = `id, kind, url, event_types AS eventTypes, description, secrets, disabled, disabled_reason AS disabledReason,
-  created_at AS createdAt, last_success_at AS lastSuccessAt, last_failure_at AS lastFailureAt`;
+  disabled_detail AS disabledDetail, disabled_at AS disabledAt, created_at AS createdAt, updated_at AS updatedAt,
+  last_success_at AS lastSuccessAt, last_failure_at AS lastFailureAt, rate_limit AS rateLimit,
+  retry_schedule AS retrySchedule, filter, disable_after AS disableAfter, failing_since AS failingSince,
+  failures_since AS failuresSince`;
 const COUNTS = `(SELECT count(*) FROM deliveries d WHERE d.endpoint_id = endpoints.id AND d.status = 'pending') AS pending,
   (SELECT count(*) FROM deliveries d WHERE d.endpoint_id = endpoints.id AND d.status = 'dead') AS dead`;
 
@@ -52,13 +75,36 @@ function view(row: CountedRow): EndpointView {
     eventTypes: JSON.parse(row.eventTypes) as string[],
     description: row.description,
     disabled: row.disabled === 1,
-    disabledReason: row.disabledReason,
+    disabledReason: row.disabled === 1 ? row.disabledReason : null,
+    disabledDetail: row.disabled === 1 ? row.disabledDetail : null,
+    disabledAt: row.disabled === 1 ? iso(row.disabledAt) : null,
     createdAt: iso(row.createdAt),
     lastSuccessAt: iso(row.lastSuccessAt),
     lastFailureAt: iso(row.lastFailureAt),
+    rateLimit: parsed<RateLimit>(row.rateLimit),
+    retrySchedule: parsed<string[]>(row.retrySchedule),
+    disableAfter: row.disableAfter,
+    failingSince: iso(row.failingSince),
+    filter: parsed<Condition[]>(row.filter),
     pending: row.pending,
     dead: row.dead,
   };
+}
+
+function parsed<T>(text: string | null): T | null {
+  return text === null ? null : (JSON.parse(text) as T);
+}
+
+/** The controls as stored: JSON text, null when not set (undefined in a change: unchanged). */
+export interface StoredControls {
+  rateLimit: RateLimit | null;
+  retrySchedule: string[] | null;
+  filter: Condition[] | null;
+  disableAfter: string;
+}
+
+function stored<T>(value: T | null | undefined): string | null | undefined {
+  return value === undefined ? undefined : value === null ? null : JSON.stringify(value);
 }
 
 export interface NewEndpoint {
@@ -69,21 +115,31 @@ export interface NewEndpoint {
   eventTypes: string[];
   description: string | null;
   sealedSecrets: string;
+  /** Unset: none, and disableAfter DEFAULT_DISABLE_AFTER ("never" on a pull endpoint, which is never disabled so). */
+  controls?: Partial<StoredControls>;
 }
 
 export function* createEndpoint(input: NewEndpoint, now: number): Op<EndpointView> {
   const id = newId("ep", now);
+  const kind = input.kind ?? "webhook";
+  const controls = input.controls ?? {};
   yield* run(
-    `INSERT INTO endpoints (id, kind, url, event_types, description, secrets, created_at, updated_at)
-     VALUES (:id, :kind, :url, :eventTypes, :description, :secrets, :now, :now)`,
+    `INSERT INTO endpoints (id, kind, url, event_types, description, secrets, created_at, updated_at,
+       rate_limit, retry_schedule, filter, disable_after)
+     VALUES (:id, :kind, :url, :eventTypes, :description, :secrets, :now, :now,
+       :rateLimit, :retrySchedule, :filter, :disableAfter)`,
     {
       id,
-      kind: input.kind ?? "webhook",
+      kind,
       url: input.url,
       eventTypes: JSON.stringify(input.eventTypes),
       description: input.description,
       secrets: input.sealedSecrets,
       now,
+      rateLimit: stored(controls.rateLimit) ?? null,
+      retrySchedule: stored(controls.retrySchedule) ?? null,
+      filter: stored(controls.filter) ?? null,
+      disableAfter: controls.disableAfter ?? (kind === "pull" ? "never" : DEFAULT_DISABLE_AFTER),
     },
   );
   return (yield* getEndpoint(id)) as EndpointView;
@@ -117,20 +173,40 @@ export interface EndpointChanges {
   description?: string | null | undefined;
   /** true disables (by an operator), false enables again. */
   disabled?: boolean | undefined;
+  /** Per control: undefined leaves it, null removes it (rateLimit, retrySchedule, filter). */
+  controls?: Partial<StoredControls> | undefined;
 }
 
-export function* updateEndpoint(
-  id: string,
-  changes: EndpointChanges,
-  now: number,
-): Op<EndpointView | undefined> {
-  const changed = yield* run(
+/** An endpoint's change between enabled and disabled (DESIGN §19: each one commits a system event). */
+export interface StateChange {
+  endpointId: string;
+  description: string | null;
+  to: "disabled" | "enabled";
+  reason: DisabledReason | null;
+  failingSince: number | null;
+  lastError: string | null;
+}
+
+export interface Updated {
+  endpoint: EndpointView;
+  change: StateChange | null;
+}
+
+export function* updateEndpoint(id: string, changes: EndpointChanges, now: number): Op<Updated | undefined> {
+  const before = yield* getEndpointRow(id);
+  if (!before) return undefined;
+  const controls = changes.controls ?? {};
+  const disable = changes.disabled === true && before.disabled === 0;
+  const enable = changes.disabled === false && before.disabled === 1;
+  yield* run(
     `UPDATE endpoints SET
        url = coalesce(:url, url),
        event_types = coalesce(:eventTypes, event_types),
        description = CASE WHEN :setDescription = 1 THEN :description ELSE description END,
-       disabled = coalesce(:disabled, disabled),
-       disabled_reason = CASE WHEN :disabled = 1 THEN 'disabled by an operator' WHEN :disabled = 0 THEN NULL ELSE disabled_reason END,
+       rate_limit = CASE WHEN :setRateLimit = 1 THEN :rateLimit ELSE rate_limit END,
+       retry_schedule = CASE WHEN :setRetrySchedule = 1 THEN :retrySchedule ELSE retry_schedule END,
+       filter = CASE WHEN :setFilter = 1 THEN :filter ELSE filter END,
+       disable_after = coalesce(:disableAfter, disable_after),
        updated_at = :now
      WHERE id = :id`,
     {
@@ -139,11 +215,71 @@ export function* updateEndpoint(
       eventTypes: changes.eventTypes ? JSON.stringify(changes.eventTypes) : null,
       setDescription: changes.description === undefined ? 0 : 1,
       description: changes.description ?? null,
-      disabled: changes.disabled === undefined ? null : changes.disabled ? 1 : 0,
+      setRateLimit: controls.rateLimit === undefined ? 0 : 1,
+      rateLimit: stored(controls.rateLimit) ?? null,
+      setRetrySchedule: controls.retrySchedule === undefined ? 0 : 1,
+      retrySchedule: stored(controls.retrySchedule) ?? null,
+      setFilter: controls.filter === undefined ? 0 : 1,
+      filter: stored(controls.filter) ?? null,
+      disableAfter: controls.disableAfter ?? null,
       now,
     },
   );
-  return changed > 0 ? yield* getEndpoint(id) : undefined;
+  let change: StateChange | null = null;
+  if (disable) change = yield* disableEndpoint(id, "operator", "disabled by an operator", now);
+  else if (enable) change = yield* enableEndpoint(id, now);
+  return { endpoint: (yield* getEndpoint(id)) as EndpointView, change };
+}
+
+/**
+ * enabled → disabled, for `reason` (`detail`: the text shown with it; for gone and failing the
+ * last error): the change, or null when it was disabled already (then nothing is written: a
+ * transition happens once).
+ */
+export function* disableEndpoint(
+  id: string,
+  reason: DisabledReason,
+  detail: string | null,
+  now: number,
+): Op<StateChange | null> {
+  const row = yield* get<{ description: string | null; failingSince: number | null }>(
+    `UPDATE endpoints SET disabled = 1, disabled_reason = :reason, disabled_detail = :detail, disabled_at = :now,
+       updated_at = :now
+     WHERE id = :id AND disabled = 0
+     RETURNING description, failing_since AS failingSince`,
+    { id, reason, detail, now },
+  );
+  if (!row) return null;
+  return {
+    endpointId: id,
+    description: row.description,
+    to: "disabled",
+    reason,
+    failingSince: row.failingSince,
+    lastError: reason === "operator" ? null : detail,
+  };
+}
+
+/**
+ * disabled → enabled: failing_since starts again; the change, or null when it was enabled already.
+ */
+export function* enableEndpoint(id: string, now: number): Op<StateChange | null> {
+  const row = yield* get<{ description: string | null }>(
+    `UPDATE endpoints SET disabled = 0, disabled_reason = NULL, disabled_detail = NULL, disabled_at = NULL,
+       failing_since = NULL, failures_since = 0, updated_at = :now
+     WHERE id = :id AND disabled = 1
+     RETURNING description`,
+    { id, now },
+  );
+  if (!row) return null;
+  return {
+    endpointId: id,
+    description: row.description,
+    to: "enabled",
+    reason: null,
+    failingSince: null,
+    lastError: null,
+  };
 }
 
 /**

@@ -81,10 +81,31 @@ export const EndpointAnswer = v.strictObject({
   eventTypes: v.array(v.string()),
   description: v.nullable(v.string()),
   disabled: v.boolean(),
-  disabledReason: v.nullable(v.string()),
+  disabledReason: v.pipe(
+    v.nullable(v.picklist(["operator", "gone", "failing"])),
+    v.description("Why it is disabled: by an operator, a 410 Gone answer, or failing for disableAfter."),
+  ),
+  disabledDetail: v.nullable(v.string()),
+  disabledAt: v.nullable(Instant),
   createdAt: Instant,
   lastSuccessAt: v.nullable(Instant),
   lastFailureAt: v.nullable(Instant),
+  rateLimit: v.nullable(v.strictObject({ perSecond: Int, burst: Int })),
+  retrySchedule: v.nullable(v.array(v.string())),
+  disableAfter: v.string(),
+  failingSince: v.pipe(
+    v.nullable(Instant),
+    v.description("The first failed attempt after the latest 2xx, enable or creation."),
+  ),
+  filter: v.nullable(
+    v.array(
+      v.strictObject({
+        path: v.string(),
+        op: v.picklist(["eq", "ne", "in", "exists", "prefix", "gt", "lt"]),
+        value: v.unknown(),
+      }),
+    ),
+  ),
   pending: Count,
   dead: Count,
 });

@@ -16,6 +16,12 @@ import {
   RecordWriteSchema,
   Timestamp,
 } from "../commit/schemas.ts";
+import {
+  DisableAfterSchema,
+  FilterSchema,
+  RateLimitSchema,
+  RetryScheduleSchema,
+} from "../endpoints/controls.ts";
 import { TYPE_PATTERN_PATTERN } from "../endpoints/patterns.ts";
 import { parseDuration } from "../lib/duration.ts";
 
@@ -27,6 +33,42 @@ export const PutRecordSchema = v.strictObject({
 });
 
 const Url = v.pipe(v.string(), v.maxLength(2048, "must be at most 2048 characters"));
+
+/**
+ * The endpoint controls of DESIGN §19 (src/endpoints/controls.ts). In a PATCH, `null` on
+ * rateLimit, retrySchedule or filter removes the setting; the routes check what depends on the
+ * endpoint's kind and the configuration.
+ */
+function EndpointControls() {
+  return {
+    rateLimit: absent(
+      v.pipe(
+        RateLimitSchema,
+        v.description("Webhook endpoints only: a token bucket; every attempt start takes one token."),
+      ),
+    ),
+    retrySchedule: absent(
+      v.pipe(
+        RetryScheduleSchema,
+        v.description("The waits before attempts 2, 3, …; the last one repeats until the deadline."),
+      ),
+    ),
+    disableAfter: absent(
+      v.pipe(
+        DisableAfterSchema,
+        v.description(
+          'Webhook endpoints only: ≥ 1h or "never" (default "5d"); disabled once failing that long and ≥ 10 failures.',
+        ),
+      ),
+    ),
+    filter: absent(
+      v.pipe(
+        FilterSchema,
+        v.description("Conditions on the webhook body that must all hold for an event to be delivered here."),
+      ),
+    ),
+  };
+}
 
 /** A webhook endpoint needs `url`; a pull endpoint (DESIGN §12) refuses `url` and `secret` (the route checks). */
 export const EndpointCreateSchema = v.strictObject({
@@ -43,6 +85,7 @@ export const EndpointCreateSchema = v.strictObject({
       v.regex(/^whsec_[A-Za-z0-9+/]{32,}={0,2}$/, "must be whsec_ followed by base64 of at least 24 bytes"),
     ),
   ),
+  ...EndpointControls(),
 });
 
 export const EndpointPatchSchema = v.strictObject({
@@ -50,6 +93,7 @@ export const EndpointPatchSchema = v.strictObject({
   eventTypes: EndpointCreateSchema.entries.eventTypes,
   description: EndpointCreateSchema.entries.description,
   disabled: absent(v.boolean()),
+  ...EndpointControls(),
 });
 
 export const TokenCreateSchema = v.strictObject({

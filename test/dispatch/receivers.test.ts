@@ -135,7 +135,8 @@ describe("receiver answers (send timeout 500ms, lease 2s)", () => {
     await waitForRow(rig.server, ids[0] as string, "the 410 recorded", (r) => r.last_status_code === 410);
     const endpoint = expectStatus(await rig.server.request("GET", `/v1/endpoints/${endpointId}`), 200);
     expect(endpoint.disabled).toBe(true);
-    expect(endpoint.disabledReason).toContain("410");
+    expect(endpoint.disabledReason).toBe("gone");
+    expect(endpoint.disabledDetail).toContain("410");
     expect(endpoint.pending).toBe(3);
 
     // Make everything of that endpoint due, sweep, and use a delivery to another endpoint as a

@@ -3,11 +3,14 @@
 // workload's answers, successes and problems, each follow the schema documented for their
 // status; DESIGN §3's routes carry their scopes; request bodies and queries are the valibot
 // schemas that validate them; every example follows its schema; both pages are public.
+
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { toJsonSchema } from "@valibot/to-json-schema";
 import { Hono } from "hono";
 import * as v from "valibot";
 import { CommitSchema, EventSchema, RecordWriteSchema, Timestamp } from "../../src/commit/schemas.ts";
+import { BUILTIN_EVENT_TYPES } from "../../src/event-types/builtin.ts";
+import { webhooksOf } from "../../src/event-types/webhooks-doc.ts";
 import type { AppEnv } from "../../src/http/context.ts";
 import { caseInsensitive } from "../../src/http/openapi/convert.ts";
 import { buildOpenApi } from "../../src/http/openapi/document.ts";
@@ -724,8 +727,12 @@ describe("/docs", () => {
   test("the document is the one built in process, and /openapi.json needs no token either", async () => {
     const response = await fetch(`${server.url}/openapi.json`, { headers: { authorization: "Bearer nope" } });
     expect(response.status).toBe(200);
-    // Plus the webhooks map of the registered event types (none left here; test/http/event-types.test.ts).
+    // Plus the webhooks map of the registered event types (the built-in ones only here;
+    // test/http/event-types.test.ts).
     const built = await buildOpenApi(server.outboxd.http);
-    expect(await response.json()).toEqual({ ...JSON.parse(JSON.stringify(built)), webhooks: {} });
+    expect(await response.json()).toEqual({
+      ...JSON.parse(JSON.stringify(built)),
+      webhooks: JSON.parse(JSON.stringify(webhooksOf(BUILTIN_EVENT_TYPES))),
+    });
   });
 });

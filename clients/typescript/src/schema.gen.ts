@@ -394,7 +394,7 @@ export interface paths {
          * Create an endpoint
          * @description Scope: `admin` (`admin` holds every scope).
          *
-         *     A webhook endpoint (`kind` `webhook`, the default) needs a `url`: `https` and not internal unless `OUTBOXD_ALLOW_PRIVATE_ENDPOINTS` is set. A pull endpoint (`kind` `pull`) takes neither `url` nor `secret`: consumers with the `consume` scope poll or stream its deliveries. Event-type patterns: an exact type, `prefix.*` or `*`; none = every event. The answer is the only place, with rotate and the secret route, where the signing secret appears.
+         *     A webhook endpoint (`kind` `webhook`, the default) needs a `url`: `https` and not internal unless `OUTBOXD_ALLOW_PRIVATE_ENDPOINTS` is set. A pull endpoint (`kind` `pull`) takes neither `url` nor `secret`: consumers with the `consume` scope poll or stream its deliveries. Event-type patterns: an exact type, `prefix.*` or `*`; none = every event (`outboxd.*` events only reach patterns that start with `outboxd.`). Controls (DESIGN §19): `rateLimit`, `retrySchedule`, `disableAfter` (default "5d") and `filter`. The answer is the only place, with rotate and the secret route, where the signing secret appears.
          */
         post: operations["postEndpoints"];
         delete?: never;
@@ -431,6 +431,8 @@ export interface paths {
         /**
          * Change an endpoint
          * @description Scope: `admin` (`admin` holds every scope).
+         *
+         *     Omitted fields are left as they are; `null` on `rateLimit`, `retrySchedule` or `filter` removes that control. `disabled: true` disables the endpoint (reason `operator`), `false` enables it.
          */
         patch: operations["patchEndpointsId"];
         trace?: never;
@@ -1136,9 +1138,21 @@ export interface components {
             createdAt: string;
             dead: number;
             description: string | null;
+            disableAfter: string;
             disabled: boolean;
-            disabledReason: string | null;
+            disabledAt: string | null;
+            disabledDetail: string | null;
+            /** @description Why it is disabled: by an operator, a 410 Gone answer, or failing for disableAfter. */
+            disabledReason: ("operator" | "gone" | "failing") | null;
             eventTypes: string[];
+            /** @description The first failed attempt after the latest 2xx, enable or creation. */
+            failingSince: string | null;
+            filter: {
+                /** @enum {string} */
+                op: "eq" | "ne" | "in" | "exists" | "prefix" | "gt" | "lt";
+                path: string;
+                value: unknown;
+            }[] | null;
             id: string;
             /**
              * @description `pull`: consumers poll or stream (DESIGN §12).
@@ -1148,20 +1162,49 @@ export interface components {
             lastFailureAt: string | null;
             lastSuccessAt: string | null;
             pending: number;
+            rateLimit: {
+                burst: number;
+                perSecond: number;
+            } | null;
+            retrySchedule: string[] | null;
             /** @description null for a pull endpoint. */
             url: string | null;
         };
         EndpointCreateRequest: {
             description?: string | null;
+            disableAfter?: string | null;
             eventTypes?: string[] | null;
+            filter?: {
+                /** @enum {string} */
+                op: "eq" | "ne" | "in" | "exists" | "prefix" | "gt" | "lt";
+                path: string;
+                value: unknown;
+            }[] | null;
             kind?: ("webhook" | "pull") | null;
+            rateLimit?: {
+                burst?: number | null;
+                perSecond: number;
+            } | null;
+            retrySchedule?: string[] | null;
             secret?: string | null;
             url?: string | null;
         };
         EndpointPatchRequest: {
             description?: string | null;
+            disableAfter?: string | null;
             disabled?: boolean | null;
             eventTypes?: string[] | null;
+            filter?: {
+                /** @enum {string} */
+                op: "eq" | "ne" | "in" | "exists" | "prefix" | "gt" | "lt";
+                path: string;
+                value: unknown;
+            }[] | null;
+            rateLimit?: {
+                burst?: number | null;
+                perSecond: number;
+            } | null;
+            retrySchedule?: string[] | null;
             url?: string | null;
         };
         Event: {
@@ -2174,9 +2217,34 @@ export interface operations {
                      *           "description": "returns service",
                      *           "disabled": false,
                      *           "disabledReason": null,
+                     *           "disabledDetail": null,
+                     *           "disabledAt": null,
                      *           "createdAt": "2026-11-29T10:00:00.000Z",
                      *           "lastSuccessAt": "2026-11-29T10:00:00.000Z",
                      *           "lastFailureAt": null,
+                     *           "rateLimit": {
+                     *             "perSecond": 50,
+                     *             "burst": 100
+                     *           },
+                     *           "retrySchedule": [
+                     *             "5s",
+                     *             "30s",
+                     *             "2m",
+                     *             "10m",
+                     *             "1h"
+                     *           ],
+                     *           "disableAfter": "5d",
+                     *           "failingSince": null,
+                     *           "filter": [
+                     *             {
+                     *               "path": "/data/status",
+                     *               "op": "in",
+                     *               "value": [
+                     *                 "approved",
+                     *                 "refunded"
+                     *               ]
+                     *             }
+                     *           ],
                      *           "pending": 0,
                      *           "dead": 0
                      *         }
@@ -2211,6 +2279,27 @@ export interface operations {
                  *       "url": "https://returns.example.com/hooks/outboxd",
                  *       "eventTypes": [
                  *         "return.*"
+                 *       ],
+                 *       "rateLimit": {
+                 *         "perSecond": 50,
+                 *         "burst": 100
+                 *       },
+                 *       "retrySchedule": [
+                 *         "5s",
+                 *         "30s",
+                 *         "2m",
+                 *         "10m",
+                 *         "1h"
+                 *       ],
+                 *       "filter": [
+                 *         {
+                 *           "path": "/data/status",
+                 *           "op": "in",
+                 *           "value": [
+                 *             "approved",
+                 *             "refunded"
+                 *           ]
+                 *         }
                  *       ]
                  *     }
                  */
@@ -2235,9 +2324,34 @@ export interface operations {
                      *       "description": "returns service",
                      *       "disabled": false,
                      *       "disabledReason": null,
+                     *       "disabledDetail": null,
+                     *       "disabledAt": null,
                      *       "createdAt": "2026-11-29T10:00:00.000Z",
                      *       "lastSuccessAt": null,
                      *       "lastFailureAt": null,
+                     *       "rateLimit": {
+                     *         "perSecond": 50,
+                     *         "burst": 100
+                     *       },
+                     *       "retrySchedule": [
+                     *         "5s",
+                     *         "30s",
+                     *         "2m",
+                     *         "10m",
+                     *         "1h"
+                     *       ],
+                     *       "disableAfter": "5d",
+                     *       "failingSince": null,
+                     *       "filter": [
+                     *         {
+                     *           "path": "/data/status",
+                     *           "op": "in",
+                     *           "value": [
+                     *             "approved",
+                     *             "refunded"
+                     *           ]
+                     *         }
+                     *       ],
                      *       "pending": 0,
                      *       "dead": 0,
                      *       "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
@@ -2248,9 +2362,21 @@ export interface operations {
                         createdAt: string;
                         dead: number;
                         description: string | null;
+                        disableAfter: string;
                         disabled: boolean;
-                        disabledReason: string | null;
+                        disabledAt: string | null;
+                        disabledDetail: string | null;
+                        /** @description Why it is disabled: by an operator, a 410 Gone answer, or failing for disableAfter. */
+                        disabledReason: ("operator" | "gone" | "failing") | null;
                         eventTypes: string[];
+                        /** @description The first failed attempt after the latest 2xx, enable or creation. */
+                        failingSince: string | null;
+                        filter: {
+                            /** @enum {string} */
+                            op: "eq" | "ne" | "in" | "exists" | "prefix" | "gt" | "lt";
+                            path: string;
+                            value: unknown;
+                        }[] | null;
                         id: string;
                         /**
                          * @description `pull`: consumers poll or stream (DESIGN §12).
@@ -2260,6 +2386,11 @@ export interface operations {
                         lastFailureAt: string | null;
                         lastSuccessAt: string | null;
                         pending: number;
+                        rateLimit: {
+                            burst: number;
+                            perSecond: number;
+                        } | null;
+                        retrySchedule: string[] | null;
                         /** @description The signing secret; absent for a pull endpoint. */
                         secret?: string;
                         /** @description null for a pull endpoint. */
@@ -2304,9 +2435,34 @@ export interface operations {
                      *       "description": "returns service",
                      *       "disabled": false,
                      *       "disabledReason": null,
+                     *       "disabledDetail": null,
+                     *       "disabledAt": null,
                      *       "createdAt": "2026-11-29T10:00:00.000Z",
                      *       "lastSuccessAt": "2026-11-29T10:00:00.000Z",
                      *       "lastFailureAt": null,
+                     *       "rateLimit": {
+                     *         "perSecond": 50,
+                     *         "burst": 100
+                     *       },
+                     *       "retrySchedule": [
+                     *         "5s",
+                     *         "30s",
+                     *         "2m",
+                     *         "10m",
+                     *         "1h"
+                     *       ],
+                     *       "disableAfter": "5d",
+                     *       "failingSince": null,
+                     *       "filter": [
+                     *         {
+                     *           "path": "/data/status",
+                     *           "op": "in",
+                     *           "value": [
+                     *             "approved",
+                     *             "refunded"
+                     *           ]
+                     *         }
+                     *       ],
                      *       "pending": 0,
                      *       "dead": 0
                      *     }
@@ -2396,10 +2552,35 @@ export interface operations {
                      *       ],
                      *       "description": "returns service",
                      *       "disabled": true,
-                     *       "disabledReason": "disabled by an operator",
+                     *       "disabledReason": "operator",
+                     *       "disabledDetail": "disabled by an operator",
+                     *       "disabledAt": "2026-11-29T10:00:00.000Z",
                      *       "createdAt": "2026-11-29T10:00:00.000Z",
                      *       "lastSuccessAt": "2026-11-29T10:00:00.000Z",
                      *       "lastFailureAt": null,
+                     *       "rateLimit": {
+                     *         "perSecond": 50,
+                     *         "burst": 100
+                     *       },
+                     *       "retrySchedule": [
+                     *         "5s",
+                     *         "30s",
+                     *         "2m",
+                     *         "10m",
+                     *         "1h"
+                     *       ],
+                     *       "disableAfter": "5d",
+                     *       "failingSince": null,
+                     *       "filter": [
+                     *         {
+                     *           "path": "/data/status",
+                     *           "op": "in",
+                     *           "value": [
+                     *             "approved",
+                     *             "refunded"
+                     *           ]
+                     *         }
+                     *       ],
                      *       "pending": 0,
                      *       "dead": 0
                      *     }
@@ -2519,9 +2700,34 @@ export interface operations {
                      *       "description": "returns service",
                      *       "disabled": false,
                      *       "disabledReason": null,
+                     *       "disabledDetail": null,
+                     *       "disabledAt": null,
                      *       "createdAt": "2026-11-29T10:00:00.000Z",
                      *       "lastSuccessAt": "2026-11-29T10:00:00.000Z",
                      *       "lastFailureAt": null,
+                     *       "rateLimit": {
+                     *         "perSecond": 50,
+                     *         "burst": 100
+                     *       },
+                     *       "retrySchedule": [
+                     *         "5s",
+                     *         "30s",
+                     *         "2m",
+                     *         "10m",
+                     *         "1h"
+                     *       ],
+                     *       "disableAfter": "5d",
+                     *       "failingSince": null,
+                     *       "filter": [
+                     *         {
+                     *           "path": "/data/status",
+                     *           "op": "in",
+                     *           "value": [
+                     *             "approved",
+                     *             "refunded"
+                     *           ]
+                     *         }
+                     *       ],
                      *       "pending": 0,
                      *       "dead": 0
                      *     }

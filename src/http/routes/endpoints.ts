@@ -1,6 +1,14 @@
 // Endpoint management (DESIGN §3 Endpoints). Secrets appear only on create, rotate and the
 // admin-only secret route.
-import { getEndpoint, getEndpointRow, listEndpoints } from "../../endpoints/endpoints.ts";
+import type * as v from "valibot";
+import { disableAfterError, filterErrors } from "../../endpoints/controls.ts";
+import {
+  type EndpointKind,
+  getEndpoint,
+  getEndpointRow,
+  listEndpoints,
+  type StoredControls,
+} from "../../endpoints/endpoints.ts";
 import { patternLimitErrors } from "../../endpoints/patterns.ts";
 import { activeSecrets, generateSecret, rotate } from "../../endpoints/secrets.ts";
 import { endpointUrlProblem } from "../../endpoints/url-guard.ts";
@@ -10,7 +18,7 @@ import {
   replaceEndpointSecretsWrite,
   updateEndpointWrite,
 } from "../../endpoints/writes.ts";
-import { invalidField, Problem, problems } from "../../lib/problem.ts";
+import { type FieldError, invalidField, Problem, problems } from "../../lib/problem.ts";
 import { readJson } from "../body.ts";
 import type { App, HttpDeps } from "../context.ts";
 import { scopedRoute } from "../openapi/route.ts";
@@ -26,7 +34,12 @@ import {
 } from "../responses.ts";
 import { EndpointCreateSchema, EndpointPatchSchema, PageQuerySchema } from "../schemas.ts";
 import { validate } from "../validation.ts";
-import { ENDPOINT_EXAMPLE, ENDPOINT_ID, PAGED, pageExample, SECRET } from "./examples.ts";
+import { ENDPOINT_EXAMPLE, ENDPOINT_ID, PAGED, pageExample, SECRET, T } from "./examples.ts";
+
+type ControlsBody = Pick<
+  v.InferOutput<typeof EndpointPatchSchema>,
+  "rateLimit" | "retrySchedule" | "disableAfter" | "filter"
+>;
 
 export const MAX_ENDPOINTS = 1000;
 
@@ -41,6 +54,36 @@ export function endpointRoutes(app: App, deps: HttpDeps): void {
   const checkPatterns = (patterns: readonly string[] | null | undefined) => {
     const errors = patternLimitErrors(patterns ?? [], deps.config, "/eventTypes");
     if (errors.length > 0) throw problems.invalid(errors);
+  };
+  /**
+   * The controls of a create or PATCH body (DESIGN §19), checked against the endpoint's kind and
+   * this configuration: undefined leaves a control as it is, null removes it.
+   */
+  const controlsOf = (body: ControlsBody, kind: EndpointKind): Partial<StoredControls> => {
+    const errors: FieldError[] = [];
+    if (kind === "pull") {
+      if (body.rateLimit != null)
+        errors.push({ pointer: "/rateLimit", detail: "is for webhook endpoints only" });
+      if (body.disableAfter != null)
+        errors.push({ pointer: "/disableAfter", detail: "is for webhook endpoints only" });
+    }
+    if (body.disableAfter != null) {
+      const error = disableAfterError(body.disableAfter, deps.config.allowFailpoints);
+      if (error) errors.push({ pointer: "/disableAfter", detail: error });
+    }
+    if (body.filter != null) errors.push(...filterErrors(body.filter, "/filter"));
+    if (errors.length > 0) throw problems.invalid(errors);
+    const { rateLimit } = body;
+    return {
+      rateLimit:
+        rateLimit == null
+          ? rateLimit
+          : { perSecond: rateLimit.perSecond, burst: rateLimit.burst ?? rateLimit.perSecond },
+      retrySchedule: body.retrySchedule,
+      filter:
+        body.filter == null ? body.filter : body.filter.map(({ path, op, value }) => ({ path, op, value })),
+      disableAfter: body.disableAfter ?? undefined,
+    };
   };
   const mustExist = <T>(value: T | undefined, id: string): T => {
     if (value === undefined) throw problems.notFound(`endpoint ${id} does not exist`);
@@ -67,11 +110,19 @@ export function endpointRoutes(app: App, deps: HttpDeps): void {
         "A webhook endpoint (`kind` `webhook`, the default) needs a `url`: `https` and not internal unless " +
         "`OUTBOXD_ALLOW_PRIVATE_ENDPOINTS` is set. A pull endpoint (`kind` `pull`) takes neither `url` nor " +
         "`secret`: consumers with the `consume` scope poll or stream its deliveries. Event-type " +
-        "patterns: an exact type, `prefix.*` or `*`; none = every event. The answer is the only place, " +
-        "with rotate and the secret route, where the signing secret appears.",
+        "patterns: an exact type, `prefix.*` or `*`; none = every event (`outboxd.*` events only " +
+        "reach patterns that start with `outboxd.`). Controls (DESIGN §19): `rateLimit`, `retrySchedule`, " +
+        '`disableAfter` (default "5d") and `filter`. The answer is the only place, with rotate and the ' +
+        "secret route, where the signing secret appears.",
       body: {
         schema: EndpointCreateSchema,
-        example: { url: "https://returns.example.com/hooks/outboxd", eventTypes: ["return.*"] },
+        example: {
+          url: "https://returns.example.com/hooks/outboxd",
+          eventTypes: ["return.*"],
+          rateLimit: { perSecond: 50, burst: 100 },
+          retrySchedule: ["5s", "30s", "2m", "10m", "1h"],
+          filter: [{ path: "/data/status", op: "in", value: ["approved", "refunded"] }],
+        },
       },
       answers: {
         201: {
@@ -94,6 +145,7 @@ export function endpointRoutes(app: App, deps: HttpDeps): void {
         if (body.url == null) throw invalidField("/url", "is required for a webhook endpoint");
         await checkUrl(body.url);
       }
+      const controls = controlsOf(body, kind);
       const secret = kind === "pull" ? undefined : (body.secret ?? generateSecret());
       const input = {
         kind,
@@ -101,6 +153,7 @@ export function endpointRoutes(app: App, deps: HttpDeps): void {
         eventTypes: body.eventTypes ?? [],
         description: body.description ?? null,
         sealedSecrets: secretBox.seal(secret === undefined ? [] : [{ secret, expiresAt: null }]),
+        controls,
       };
       // Counted in the same write as the insert: concurrent creates cannot overshoot the limit.
       const endpoint = await db.write(createEndpointWrite(MAX_ENDPOINTS, input, clock()));
@@ -165,12 +218,21 @@ export function endpointRoutes(app: App, deps: HttpDeps): void {
       scopes: "admin",
       tag,
       summary: "Change an endpoint",
+      description:
+        "Omitted fields are left as they are; `null` on `rateLimit`, `retrySchedule` or `filter` removes " +
+        "that control. `disabled: true` disables the endpoint (reason `operator`), `false` enables it.",
       body: { schema: EndpointPatchSchema, example: { disabled: true } },
       answers: {
         200: {
           description: "The changed endpoint.",
           schema: EndpointAnswer,
-          example: { ...ENDPOINT_EXAMPLE, disabled: true, disabledReason: "disabled by an operator" },
+          example: {
+            ...ENDPOINT_EXAMPLE,
+            disabled: true,
+            disabledReason: "operator",
+            disabledDetail: "disabled by an operator",
+            disabledAt: T,
+          },
         },
       },
       problems: [400, 404, 413, 422],
@@ -179,10 +241,12 @@ export function endpointRoutes(app: App, deps: HttpDeps): void {
       const id = c.req.param("id");
       const body = validate(EndpointPatchSchema, await readJson(c, deps.config.maxBodyBytes));
       checkPatterns(body.eventTypes);
+      const kind = await kindOf(id);
       if (body.url != null) {
-        if ((await kindOf(id)) === "pull") throw invalidField("/url", "must be absent for a pull endpoint");
+        if (kind === "pull") throw invalidField("/url", "must be absent for a pull endpoint");
         await checkUrl(body.url);
       }
+      const controls = controlsOf(body, kind);
       const updated = await db.write(
         updateEndpointWrite(
           id,
@@ -191,12 +255,13 @@ export function endpointRoutes(app: App, deps: HttpDeps): void {
             eventTypes: body.eventTypes ?? undefined,
             description: body.description,
             disabled: body.disabled ?? undefined,
+            controls,
           },
           clock(),
         ),
       );
       if (body.disabled === false) deps.dispatch?.wake();
-      return c.json(mustExist(updated, id));
+      return c.json(mustExist(updated, id).endpoint);
     },
   );
 
@@ -238,7 +303,7 @@ export function endpointRoutes(app: App, deps: HttpDeps): void {
       const id = c.req.param("id");
       const updated = mustExist(await db.write(updateEndpointWrite(id, { disabled: false }, clock())), id);
       deps.dispatch?.wake();
-      return c.json(updated);
+      return c.json(updated.endpoint);
     },
   );
 
