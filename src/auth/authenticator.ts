@@ -14,6 +14,11 @@ export const ENV_ADMIN: TokenIdentity = {
 };
 const TOUCH_EVERY_MS = 60_000;
 
+/** The stored token behind an identity, which revocation can reach; null for OUTBOXD_ADMIN_TOKEN. */
+export function storedTokenId(identity: TokenIdentity): string | null {
+  return identity.id === ENV_ADMIN.id ? null : identity.id;
+}
+
 export class Authenticator {
   readonly #db: Database;
   readonly #adminHash: Buffer | null;

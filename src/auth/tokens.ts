@@ -90,6 +90,16 @@ export function* findToken(hash: string): Op<TokenIdentity | undefined> {
   return row ? { id: row.id, name: row.name, scopes: JSON.parse(row.scopes) as Scope[] } : undefined;
 }
 
+/** Which of these stored tokens are not revoked (a check of holders that outlive a request). */
+export function* liveTokens(ids: readonly string[]): Op<Set<string>> {
+  if (ids.length === 0) return new Set();
+  const rows = yield* all<{ id: string }>(
+    "SELECT id FROM tokens WHERE id IN (SELECT value FROM json_each(:ids)) AND revoked_at IS NULL",
+    { ids: JSON.stringify(ids) },
+  );
+  return new Set(rows.map((r) => r.id));
+}
+
 export function* listTokens(limit: number, after: string | undefined): Op<TokenView[]> {
   const rows = yield* all<TokenRow>(
     `SELECT ${COLUMNS} FROM tokens WHERE (:after IS NULL OR id < :after) ORDER BY id DESC LIMIT :limit`,

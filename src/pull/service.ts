@@ -10,6 +10,7 @@ import type { Database } from "../db/open.ts";
 import type { AckResult, LeaseRef, Nack } from "../deliveries/ack.ts";
 import { endpointsWithWork, nextDueAt } from "../deliveries/lease.ts";
 import type { AttemptEvent } from "../dispatch/dispatcher.ts";
+import { Problem } from "../lib/problem.ts";
 import type { Clock } from "../lib/time.ts";
 import type { Logger } from "../ops/log.ts";
 import type { Tracing } from "../ops/tracing.ts";
@@ -17,6 +18,7 @@ import type { PullHub } from "./hub.ts";
 import type { Pulled } from "./messages.ts";
 import { traceAttempts } from "./trace.ts";
 import {
+  deadStreams,
   endpointCheck,
   expireConsumerLeasesWrite,
   type Purpose,
@@ -50,6 +52,8 @@ export interface PollRequest {
   max: number;
   waitMs: number;
   leaseMs: number;
+  /** The consumer's stored token (storedTokenId): it must be live at every lease. */
+  holder: string | null;
   /** The client went away: stop waiting. */
   signal?: AbortSignal;
 }
@@ -58,6 +62,8 @@ export interface StreamOptions {
   max: number;
   leaseMs: number;
   keepaliveMs: number;
+  /** The consumer's stored token (storedTokenId): the stream closes when it is revoked. */
+  holder?: string | null;
 }
 
 /** Where a stream writes; `signal` aborts when the client goes away. */
@@ -94,11 +100,27 @@ const BOOKKEEPING = { durable: false };
 /** One sweep releases at most this many lapsed leases at a time. */
 const SWEEP_CHUNK = 500;
 
+/**
+ * How often open streams are checked for a revoked token or a deleted or disabled endpoint (one
+ * read for all of them, only while a stream is open), so that such a stream closes within 1 s
+ * whichever process made the change (DESIGN §17).
+ */
+export const STREAM_CHECK_MS = 400;
+
+interface OpenStream {
+  endpointId: string;
+  holder: string | null;
+  close(): void;
+}
+
 export class PullService extends EventEmitter {
   readonly #deps: PullServiceDeps;
   #cron: Cron | null = null;
   /** Deliveries sent on an open stream of this process: what frees their room when answered. */
   readonly #streamed = new Map<string, () => void>();
+  /** The streams open in this process, and the timer that checks them while there are any. */
+  readonly #open = new Set<OpenStream>();
+  #checker: ReturnType<typeof setInterval> | null = null;
 
   constructor(deps: PullServiceDeps) {
     super();
@@ -122,10 +144,19 @@ export class PullService extends EventEmitter {
    * Leases what is claimable now (possibly nothing), in one write; with `check`, that write
    * first checks the endpoint as checkEndpoint does.
    */
-  async lease(endpointId: string, limit: number, leaseMs: number, check = false): Promise<Lease> {
+  async lease(
+    endpointId: string,
+    limit: number,
+    leaseMs: number,
+    check = false,
+    holder: string | null = null,
+  ): Promise<Lease> {
     const { db, clock } = this.#deps;
     const now = clock();
-    const data = await db.write(pullLeaseWrite(check, { endpointId, now, leaseMs, limit }), BOOKKEEPING);
+    const data = await db.write(
+      pullLeaseWrite(check, { endpointId, now, leaseMs, limit }, holder),
+      BOOKKEEPING,
+    );
     return { data, leaseExpiresAt: data.length === 0 ? null : now + leaseMs };
   }
 
@@ -135,14 +166,14 @@ export class PullService extends EventEmitter {
    * endpoint (404, 409) in its write.
    */
   async poll(request: PollRequest): Promise<Lease> {
-    const { endpointId, max, waitMs, leaseMs, signal } = request;
+    const { endpointId, max, waitMs, leaseMs, holder, signal } = request;
     const { hub, clock, db } = this.#deps;
     const until = clock() + waitMs;
     const leave = hub.enter(endpointId);
     try {
       for (;;) {
         const version = hub.version(endpointId);
-        const batch = await this.lease(endpointId, max, leaseMs, true);
+        const batch = await this.lease(endpointId, max, leaseMs, true, holder);
         const now = clock();
         if (batch.data.length > 0 || now >= until || signal?.aborted) return batch;
         const due = await db.driver.read(nextDueAt(endpointId, now));
@@ -196,11 +227,18 @@ export class PullService extends EventEmitter {
    * costs a socket write and no query, so idle streams cost nothing while commits and time go by
    * (the sweep wakes endpoints with work a wake-up did not announce: another process's commit).
    * Where no sweep runs in this process, each keepalive looks as well.
+   *
+   * Every lease checks the endpoint and the token in its own write, and every STREAM_CHECK_MS
+   * the open streams are checked together: a stream whose token was revoked, or whose endpoint
+   * was deleted or disabled, ends (and leases nothing after).
    */
   async stream(endpointId: string, options: StreamOptions, sink: StreamSink): Promise<void> {
     const { hub, clock, db } = this.#deps;
     const { max, leaseMs, keepaliveMs } = options;
-    const { signal } = sink;
+    const ended = new AbortController();
+    const signal = AbortSignal.any([sink.signal, ended.signal]);
+    const entry: OpenStream = { endpointId, holder: options.holder ?? null, close: () => ended.abort() };
+    this.#opened(entry);
     // The deliveries sent on this stream and not answered yet, with when their lease runs out.
     const outstanding = new Map<string, number>();
     const leave = hub.enter(endpointId);
@@ -221,7 +259,8 @@ export class PullService extends EventEmitter {
         const room = max - outstanding.size;
         if (look && room > 0) {
           dueAt = null;
-          const batch = await this.lease(endpointId, room, leaseMs);
+          const batch = await this.#streamLease(endpointId, room, leaseMs, entry.holder);
+          if (batch === null) break;
           for (const pulled of batch.data) {
             outstanding.set(pulled.deliveryId, batch.leaseExpiresAt as number);
             this.#streamed.set(pulled.deliveryId, () => outstanding.delete(pulled.deliveryId));
@@ -246,7 +285,40 @@ export class PullService extends EventEmitter {
       }
     } finally {
       leave();
+      this.#closed(entry);
       for (const id of outstanding.keys()) this.#streamed.delete(id);
+    }
+  }
+
+  /** A stream's lease with the endpoint and token checks; null when either refuses (the stream ends). */
+  async #streamLease(endpointId: string, limit: number, leaseMs: number, holder: string | null) {
+    try {
+      return await this.lease(endpointId, limit, leaseMs, true, holder);
+    } catch (error) {
+      if (error instanceof Problem) return null;
+      throw error;
+    }
+  }
+
+  #opened(stream: OpenStream): void {
+    this.#open.add(stream);
+    this.#checker ??= setInterval(() => void this.#checkStreams(), STREAM_CHECK_MS);
+  }
+
+  #closed(stream: OpenStream): void {
+    this.#open.delete(stream);
+    if (this.#open.size > 0 || !this.#checker) return;
+    clearInterval(this.#checker);
+    this.#checker = null;
+  }
+
+  /** Ends the open streams whose token was revoked or whose endpoint is deleted or disabled. */
+  async #checkStreams(): Promise<void> {
+    if (this.#open.size === 0) return;
+    try {
+      for (const stream of await this.#deps.db.driver.read(deadStreams([...this.#open]))) stream.close();
+    } catch (error) {
+      this.#deps.logger.log("error", "pull stream check failed", { error: String(error) });
     }
   }
 

@@ -1,6 +1,7 @@
 // The pull endpoints' named writes (db/writer-ops.ts): leases, acks and lapsed leases, each
 // checked against its endpoint in the same transaction; the retry policy travels as its settings.
-import { get, type Op } from "../db/op.ts";
+import { liveTokens } from "../auth/tokens.ts";
+import { all, get, type Op } from "../db/op.ts";
 import { defineWrite } from "../db/writer-ops.ts";
 import {
   type AckResult,
@@ -43,15 +44,48 @@ export function* endpointCheck(endpointId: string, purpose: Purpose): Op<void> {
   }
 }
 
+/**
+ * Of these open streams, the ones that must close: their token revoked, their endpoint deleted,
+ * disabled or no longer a pull endpoint. One read for all of them.
+ */
+export function* deadStreams<S extends { endpointId: string; holder: string | null }>(
+  streams: readonly S[],
+): Op<S[]> {
+  const endpointIds = [...new Set(streams.map((s) => s.endpointId))];
+  const open = yield* all<{ id: string }>(
+    `SELECT id FROM endpoints WHERE id IN (SELECT value FROM json_each(:ids)) AND kind = 'pull' AND disabled = 0`,
+    { ids: JSON.stringify(endpointIds) },
+  );
+  const liveEndpoints = new Set(open.map((r) => r.id));
+  const holders = [...new Set(streams.flatMap((s) => (s.holder === null ? [] : [s.holder])))];
+  const live = yield* liveTokens(holders);
+  return streams.filter(
+    (s) => !liveEndpoints.has(s.endpointId) || (s.holder !== null && !live.has(s.holder)),
+  );
+}
+
 /** A nack or a lapsed lease: at `retryAfter` if the consumer asked, else the backoff. */
 function failureDecision(retry: RetrySettings) {
   return (row: FailedRow, asked: number | null, now: number): Completion =>
     retryAfter(row, now, asked ?? retryDelay(row.attemptCount, retry));
 }
 
-/** Leases what is claimable now; with `check`, after the endpoint check for leasing. */
-function* lease(check: boolean, request: LeaseRequest): Op<Pulled[]> {
-  if (check) yield* endpointCheck(request.endpointId, "lease");
+/** The consumer's token must still be live when it leases (null: OUTBOXD_ADMIN_TOKEN, not stored). */
+export function* holderCheck(tokenId: string | null): Op<void> {
+  if (tokenId === null) return;
+  if (!(yield* liveTokens([tokenId])).has(tokenId)) throw problems.unauthorized("the token was revoked");
+}
+
+/**
+ * Leases what is claimable now; with `check`, after the endpoint check for leasing and the check
+ * that the consumer's token (`holder`) is live, in the same transaction: a revoked token, a
+ * deleted or disabled endpoint leases nothing.
+ */
+function* lease(check: boolean, request: LeaseRequest, holder: string | null = null): Op<Pulled[]> {
+  if (check) {
+    yield* endpointCheck(request.endpointId, "lease");
+    yield* holderCheck(holder);
+  }
   return yield* leaseMessages(request);
 }
 

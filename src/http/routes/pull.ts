@@ -3,6 +3,7 @@
 
 import type { Context } from "hono";
 import { streamSSE } from "hono/streaming";
+import { storedTokenId } from "../../auth/authenticator.ts";
 import { parseDuration } from "../../lib/duration.ts";
 import type { Pulled } from "../../pull/service.ts";
 import { hasBody, readJson } from "../body.ts";
@@ -90,6 +91,7 @@ export function pullRoutes(app: App, deps: HttpDeps): void {
         max: body.max ?? DEFAULT_MAX,
         waitMs,
         leaseMs: ms(body.lease, DEFAULT_LEASE_MS),
+        holder: storedTokenId(c.get("identity")),
         signal: c.req.raw.signal,
       });
       const expires =
@@ -179,6 +181,7 @@ export function pullRoutes(app: App, deps: HttpDeps): void {
         max: query.max ?? DEFAULT_MAX,
         leaseMs: ms(query.lease, DEFAULT_LEASE_MS),
         keepaliveMs: STREAM_KEEPALIVE_MS,
+        holder: storedTokenId(c.get("identity")),
       };
       // Proxies such as nginx would otherwise hold the messages back.
       c.header("x-accel-buffering", "no");
