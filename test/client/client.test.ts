@@ -109,7 +109,7 @@ describe("@outboxd/client against a real server", () => {
     const ids: string[] = [];
     for await (const item of client.list("/v1/records/{collection}", {
       path: { collection: "orders" },
-      query: { limit: "2", after: "o-9" },
+      query: { limit: 2, after: "o-9" },
     })) {
       ids.push(String(item.id));
     }
@@ -122,7 +122,7 @@ describe("@outboxd/client against a real server", () => {
     // Two events so far (o-1 and o-3), one per page, until `next` is null (a full last page may
     // still name a next one, which is then empty).
     seen.length = 0;
-    const events = await client.listAll("/v1/events", { query: { limit: "1" } });
+    const events = await client.listAll("/v1/events", { query: { limit: 1 } });
     expect(events.map((e) => e.aggregate).sort()).toEqual(["orders/o-1", "orders/o-3"]);
     expect(seen.length).toBeGreaterThanOrEqual(events.length);
     expect(seen.length).toBeLessThanOrEqual(events.length + 1);
@@ -131,7 +131,7 @@ describe("@outboxd/client against a real server", () => {
   test("a list route's problem is an OutboxdError too", async () => {
     const client = createClient({ baseUrl: server.url, token: server.token });
     const error = (await client
-      .listAll("/v1/events", { query: { limit: "501" } })
+      .listAll("/v1/events", { query: { limit: 501 } })
       .catch((e) => e)) as OutboxdError;
     expect(error).toBeInstanceOf(OutboxdError);
     expect(error.status).toBe(422);

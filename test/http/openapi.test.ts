@@ -290,8 +290,9 @@ describe("/openapi.json", () => {
       required: false,
       schema: { enum: ["pending", "delivered", "dead"] },
     });
-    // limit is a string in the query (the transform to a number is the output side).
-    expect(byName.limit.schema).toEqual({ type: "string", pattern: "^\\d+$" });
+    // limit is read as digits and turned into a number: an integer with its bounds, so a typed
+    // client sends a number (the same digits on the wire).
+    expect(byName.limit.schema).toEqual({ type: "integer", minimum: 1, maximum: 500 });
     const record = doc.paths["/v1/records/{collection}/{id}"].get.parameters;
     expect(record.map((p: Doc) => [p.name, p.in, p.required])).toEqual([
       ["collection", "path", true],

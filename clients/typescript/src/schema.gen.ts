@@ -1740,7 +1740,7 @@ export interface operations {
                 /** @description The `next` cursor of the previous page. */
                 after?: string;
                 /** @description Page size, 1-500 (default 100). */
-                limit?: string;
+                limit?: number;
             };
             header?: never;
             path?: never;
@@ -1902,7 +1902,7 @@ export interface operations {
                 /** @description Only deliveries to this endpoint id. */
                 endpoint?: string;
                 /** @description Page size, 1-500 (default 100). */
-                limit?: string;
+                limit?: number;
                 /** @description Only dead deliveries with this reason, e.g. deadline_exceeded. */
                 reason?: string;
                 /** @description pending, delivered or dead. */
@@ -2190,7 +2190,7 @@ export interface operations {
                 /** @description The `next` cursor of the previous page. */
                 after?: string;
                 /** @description Page size, 1-500 (default 100). */
-                limit?: string;
+                limit?: number;
             };
             header?: never;
             path?: never;
@@ -2904,7 +2904,7 @@ export interface operations {
         parameters: {
             query?: {
                 lease?: string;
-                max?: string;
+                max?: number;
             };
             header?: never;
             path: {
@@ -2984,7 +2984,7 @@ export interface operations {
                 /** @description The `next` cursor of the previous page. */
                 after?: string;
                 /** @description Page size, 1-500 (default 100). */
-                limit?: string;
+                limit?: number;
             };
             header?: never;
             path?: never;
@@ -3292,7 +3292,7 @@ export interface operations {
                 /** @description Only this aggregate, ordered by sequence. */
                 aggregate?: string;
                 /** @description Page size, 1-500 (default 100). */
-                limit?: string;
+                limit?: number;
                 /** @description Only events of this type. */
                 type?: string;
             };
@@ -3460,7 +3460,7 @@ export interface operations {
                 /** @description The `next` cursor of the previous page. */
                 after?: string;
                 /** @description Page size, 1-500 (default 100). */
-                limit?: string;
+                limit?: number;
             };
             header?: never;
             path?: never;
@@ -3516,7 +3516,7 @@ export interface operations {
                 /** @description The `next` cursor of the previous page. */
                 after?: string;
                 /** @description Page size, 1-500 (default 100). */
-                limit?: string;
+                limit?: number;
                 /** @description pending, delivered or dead. */
                 status?: "pending" | "approved" | "rejected" | "conflicted" | "expired";
             };
@@ -3991,7 +3991,7 @@ export interface operations {
                 /** @description The `next` cursor of the previous page. */
                 after?: string;
                 /** @description Page size, 1-500 (default 100). */
-                limit?: string;
+                limit?: number;
             };
             header?: never;
             path: {
@@ -4223,7 +4223,7 @@ export interface operations {
                 /** @description The `next` cursor of the previous page. */
                 after?: string;
                 /** @description Page size, 1-500 (default 100). */
-                limit?: string;
+                limit?: number;
             };
             header?: never;
             path: {
@@ -4435,7 +4435,7 @@ export interface operations {
                 /** @description The `next` cursor of the previous page. */
                 after?: string;
                 /** @description Page size, 1-500 (default 100). */
-                limit?: string;
+                limit?: number;
             };
             header?: never;
             path?: never;

@@ -208,7 +208,7 @@ function parameters(spec: RouteSpec): Json[] {
         in: "query",
         required: query.required?.includes(name) ?? false,
         ...(QUERY_DESCRIPTIONS[name] ? { description: QUERY_DESCRIPTIONS[name] } : {}),
-        schema,
+        schema: wholeNumber(spec.query.entries[name]) ?? schema,
       });
     }
   }
@@ -216,6 +216,28 @@ function parameters(spec: RouteSpec): Json[] {
     out.push({ name, in: "header", required: false, description, schema: { type: "string" } });
   }
   return out;
+}
+
+/**
+ * A query parameter read as digits and turned into a number (`limit`, `max`) is an integer with
+ * its bounds, so a typed client sends numbers: its digits on the wire are the same.
+ */
+function wholeNumber(entry: v.GenericSchema | undefined): Json | undefined {
+  type Node = { type: string; wrapped?: Node; pipe?: { type: string; requirement?: unknown }[] };
+  let node = entry as Node | undefined;
+  while (node?.wrapped) node = node.wrapped;
+  const pipe = node?.pipe;
+  if (!pipe?.some((step) => step.type === "transform")) return undefined;
+  if (!pipe.some((step) => step.type === "regex" && String(step.requirement) === String(/^\d+$/)))
+    return undefined;
+  const bound = (type: string) => pipe.find((step) => step.type === type)?.requirement as number | undefined;
+  const minimum = bound("min_value");
+  const maximum = bound("max_value");
+  return {
+    type: "integer",
+    ...(minimum === undefined ? {} : { minimum }),
+    ...(maximum === undefined ? {} : { maximum }),
+  };
 }
 
 /** `POST /v1/endpoints/:id/rotate-secret` → `postEndpointsIdRotateSecret`. */
