@@ -53,7 +53,7 @@ export interface TracingRow {
   rounds: number;
   commitsPerSecond: PerVariant;
   cpuMicrosPerCommit: PerVariant;
-  /** The server's main thread alone (JavaScript, SQLite, HTTP; no GC helpers, JIT or export worker). */
+  /** The server's main thread alone (JavaScript, SQLite, HTTP, the span exports; no GC helpers or JIT). */
   mainThreadMicrosPerCommit: PerVariant;
   /** 1 - on/off of commits/s: the share of commit throughput tracing costs. */
   throughputCost: Ratio;
@@ -512,8 +512,7 @@ export function tracingMarkdown(result: TracingResult): string[] {
     "",
     ...table(result.rows),
     "",
-    "CPU µs per commit by thread, off → on (/proc, 10 ms ticks summed over the blocks; Worker: the " +
-      "export worker and the dispatcher's send worker):",
+    "CPU µs per commit by thread, off → on (/proc, 10 ms ticks summed over the blocks):",
     "",
     ...threads("one server", result.toggled),
     ...threads("separate servers", result.rows),
