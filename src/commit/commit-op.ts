@@ -2,7 +2,7 @@
 // transaction the Writer gives this operation (DESIGN §1.1). Any throw rolls back everything
 // this operation wrote, and only that (writer.ts: its savepoint, or its group's run again).
 
-import { all, allBatchShared, exec, get, type Op, prefetch, run, type Statement } from "../db/op.ts";
+import { allBatchShared, exec, get, type Op, prefetch, run, type Statement } from "../db/op.ts";
 import {
   deferFanOut,
   enqueueDelivery,
@@ -10,7 +10,6 @@ import {
   type HeadLeases,
   INLINE_DELIVERIES,
   newDeliveryId,
-  unexpandedDeliveries,
 } from "../deliveries/enqueue.ts";
 import { matchesEventType } from "../endpoints/patterns.ts";
 import { failpoint } from "../failpoints.ts";
@@ -22,102 +21,29 @@ import {
   payloadDigest,
   supersede,
 } from "../ledger/append.ts";
-import { canonicalJson } from "../lib/canonical-json.ts";
 import { IDEMPOTENCY_TTL_MS } from "../lib/idempotency.ts";
 import { newId, uuidv7 } from "../lib/ids.ts";
 import { problems } from "../lib/problem.ts";
 import { iso } from "../lib/time.ts";
+import { EVENT_SQL, eventIdReplay } from "./event-id-replay.ts";
+import type {
+  CommitInput,
+  CommitOutcome,
+  CommitResult,
+  EventWrite,
+  RecordWrite,
+  WrittenRecord,
+} from "./types.ts";
 
-export interface RecordWrite {
-  collection: string;
-  id: string;
-  /** undefined = unconditional; 0 = must never have existed; n = must be at version n. */
-  expectedVersion: number | undefined;
-  /** JSON text of the new data, or null for a delete. */
-  data: string | null;
-  /**
-   * The digest the ledger keeps of `data` (ledger/append.ts dataDigest), made where the input was
-   * (normalize.ts, from the parsed document: no parse of the text, and no JCS at all for a document
-   * already in key order), so the single writer, on a thread of its own by default, spends no hash
-   * nor JCS on it. undefined: commitOp makes it from the text.
-   */
-  dataDigest?: string | null;
-}
-
-export interface EventWrite {
-  /** Client-chosen UUID, or undefined to generate one. */
-  id: string | undefined;
-  type: string;
-  aggregate: string;
-  /** JSON text of the payload. */
-  payload: string;
-  /** The digest the ledger keeps of `payload`, made where the input was (as RecordWrite.dataDigest). */
-  payloadDigest?: string | null;
-  deliverAfter: number | null;
-  /** Absolute deadline; computed by validation from deliverBy/deliverWithin. */
-  deliverBy: number;
-  /** Explicit endpoint ids replacing type-based fan-out, or undefined. */
-  endpoints: string[] | undefined;
-}
-
-/** Who commits: the token of the request (for an approved proposal, the approver's). */
-export interface Committer {
-  tokenId: string;
-  tokenName: string;
-  /** The proposal this commit applies, if any (the ledger keeps it with the commit). */
-  proposalId?: string | undefined;
-}
-
-export interface CommitInput {
-  by: Committer;
-  /** The token whose event ids these are when not `by` (an approved proposal's: the proposer's). */
-  eventIdOwner?: string | undefined;
-  records: RecordWrite[];
-  events: EventWrite[];
-  idempotency: { key: string; requestHash: string } | undefined;
-  traceparent: string | undefined;
-  /** How a failed expectation is reported: a commit says 409, a PUT with If-Match says 412. */
-  conflictStatus: 409 | 412;
-  /** The most deliveries this commit may create (OUTBOXD_MAX_DELIVERIES_PER_COMMIT). */
-  maxDeliveries: number;
-  /**
-   * false: the reads need not be announced (op.ts `prefetch`), as on a local file, where the
-   * writer ignores the announcement: the list is not even built.
-   */
-  announceReads?: boolean;
-  now: number;
-}
-
-export interface CommitResult {
-  commitId: string;
-  records: { collection: string; id: string; version: number; deleted: boolean }[];
-  events: {
-    id: string;
-    type: string;
-    aggregate: string;
-    sequence: number;
-    deliverBy: string;
-    deliveries: { id: string; endpointId: string }[];
-  }[];
-}
-
-/** What the PUT route needs beyond the commit response. */
-export interface WrittenRecord {
-  created: boolean;
-  createdAt: number;
-  updatedAt: number;
-}
-
-/** What a commit answers; stored whole for idempotent retries, so a replay answers the same. */
-export interface CommitOutcome {
-  replayed: boolean;
-  result: CommitResult;
-  written: WrittenRecord[];
-  /** Deliveries this commit created (0 for a replay), inserted or deferred. */
-  deliveries: number;
-  /** How many of them were deferred: they become rows as the fan-out is expanded (enqueue.ts). */
-  deferredDeliveries: number;
-}
+export type {
+  CommitInput,
+  CommitOutcome,
+  CommitResult,
+  Committer,
+  EventWrite,
+  RecordWrite,
+  WrittenRecord,
+} from "./types.ts";
 
 const SQL = {
   // Live or expired (older than the TTL): an expired row is deleted before the key is stored again.
@@ -136,16 +62,6 @@ const SQL = {
   updateRecord: `UPDATE records SET version = :version, data = :data, deleted = :deleted, created_at = :createdAt,
       updated_at = :now, commit_id = :commitId, data_digest = :dataDigest WHERE collection = :collection AND id = :id`,
   endpoints: "SELECT id, event_types AS eventTypes FROM endpoints",
-  // The token that committed the event comes from its commit row (the ledger keeps every commit
-  // row; NULL only for events whose commit was pruned before the ledger existed); for an approved
-  // proposal it is the proposer's (DESIGN Part II §3 change). This runs only when a client-chosen
-  // id already exists (a retry), so the scan of the small proposals table is rare.
-  findEvent: `SELECT e.type, e.aggregate, e.payload, e.deliver_after AS deliverAfter, e.sequence,
-      e.deliver_by AS deliverBy, coalesce(p.proposed_by_token_id, c.token_id) AS tokenId
-    FROM events e LEFT JOIN commits c ON c.id = e.commit_id LEFT JOIN proposals p ON p.commit_id = e.commit_id
-    WHERE e.id = :id`,
-  eventDeliveries:
-    "SELECT id, endpoint_id AS endpointId FROM deliveries WHERE event_id = :eventId ORDER BY id",
   // Events are immutable and never deleted, so the aggregate's last sequence is the largest in
   // the (aggregate, sequence) index: one seek, no table of counters to write. Read with it:
   // whether an earlier fan-out of the aggregate still waits to be expanded (enqueue.ts).
@@ -214,6 +130,10 @@ export function* commitOp(input: CommitInput, leases?: HeadLeases): Op<CommitOut
     // A row still holding the key is older than the TTL: the key is free for this request.
     if (stored) yield* exec(SQL.releaseExpiredKey, { tokenId: input.by.tokenId, key: input.idempotency.key });
   }
+
+  // A retry by event ids answers the first commit and writes nothing; any other reuse is 409.
+  const retried = yield* eventIdReplay(input);
+  if (retried) return retried;
 
   const commitId = newId("cmt", now);
   const records: CommitResult["records"] = [];
@@ -289,26 +209,6 @@ export function* commitOp(input: CommitInput, leases?: HeadLeases): Op<CommitOut
   let deliveryCount = 0;
   for (let i = 0; i < input.events.length; i++) {
     const event = input.events[i] as EventWrite;
-    if (event.id !== undefined) {
-      const existing = yield* get<StoredEvent>(SQL.findEvent, { id: event.id });
-      if (existing) {
-        // DESIGN Part II §3 change: only the token that committed the event may retry it, and only
-        // with the same content. Every other reuse gets the same answer whatever the content, so
-        // the answer never tells whether a guess of another token's payload was right.
-        if (existing.tokenId !== (input.eventIdOwner ?? input.by.tokenId) || !sameContent(existing, event)) {
-          throw problems.conflict("event-id-taken", "an event id in this commit is already taken", {
-            errors: [{ pointer: `/events/${i}/id`, detail: "is already taken by another event" }],
-          });
-        }
-        // The same event again (a client retry without Idempotency-Key): report it, store nothing new.
-        const deliveries = [
-          ...(yield* all<{ id: string; endpointId: string }>(SQL.eventDeliveries, { eventId: event.id })),
-          ...(yield* unexpandedDeliveries(event.id)),
-        ].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
-        events.push(eventSummary(event.id, event, existing.sequence, existing.deliverBy, deliveries));
-        continue;
-      }
-    }
     const id = event.id ?? uuidv7(now);
     const previous = lastSequence.get(event.aggregate);
     let sequence: number;
@@ -420,7 +320,7 @@ function commitReads(input: CommitInput): Statement[] {
   if (input.events.length > 0)
     reads.push({ sql: SQL.endpoints, args: {}, kind: "all", batchShared: { table: "endpoints" } });
   for (const event of input.events) {
-    if (event.id !== undefined) reads.push({ sql: SQL.findEvent, args: { id: event.id }, kind: "get" });
+    if (event.id !== undefined) reads.push({ sql: EVENT_SQL.findEvent, args: { id: event.id }, kind: "get" });
   }
   const aggregates =
     input.events.length === 1
@@ -493,28 +393,4 @@ function parsedEndpoints(rows: { id: string; eventTypes: string }[]): EndpointPa
     parsedByRows.set(rows, parsed);
   }
   return parsed;
-}
-
-interface StoredEvent {
-  type: string;
-  aggregate: string;
-  payload: string;
-  deliverAfter: number | null;
-  sequence: number;
-  deliverBy: number;
-  /** The committing token, or null when its commit row is gone (then no retry can match). */
-  tokenId: string | null;
-}
-
-/**
- * Whether a client-chosen event id is being reused for the same event. Payloads compare as
- * canonical JSON: a retry whose serializer orders keys differently sends the same content.
- */
-function sameContent(stored: StoredEvent, event: EventWrite): boolean {
-  return (
-    stored.type === event.type &&
-    stored.aggregate === event.aggregate &&
-    stored.deliverAfter === event.deliverAfter &&
-    canonicalJson(JSON.parse(stored.payload)) === canonicalJson(JSON.parse(event.payload))
-  );
 }

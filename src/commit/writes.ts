@@ -23,12 +23,16 @@ export const commitWrite = defineBorrowingWrite(
   { again: true, plain: true, borrows: (input) => input.events.length },
 );
 
-/** The commit, then more work in its transaction (rolled back with it if that throws); a replay does no more. */
+/**
+ * The commit, then more work in its transaction (rolled back with it if that throws), also when
+ * the commit retries an earlier one by its event ids and answers that one's result (an approval
+ * is then decided with it).
+ */
 export function* commitThen(
   commit: Op<CommitOutcome>,
   also: (result: CommitResult) => Op<void>,
 ): Op<CommitOutcome> {
   const outcome = yield* commit;
-  if (!outcome.replayed) yield* also(outcome.result);
+  yield* also(outcome.result);
   return outcome;
 }

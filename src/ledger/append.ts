@@ -32,7 +32,7 @@ export interface LedgerCommit {
   at: number;
   /** Every record write of the commit, with its data's digest (`dataDigest`; null for a delete). */
   records: ChainRecord[];
-  /** The events the commit inserted, in request order (an event id reused for the same event is not one). */
+  /** The events the commit inserted, in request order. */
   events: ChainEvent[];
 }
 

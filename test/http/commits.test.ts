@@ -486,6 +486,77 @@ describe("POST /v1/commits", () => {
       expect(await eventsOf(server, "cid/3")).toEqual([]);
     });
 
+    test("a retry by event ids with the same records answers the first commit and writes nothing", async () => {
+      const endpointId = await createEndpoint(server, ["cid.retried"]);
+      const id = crypto.randomUUID();
+      const body = {
+        records: [{ collection: "cid-retry", id: "r-1", data: { status: "paid", lines: [1, 2] } }],
+        events: [
+          { id, type: "cid.retried", aggregate: "cid-retry/r-1", payload: { n: 1 } },
+          { id: crypto.randomUUID(), type: "cid.retried", aggregate: "cid-retry/r-1", payload: { n: 2 } },
+        ],
+      };
+      const first = expectStatus(await commit(body), 201);
+      expect(first.events[0].deliveries).toEqual([{ id: expect.any(String), endpointId }]);
+      const ledger = expectStatus(await server.request("GET", "/v1/ledger"), 200);
+      // The same records in another key order are the same records.
+      const retry = {
+        ...body,
+        records: [{ data: { lines: [1, 2], status: "paid" }, id: "r-1", collection: "cid-retry" }],
+      };
+      const again = await commit(retry);
+      expect(expectStatus(again, 201)).toEqual(first);
+      expect(again.headers.get("idempotent-replayed")).toBe("true");
+      // Nothing written: no commit in the ledger, no new version of the record, no new event.
+      expect(expectStatus(await server.request("GET", "/v1/ledger"), 200)).toEqual(ledger);
+      const history = expectStatus(await server.request("GET", "/v1/records/cid-retry/r-1/history"), 200);
+      expect(history.data.map((v: { version: number; commitId: string }) => [v.version, v.commitId])).toEqual(
+        [[1, first.commitId]],
+      );
+      expect(await eventsOf(server, "cid-retry/r-1")).toHaveLength(2);
+    });
+
+    test("a retry by event ids answers the first commit's stored response while its Idempotency-Key keeps it", async () => {
+      const id = crypto.randomUUID();
+      const body = { events: [{ id, type: "cid.made", aggregate: "cid-key/1", payload: { n: 1 } }] };
+      const first = expectStatus(await commit(body, { "idempotency-key": `k-${id}` }), 201);
+      const ledger = expectStatus(await server.request("GET", "/v1/ledger"), 200);
+      expect(ledger.head.commitId).toBe(first.commitId);
+      expect(expectStatus(await commit(body), 201)).toEqual(first);
+      expect(expectStatus(await server.request("GET", "/v1/ledger"), 200)).toEqual(ledger);
+    });
+
+    test("any other reuse of stored event ids is 409 event-id-taken and writes nothing", async () => {
+      const [a, b] = [crypto.randomUUID(), crypto.randomUUID()];
+      const events = [
+        { id: a, type: "cid.made", aggregate: "cid-other/1", payload: { n: 1 } },
+        { id: b, type: "cid.made", aggregate: "cid-other/1", payload: { n: 2 } },
+      ];
+      const records = [{ collection: "cid-other", id: "r-1", data: { v: 1 } }];
+      expectStatus(await commit({ records, events }), 201);
+      const ledger = expectStatus(await server.request("GET", "/v1/ledger"), 200);
+      const reuses = [
+        // other records, no records, more records
+        { records: [{ collection: "cid-other", id: "r-1", data: { v: 2 } }], events },
+        { events },
+        { records: [...records, { collection: "cid-other", id: "r-2", data: {} }], events },
+        // an expectation the first commit did not meet
+        { records: [{ ...records[0], expectedVersion: 3 }], events },
+        // some of the first commit's events, or one more
+        { records, events: [events[0]] },
+        { records, events: [...events, { type: "cid.made", aggregate: "cid-other/1" }] },
+        { records, events: [events[1], events[0]] },
+      ];
+      for (const reuse of reuses) {
+        const body = expectProblem(await commit(reuse), 409, "/events/0/id");
+        expect(body.type).toEndWith("event-id-taken");
+      }
+      expect(expectStatus(await server.request("GET", "/v1/ledger"), 200)).toEqual(ledger);
+      expect(await eventsOf(server, "cid-other/1")).toHaveLength(2);
+      const record = expectStatus(await server.request("GET", "/v1/records/cid-other/r-1"), 200);
+      expect(record.version).toBe(1);
+    });
+
     test("a non-UUID id is 422", async () => {
       expectProblem(
         await commit({ events: [{ id: "not-a-uuid", type: "a.b", aggregate: "x" }] }),
