@@ -1,4 +1,4 @@
-// Preloaded into the outboxd servers of bench/scenarios/tracing.ts (issue 18). A second listener
+// Preloaded into the outboxd servers of bench/scenarios/tracing.ts. A second listener
 // on TRACING_SWITCH_PORT (127.0.0.1) answers every GET with this process's CPU time so far, whole
 // process and main thread, in µs (precise where /proc's 10 ms ticks are not, for short blocks),
 // and each thread's in ms with its name (/proc/self/task: JIT, garbage collector helpers, workers).

@@ -1,4 +1,4 @@
-// What one span costs each thread of the process (issue 18), without SQLite or sockets for the
+// What one span costs each thread of the process, without SQLite or sockets for the
 // commits: at a paced rate, blocks alternated in one process: tracing off, this checkout's
 // tracing and, with ROOT_B, another checkout's. Two modes:
 //   commit   the commit hook as the commit service calls it, around trivial work (one
@@ -10,7 +10,7 @@
 // thread (JSCWarmUp), mimalloc's scavenger and the collector's helpers busy, and on a 2-core
 // machine under load that CPU is taken from the commits. Exports go to an OTLP sink in another
 // process. Prints, per commit, the medians of each variant's CPU over "off", by thread
-// (/proc schedstat, ns). ROOT_B may hold the hooks of before session 7 (commit(parent, run)).
+// (/proc schedstat, ns). ROOT_B may hold an older checkout's hooks (commit(parent, run)).
 //   bun bench/probe/tracing-threads.ts [rounds=8] [spans=20000] [commit|request]
 //   ROOT_B=/path/to/other/checkout bun bench/probe/tracing-threads.ts
 import { readdirSync, readFileSync } from "node:fs";
@@ -56,7 +56,7 @@ async function traced(tracing: Tracing, traceparent: string | undefined) {
   }
 }
 
-/** The hooks of before session 7 (another checkout's): callbacks, and a middleware of their own. */
+/** An older checkout's hooks: callbacks, and a middleware of their own. */
 interface OldHooks {
   middleware(): MiddlewareHandler | null;
   commit(parent: string | undefined, run: typeof work, describe: () => object): Promise<unknown>;

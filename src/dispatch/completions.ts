@@ -38,7 +38,7 @@ const RETRY_PAUSE_MS = 200;
  * While the dispatcher has sends lined up at their endpoints (`hold`), outcomes wait until this many are queued, or
  * the first of them has waited HOLD_MS: a batch's statements and its transaction cost about the
  * same for 8 rows as for 64, so larger batches cut the SQL time per delivery (docs/benchmarks.md,
- * issue 12 session 4). Slots are not held: a send's slot is free at the answer.
+ * "Outcomes held for a batch"). Slots are not held: a send's slot is free at the answer.
  */
 export const HOLD_BATCH = 64;
 export const HOLD_MS = 8;

@@ -7,7 +7,7 @@
 // and adaptively (slots.ts), so the cost of a delivery is its HTTP exchange plus a share of
 // batched bookkeeping, and one endpoint's trouble does not hold up another.
 //
-// Most deliveries need no claim of their own (issue 12, session 5): a delivery this process
+// Most deliveries need no claim of their own: a delivery this process
 // commits as the head of its queue is leased to this dispatcher by the commit's INSERT, with its
 // event handed over in memory (`leases`, deliveries/enqueue.ts); a head that a batch of outcomes
 // promotes is claimed in that batch's own transaction, its event read there too. Claims of their
@@ -120,7 +120,7 @@ const PRUNE_EVERY_MS = 3_600_000;
  * Outcomes are held for a larger batch (completions.ts HOLD_BATCH, HOLD_MS) while at least this
  * many claimed sends wait to start at each of their endpoints (the old default endpoint limit's
  * worth, START_LIMIT in slots.ts), so its slots stay busy meanwhile. Not retuned for the limit of 64
- * (issue 12, session 6): a higher threshold would write smaller batches, a lower one hold more.
+ * (a higher threshold would write smaller batches, a lower one hold more).
  */
 const HOLD_READY = 8;
 /**
@@ -300,7 +300,7 @@ export class Dispatcher extends EventEmitter {
     // Woken without endpoints (the sweep, a retry timer, a replay): work no hint names may be due.
     if (!endpointIds) this.#hints.scanNow();
     // No hint kept and no scan due: a claim now would take nothing (draining a backlog, 8,310 of
-    // 8,319 wakes after sends and outcomes found nothing, issue 12 session 10).
+    // 8,319 wakes after sends and outcomes found nothing).
     else if (!this.#hints.due(this.#deps.clock()) || !this.#wantsMore(endpointIds)) return;
     this.#pumpNow();
   }
@@ -505,7 +505,7 @@ export class Dispatcher extends EventEmitter {
         // Room is kept for the sends whose outcomes are not written yet: the batch that writes them
         // claims the heads it promotes in its own transaction, their events read there (#claimAlong).
         // Claimed here instead, those heads cost a claim of their own and a read of their events on
-        // this thread: a third of a backlog's deliveries went that way before (issue 12, session 10).
+        // this thread, for about a third of a backlog's deliveries.
         const room = this.#slots.claimRoom(this.#unwrittenAt);
         const { ids, endpointIds, scan } = this.#hints.take(room, this.#deps.clock());
         if (ids.length === 0 && !scan) break;

@@ -1,4 +1,4 @@
-// What this process knows of claimable work, so that most claims need no scan (issue 12).
+// What this process knows of claimable work, so that most claims need no scan.
 //
 // A scanning claim (claim.ts claimDeliveries) walks the ready index and ranks what it finds per
 // endpoint: a few hundred microseconds even for a handful of rows, and the dispatcher made one

@@ -1,4 +1,4 @@
-// What the dispatcher knows of endpoints between reads (issue 12). Every read of a send context
+// What the dispatcher knows of endpoints between reads. Every read of a send context
 // teaches it each endpoint's kind and, for enabled webhook endpoints, the row as read with its
 // version (updated_at, which every change of url, secrets or state bumps). Two uses:
 //   - deliveries to pull endpoints are not the dispatcher's: it keeps no hint of them (kinds

@@ -5,7 +5,7 @@
 //   when the pool is full. Receivers that never answer can fill the pool; they cannot keep a
 //   healthy endpoint waiting for one of their timeouts. The default pool (128) is twice the
 //   default endpoint limit: eight that never answer hold 8 each (START_LIMIT), and a healthy
-//   endpoint still gets its 64 (with 64 in all it got one send at a time: issue 12, session 6).
+//   endpoint still gets its 64 (with 64 in all it got one send at a time).
 // - Per endpoint, an adaptive limit between 1 and `endpointConcurrency` (additive increase,
 //   multiplicative decrease): a send that times out, cannot connect, or is told to slow down
 //   (429, 502, 503, 504) halves it, once per round of sends; each success adds one. An endpoint
@@ -44,7 +44,7 @@ interface Ready<T extends Slotted> {
  * array emptied with shift(). JSC turns a long array that is shifted into another kind of storage
  * (ArrayStorage), and then every optimized access to it here missed its inline cache: draining a
  * backlog, 1,504 OSR exits in next() over 20,000 deliveries (and in add, finished, wantsMore), each
- * a jump back to the baseline code, and recompilations (issue 12, session 10).
+ * a jump back to the baseline code, and recompilations.
  */
 class ReadyQueue<T extends Slotted> {
   #items: (Ready<T> | undefined)[] = [];
@@ -102,7 +102,7 @@ export interface ClaimRoom {
  * Where an endpoint's limit starts (or `endpointConcurrency` if lower): the old default limit.
  * Under a commit flood a send's slot cycle is one turn of the busy event loop (the answer waits
  * for the thread), so one endpoint's deliveries per second are its limit over that turn: 8 slots
- * delivered ~1,000/s beside 4,000 commits/s (issue 12). The default `endpointConcurrency` is 64;
+ * delivered ~1,000/s beside 4,000 commits/s. The default `endpointConcurrency` is 64;
  * starting lower keeps what a hanging receiver can hold where it was.
  */
 export const START_LIMIT = 8;

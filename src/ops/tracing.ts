@@ -61,7 +61,7 @@ export interface OpenSpan {
 
 /**
  * The hooks. Each span is begun and ended by plain calls (no callback, closure or promise of its
- * own per span: issue 18 measured those as a large part of a span's cost), and only when
+ * own per span: those were measured as a large part of a span's cost), and only when
  * `enabled`: with tracing off a caller takes its untraced path and calls nothing here but
  * `enabled` and `requestTraceparent`.
  */
