@@ -1,6 +1,7 @@
 // Transition: dead → pending, by an operator (HTTP or CLI). The only way out of `dead`:
 // attempts reset, due now, with a new deadline (deadline.ts computes it). A delivery whose
-// endpoint was deleted stays dead: there is nowhere to send it.
+// endpoint was deleted stays dead: there is nowhere to send it; so does one whose event's
+// payload was erased (ledger/erase.ts): it would send null.
 // Invariant kept here: a replayed event may be older than its queue's current head, so the
 // heads of every touched queue are recomputed (heads.ts resetHeads), in the same transaction.
 import { all, get, type Op } from "../db/op.ts";
@@ -14,17 +15,22 @@ const REPLAY_SET = `status = 'pending', is_head = 0, attempt_count = 0, next_att
 
 const REPLAY_CHUNK = 500;
 
-export type ReplayOutcome = "replayed" | "not_found" | "not_dead" | "endpoint_deleted";
+export type ReplayOutcome = "replayed" | "not_found" | "not_dead" | "endpoint_deleted" | "event_erased";
+
+/** Whether the payload of the event of delivery `d` was erased. */
+const ERASED = "EXISTS (SELECT 1 FROM events ev WHERE ev.id = d.event_id AND ev.erased_at IS NOT NULL)";
 
 export function* replayDelivery(id: string, now: number, deliverBy: number): Op<ReplayOutcome> {
-  const row = yield* get<{ status: string; endpointExists: number }>(
-    `SELECT status, EXISTS (SELECT 1 FROM endpoints e WHERE e.id = d.endpoint_id) AS endpointExists
+  const row = yield* get<{ status: string; endpointExists: number; erased: number }>(
+    `SELECT status, EXISTS (SELECT 1 FROM endpoints e WHERE e.id = d.endpoint_id) AS endpointExists,
+       ${ERASED} AS erased
      FROM deliveries d WHERE id = :id`,
     { id },
   );
   if (!row) return "not_found";
   if (row.status !== "dead") return "not_dead";
   if (!row.endpointExists) return "endpoint_deleted";
+  if (row.erased) return "event_erased";
   const rows = yield* all<QueuedRow>(
     `UPDATE deliveries SET ${REPLAY_SET} WHERE id = :id AND status = 'dead' ${RETURNING_QUEUE}`,
     { id, now, deliverBy },
@@ -41,11 +47,11 @@ export interface ReplayFilter {
 }
 
 // Dead, matching the filter, dead before this replay began (so one that dies again during a
-// long replay is not taken twice), and whose endpoint still exists.
+// long replay is not taken twice), whose endpoint still exists and whose event is not erased.
 const REPLAYABLE = `d.status = 'dead' AND (:endpoint IS NULL OR d.endpoint_id = :endpoint)
   AND (:reason IS NULL OR d.dead_reason = :reason) AND (:since IS NULL OR d.dead_at >= :since)
   AND d.dead_at < :now
-  AND EXISTS (SELECT 1 FROM endpoints e WHERE e.id = d.endpoint_id)`;
+  AND EXISTS (SELECT 1 FROM endpoints e WHERE e.id = d.endpoint_id) AND NOT ${ERASED}`;
 
 function replayArgs(filter: ReplayFilter, now: number) {
   return {

@@ -1,7 +1,9 @@
 // Erasure of personal data from the ledger (docs/ledger.md): a version's data or an event's
 // payload is removed, its digest stays, so the chain still verifies and `outboxd verify` reports
 // the entry as erased. Only what is history can be erased: a record's current data changes by
-// a commit, and an event still waiting to be delivered keeps its payload.
+// a commit, and an event still waiting to be delivered keeps its payload (a pending delivery, or
+// one of a fan-out not yet expanded); its dead deliveries do not block erasure and can no longer
+// be replayed (deliveries/replay.ts).
 import { get, type Op, run } from "../db/op.ts";
 
 export type EraseOutcome = { erased: true } | { erased: false; reason: string };
@@ -47,7 +49,8 @@ export function* eraseVersion(
 export function* eraseEventPayload(eventId: string, now: number): Op<EraseOutcome> {
   const row = yield* get<{ erasedAt: number | null; digest: string | null; pending: number }>(
     `SELECT erased_at AS erasedAt, payload_digest AS digest,
-       (SELECT count(*) FROM deliveries WHERE event_id = :id AND status = 'pending') AS pending
+       (SELECT count(*) FROM deliveries WHERE event_id = :id AND status = 'pending')
+         + (SELECT count(*) FROM fan_outs WHERE event_id = :id) AS pending
      FROM events WHERE id = :id`,
     { id: eventId },
   );

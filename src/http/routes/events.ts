@@ -196,7 +196,8 @@ export function eventRoutes(app: App, deps: HttpDeps): void {
       summary: "Replay a dead delivery",
       description:
         "Back to `pending` with its attempts reset and a new deadline (`deliverWithin`, default as at commit). " +
-        "The body is optional. 409 unless the delivery is dead.",
+        "The body is optional. 409 unless the delivery is dead (`not-dead`), its endpoint exists " +
+        "(`endpoint-deleted`) and its event's payload was not erased (`event-erased`).",
       body: { schema: ReplayOneSchema, required: false, example: { deliverWithin: "1h" } },
       answers: {
         200: {
@@ -226,6 +227,13 @@ export function eventRoutes(app: App, deps: HttpDeps): void {
         );
       if (outcome === "endpoint_deleted")
         throw problems.conflict("endpoint-deleted", `the endpoint of delivery ${id} was deleted`);
+      if (outcome === "event_erased") {
+        const delivery = await db.driver.read(getDelivery(id));
+        throw problems.conflict(
+          "event-erased",
+          `the payload of event ${delivery?.eventId ?? "?"} was erased; its deliveries cannot be replayed`,
+        );
+      }
       deps.dispatch?.wake();
       return c.json(await db.driver.read(getDelivery(id)));
     },
