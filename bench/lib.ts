@@ -44,11 +44,6 @@ export async function inProcessOutboxd(options: {
       OUTBOXD_ADMIN_TOKEN: options.token,
       OUTBOXD_LOG_LEVEL: "error",
       OUTBOXD_RATE_LIMIT: "0",
-      // An A/B of the writer's thread: `OUTBOXD_WRITER_THREAD=worker npm run bench …` (as for the
-      // outboxd processes the bench starts: test/helpers/process.ts passes it on).
-      ...(process.env.OUTBOXD_WRITER_THREAD
-        ? { OUTBOXD_WRITER_THREAD: process.env.OUTBOXD_WRITER_THREAD }
-        : {}),
       ...options.env,
     }),
     { dispatch: options.dispatch ?? false },

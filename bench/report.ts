@@ -43,7 +43,6 @@ export function report(r: Results): string {
   lines.push(`# outboxd benchmark, ${r.startedAt}`, "");
   lines.push(
     `Machine: ${r.machine.cpus} cores (${r.machine.cpuModel}), ${r.machine.memoryGb} GiB; Bun ${r.machine.bun}, Node ${r.machine.node}; load average at start ${r.machine.loadAverage.join(" / ")}.`,
-    `outboxd's writer: ${r.writerThread === "main" ? "on the main thread (OUTBOXD_WRITER_THREAD=main)" : "on a thread of its own (the default)"}.`,
     `CPU steal (this VM's CPU time the hypervisor gave to other guests, /proc/stat; it slows figures and limits alike): ${steal(r.steal)}.`,
     `Scenarios: ${r.scenarios.join(", ")}. Loads: ${r.settings.seconds} s per throughput measurement, median of ${r.settings.runs} (range in parentheses); load generators are separate processes on 127.0.0.1.`,
     "",

@@ -102,8 +102,6 @@ export interface Results {
     node: string;
     loadAverage: number[];
   };
-  /** Where outboxd's writer ran (OUTBOXD_WRITER_THREAD passed through, bench/lib.ts): main unless set. */
-  writerThread: string;
   settings: typeof settings;
   /** Per scenario, the share of this VM's CPU time (%) stolen by other guests while it ran. */
   steal: Partial<Record<Scenario, number | null>>;
@@ -135,8 +133,6 @@ const results: Results = {
     node: Bun.spawnSync(["node", "--version"]).stdout.toString().trim(),
     loadAverage: loadavg().map((x) => Math.round(x * 10) / 10),
   },
-  // Where outboxd's writer ran: its default is a thread of its own (src/config.ts).
-  writerThread: process.env.OUTBOXD_WRITER_THREAD ?? "worker",
   settings,
   steal: {},
 };

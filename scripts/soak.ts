@@ -7,10 +7,10 @@
 //  - redeliveries were rejected as duplicates, never applied twice.
 //  - per aggregate the stored sequences are 1..n, none repeated or skipped, and the record's
 //    version is the number of commits that wrote it (no lost update).
-// `--servers 2 --driver client` runs several `serve` processes on the one database through the
-// @libsql/client driver's remote write path, as several machines on a libSQL server would
-// (`--network-delay 2` adds a simulated round trip, test/helpers/network.ts; `--sim-server`
-// puts the simulated libSQL server, Hrana over HTTP, in front of the database file).
+// `--servers 2` runs several `serve` processes on the one database file; `--sim-server` puts the
+// simulated libSQL server (Hrana over HTTP) in front of it, so they share it through
+// @libsql/client's remote write path as several machines on a libSQL server would
+// (`--network-delay 2` adds a simulated round trip, test/helpers/network.ts).
 // Exit code 0 when the ledger holds, 1 otherwise. Everything runs on 127.0.0.1, bounded in time.
 import { rmSync } from "node:fs";
 import { join } from "node:path";
@@ -29,7 +29,6 @@ const { values } = parseArgs({
     aggregates: { type: "string", default: "50" },
     dispatchers: { type: "string", default: "2" },
     servers: { type: "string", default: "1" },
-    driver: { type: "string", default: "engine" },
     "network-delay": { type: "string" },
     "sim-server": { type: "boolean", default: false },
     seed: { type: "string", default: String(Date.now()) },
@@ -58,7 +57,6 @@ const dir = tempDir("outboxd-soak-");
 // later may be taken in between: a start-up failure that is no finding of the soak.)
 const ports: number[] = Array.from({ length: serverCount }, () => 0);
 const env: Record<string, string> = {
-  OUTBOXD_DRIVER: values.driver,
   OUTBOXD_DATABASE_URL: `file:${join(dir, "outboxd.db")}`,
   OUTBOXD_ADMIN_TOKEN: TOKEN,
   OUTBOXD_ALLOW_PRIVATE_ENDPOINTS: "1",
@@ -72,7 +70,6 @@ const env: Record<string, string> = {
 // as several machines on a libSQL server or Turso use it; the server itself is never killed.
 const simServer = values["sim-server"] ? startSimServer(join(dir, "outboxd.db")) : null;
 if (simServer) {
-  env.OUTBOXD_DRIVER = "client";
   env.OUTBOXD_DATABASE_URL = simServer.url;
 }
 const apis: Request[] = [];
@@ -125,7 +122,7 @@ async function main(): Promise<number> {
   if (endpoint.status !== 201) throw new Error(`endpoint: ${JSON.stringify(endpoint.body)}`);
   console.log(
     `soak: ${values.duration}s, ${rate} commits/s, ${clientCount} clients, ${aggregateCount} aggregates, ` +
-      `${serverCount} server(s), ${dispatcherCount} dispatcher(s), ${values.driver} driver, seed ${values.seed}`,
+      `${serverCount} server(s), ${dispatcherCount} dispatcher(s), ${simServer ? "simulated libSQL server" : "local file"}, seed ${values.seed}`,
   );
 
   const end = Date.now() + durationMs;

@@ -61,15 +61,15 @@ export async function createOutboxd(config: Config, options: OutboxdOptions = {}
   const opening = options.opening ?? beginOpening(config);
   // The process's first local-time computation loads its time zone (~15 ms on a 2-core VM): the
   // dispatcher's first Cron (croner) would pay it after the database is ready, on the way to
-  // /readyz. Paid here instead, while the writer thread opens and migrates the database.
+  // /readyz. Paid here instead.
   new Date().getTimezoneOffset();
   const db = await opening.db;
   // Local file: one machine, one clock. Remote database: the database's clock for everyone.
   const shared = options.clock || db.file ? null : databaseClock(db.driver);
   await shared?.sync();
   const clock = options.clock ?? shared?.clock ?? systemClock;
-  // The components are built while the writer thread migrates (cold start); none of them reads or
-  // writes the database before the migrations below have been awaited.
+  // None of the components reads or writes the database before the migrations below have been
+  // awaited.
   const secretBox = new SecretBox(config.masterKey);
 
   const dispatcher =
@@ -121,7 +121,7 @@ export async function createOutboxd(config: Config, options: OutboxdOptions = {}
     afterCommit: (ms) => metrics.recordCommit(ms),
   });
   // New heads are leased to this process's dispatcher by their own INSERT (deliveries/enqueue.ts).
-  if (dispatcher) db.lend(dispatcher.loan);
+  if (dispatcher) db.lend(dispatcher.leases);
   const proposals = new ProposalService({
     db,
     clock,

@@ -1,7 +1,6 @@
 // Configuration comes from environment variables, read and validated once at start. Every
 // setting, its default and its meaning are listed here and in docs/configuration.md.
 import type { DatabaseConfig } from "./db/open.ts";
-import { SQLITE_SETTINGS } from "./db/sqlite.ts";
 import { parseDuration } from "./lib/duration.ts";
 import { type TracingSettings, tracingSettings } from "./ops/tracing.ts";
 
@@ -74,6 +73,11 @@ type Env = Record<string, string | undefined>;
 export const REMOVED_SETTINGS: Readonly<Record<string, string>> = {
   OUTBOXD_WEBHOOK_CLIENT: "webhooks are always sent with the runtime's fetch",
   OUTBOXD_SEND_THREAD: "webhooks are always sent from the dispatcher's own thread",
+  OUTBOXD_DRIVER:
+    "a file: database URL always runs on the engine driver, a libSQL server's URL on @libsql/client",
+  OUTBOXD_SQLITE:
+    "local files always run on the runtime's own SQLite (bun:sqlite under Bun, libsql under Deno)",
+  OUTBOXD_WRITER_THREAD: "the writer always runs on the main thread",
 };
 
 /** Every on/off setting; all of them read by parseBoolean, and documented so. */
@@ -149,28 +153,10 @@ export function loadConfig(env: Env = process.env): Config {
     if (read(name) !== undefined) problems.push(`${name} is no longer a setting: ${replacement}; unset it`);
 
   const databaseUrl = read("OUTBOXD_DATABASE_URL") ?? "file:./data/outboxd.db";
-  const local = databaseUrl.startsWith("file:");
   const urlProblem = databaseUrlProblem(databaseUrl);
   // Never the value itself: a URL may carry a password or an authToken.
   if (urlProblem)
     problems.push(`OUTBOXD_DATABASE_URL ${urlProblem} (its value is not shown: it may hold credentials)`);
-  const driver = oneOf("OUTBOXD_DRIVER", ["engine", "client"] as const, local ? "engine" : "client");
-  if (driver === "engine" && !local)
-    problems.push("OUTBOXD_DRIVER=engine works only with a file: database URL");
-  // Read by the process itself (db/sqlite.ts: the one rule for its copy of SQLite); checked here.
-  oneOf("OUTBOXD_SQLITE", SQLITE_SETTINGS, "bun");
-  // The engine driver's writer on a thread of its own unless told otherwise (issue 12, session 8:
-  // docs/configuration.md says when `main` is better); the client driver's writes are network
-  // round trips made on this thread (remote-writer.ts), so left unset it is `main` there.
-  const writerThread = oneOf(
-    "OUTBOXD_WRITER_THREAD",
-    ["main", "worker"] as const,
-    driver === "engine" ? "worker" : "main",
-  );
-  if (writerThread === "worker" && driver !== "engine")
-    problems.push(
-      "OUTBOXD_WRITER_THREAD=worker works only with OUTBOXD_DRIVER=engine (a file: database URL)",
-    );
 
   const failpoints = (read("OUTBOXD_FAILPOINTS") ?? "")
     .split(",")
@@ -206,8 +192,6 @@ export function loadConfig(env: Env = process.env): Config {
   const config: Config = {
     databaseUrl,
     databaseAuthToken: read("OUTBOXD_DATABASE_AUTH_TOKEN"),
-    driver,
-    writerThread,
     synchronous: oneOf("OUTBOXD_SYNCHRONOUS", ["FULL", "NORMAL"] as const, "FULL"),
     busyTimeoutMs: duration("OUTBOXD_BUSY_TIMEOUT", "5s"),
     host: read("OUTBOXD_HOST") ?? "127.0.0.1",

@@ -10,8 +10,7 @@ import { migrateDatabase } from "./ledger/genesis.ts";
 import { beginOpening } from "./opening.ts";
 
 async function migrateCommand(): Promise<void> {
-  // A command of its own: its writes run on this thread (OUTBOXD_WRITER_THREAD is the server's).
-  const db = await openDatabase({ ...loadConfig(), writerThread: "main" });
+  const db = await openDatabase(loadConfig());
   try {
     const applied = await db.writer.write(migrateDatabase());
     console.log(applied.length > 0 ? `applied: ${applied.join(", ")}` : "database is up to date");
@@ -21,8 +20,8 @@ async function migrateCommand(): Promise<void> {
 }
 
 /**
- * `serve` and `dispatch`: the writer thread starts, opens the database and migrates while this
- * thread loads the HTTP app and the dispatcher (cold start: they overlap instead of following).
+ * `serve` and `dispatch`: opening the database and migrating begin before this thread loads the
+ * HTTP app and the dispatcher (src/opening.ts).
  */
 async function longRunning(command: "serveCommand" | "dispatchCommand"): Promise<void> {
   const config = loadConfig();

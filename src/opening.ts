@@ -1,9 +1,7 @@
 // Opening the database and applying its migrations, begun before the rest of the program is loaded.
 // `outboxd serve` and `outboxd dispatch` start this first (src/main.ts), then load the HTTP app,
-// the dispatcher and the rest: with the writer on a thread of its own, that thread starts, opens
-// the file and migrates on the second core while this one evaluates its modules, instead of after
-// it. createOutboxd (src/app.ts) awaits the same two promises before anything can write, so
-// readiness keeps its meaning (/readyz answers 200 only once a commit would succeed).
+// the dispatcher and the rest. createOutboxd (src/app.ts) awaits the same two promises before
+// anything can write, so readiness keeps its meaning (/readyz answers 200 only once a commit would succeed).
 // Light on purpose: only the database's modules, never the app's.
 import type { Config } from "./config.ts";
 import { type Database, openDatabase } from "./db/open.ts";
@@ -17,7 +15,7 @@ export interface Opening {
 }
 
 export function beginOpening(config: Config): Opening {
-  // The crash drills may stop this thread in the migrations too (in OUTBOXD_WRITER_THREAD=main).
+  // The crash drills may stop the process in the migrations too.
   enableFailpoints(config.failpoints);
   const db = openDatabase(config);
   const migrations = db.then((opened) => opened.write(migrateWrite()));

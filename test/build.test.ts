@@ -109,12 +109,6 @@ describe("the built executable, alone in an empty directory", () => {
     expect(stdout).toMatch(/^applied: 0000_init/);
   });
 
-  test("carries libsql too: OUTBOXD_SQLITE=libsql (the way back from bun:sqlite) opens the same file", async () => {
-    const { code, stdout, stderr } = await migrate({ OUTBOXD_SQLITE: "libsql" });
-    expect({ code, stderr }).toEqual({ code: 0, stderr: "" });
-    expect(stdout).toMatch(/^database is up to date/);
-  });
-
   test("serve answers /healthz and /readyz, delivers a commit to a receiver, and exits 0 on SIGTERM", async () => {
     receiver = startReceiver();
     // Tracing on (the OpenTelemetry SDK is loaded on demand): it must be inside the executable too.

@@ -81,7 +81,6 @@ describe("fly.toml", () => {
     // The code's default is the same port, so dropping PORT from [env] would change nothing.
     expect(loadConfig({}).port).toBe(fly.http_service.internal_port);
     expect(flyConfig.host).toBe("0.0.0.0");
-    expect(flyConfig.driver).toBe("engine");
   });
 
   test("the database file lives on the volume", () => {

@@ -27,7 +27,6 @@ const dir = mkdtempSync(join(tmpdir(), "outboxd-bench-bare-sqlite-"));
 const db = await openDatabase({
   databaseUrl: `file:${join(dir, "bare.db")}`,
   databaseAuthToken: undefined,
-  driver: "engine",
   synchronous: "FULL",
   busyTimeoutMs: 5000,
 });

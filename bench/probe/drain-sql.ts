@@ -44,8 +44,6 @@ const db = await openDatabase(
   loadConfig({
     OUTBOXD_DATABASE_URL: `file:${join(dir, "outboxd.db")}`,
     OUTBOXD_ADMIN_TOKEN: "x".repeat(32),
-    // Its SQL on this thread, through db.writer (the writer thread takes only named writes).
-    OUTBOXD_WRITER_THREAD: "main",
   }),
 );
 const OWNER = "probe";

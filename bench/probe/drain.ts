@@ -2,10 +2,8 @@
 // aggregates to the bench receiver: the dispatcher's own cost, steadier than its rate
 // on a shared machine. PROF_DIR=dir: a `bun --cpu-prof-md` profile of the dispatcher. Also prints
 // the CPU per delivery of each of its threads (`main` is the dispatcher's own; Bun names every
-// Worker "Worker", so they are numbered in the order they started: with the writer on the main
-// thread Worker1 is the checkpoint worker and Worker2 the send worker; with
-// OUTBOXD_WRITER_THREAD=worker Worker1 is the writer thread, Worker2 its checkpoint worker and
-// Worker3 the send worker), and the receiver process's: the figures A/B runs compare.
+// Worker "Worker", so they are numbered in the order they started: Worker1 is the checkpoint
+// worker), and the receiver process's: the figures A/B runs compare.
 // LIMIT=1: first, bare `fetch` ×64 to the same receiver for 3 s (bench/peers/bare-fetch.ts, the
 // backlog scenario's limit), with its process's and the receiver's CPU per request: what a drain
 // with no bookkeeping at all would cost on this host.

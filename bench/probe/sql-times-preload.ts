@@ -1,6 +1,6 @@
 // Preloaded into an outboxd process by bench/probe/drain.ts (SQL_TIMES=file): the main thread's
 // CPU time (process.threadCpuUsage, so other processes' load does not count) in each SQL statement
-// of the process's SQLite (src/db/sqlite.ts: bun:sqlite or libsql; prepared statements'
+// of the process's SQLite (src/db/sqlite.ts: bun:sqlite under Bun; prepared statements'
 // run/get/all, and exec), by statement text, written to SQL_TIMES as the process exits: [sql, calls, ms][].
 import { writeFileSync } from "node:fs";
 import { processSqlite } from "../../src/db/sqlite.ts";

@@ -48,7 +48,6 @@ async function measure(history: number, pending: number): Promise<GrowthRow> {
   const db = await openDatabase({
     databaseUrl: `file:${join(dir, "outboxd.db")}`,
     databaseAuthToken: undefined,
-    driver: "engine",
     synchronous: "NORMAL",
     busyTimeoutMs: 5000,
   });

@@ -110,7 +110,6 @@ async function openBenchDatabase(file: string): Promise<OutboxdDatabase> {
   const db = await openDatabase({
     databaseUrl: `file:${file}`,
     databaseAuthToken: undefined,
-    driver: "engine",
     synchronous: "NORMAL",
     busyTimeoutMs: 5000,
   });

@@ -145,7 +145,6 @@ function networkEnv(
   server: SimServer | null,
 ): Record<string, string> {
   return {
-    OUTBOXD_DRIVER: "client",
     OUTBOXD_SIMULATED_RTT_MS: String(roundTripMs),
     OUTBOXD_SIMULATED_NETWORK_STATS: statsFile,
     ...(server ? { OUTBOXD_DATABASE_URL: server.url } : {}),

@@ -1,5 +1,5 @@
-// The tokens' named writes (db/writer-ops.ts). A new token's secret is made inside the write (on
-// the writer thread, when it runs there) and travels back only in the answer.
+// The tokens' named writes (db/writer-ops.ts). A new token's secret is made inside the write and
+// travels back only in the answer.
 import type { Op } from "../db/op.ts";
 import { defineWrite } from "../db/writer-ops.ts";
 import { countTokens, createToken, revokeToken, type TokenView, touchToken } from "./tokens.ts";

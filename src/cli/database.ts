@@ -32,9 +32,7 @@ function noDatabase(config: Config): UsageError {
 export async function openExisting(config: Config): Promise<Database> {
   const file = localPath(config.databaseUrl);
   if (file && !existsSync(file)) throw noDatabase(config);
-  // A command is a short process of its own: its writes run on this thread, whatever
-  // OUTBOXD_WRITER_THREAD says for the server.
-  const db = await openDatabase({ ...config, writerThread: "main" });
+  const db = await openDatabase(config);
   try {
     if (!(await db.driver.read(hasMigrations()))) throw noDatabase(config);
     return db;
@@ -62,9 +60,7 @@ export async function withDatabase<T>(
   options: { create?: boolean } = {},
 ): Promise<T> {
   const config = loadConfig();
-  const db = options.create
-    ? await openDatabase({ ...config, writerThread: "main" })
-    : await openExisting(config);
+  const db = options.create ? await openDatabase(config) : await openExisting(config);
   try {
     await db.writer.write(migrateDatabase());
     return await use(db, config);

@@ -117,7 +117,7 @@ function replayOf(
 }
 
 /**
- * `leases`: this process's dispatcher (or its budget's stand-in on the writer thread): inline
+ * `leases`: this process's dispatcher: inline
  * deliveries that are heads are leased to it by their INSERT (enqueue.ts).
  */
 export function* commitOp(input: CommitInput, leases?: HeadLeases): Op<CommitOutcome> {

@@ -7,7 +7,7 @@ import type { EventTypeCatalog } from "../event-types/catalog.ts";
 import { failpoint } from "../failpoints.ts";
 import { canonicalJson, sha256Hex } from "../lib/canonical-json.ts";
 import { checkIdempotencyKey } from "../lib/idempotency.ts";
-import { invalidField, Problem, problems } from "../lib/problem.ts";
+import { Problem, problems } from "../lib/problem.ts";
 import type { Clock } from "../lib/time.ts";
 import type { Tracing } from "../ops/tracing.ts";
 import { type CommitInput, type CommitOutcome, type Committer, idempotentReplay } from "./commit-op.ts";
@@ -141,7 +141,7 @@ export class CommitService {
     }
     let outcome: CommitOutcome;
     try {
-      // The dispatcher's head leases are lent to it where it runs (db/writer-ops.ts WriteLoan).
+      // The dispatcher's head leases are lent to it (db/writer-ops.ts).
       outcome = await db.write((request.write ?? commitWrite)(input));
     } finally {
       if (guard !== undefined) this.#inProgress.delete(guard);

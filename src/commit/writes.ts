@@ -1,26 +1,20 @@
 // The write side's named writes (db/writer-ops.ts): the commit, alone or with more work in its
-// transaction, made from its normalised input wherever the writer runs.
+// transaction, made from its normalised input.
 import type { Op } from "../db/op.ts";
 import { defineBorrowingWrite } from "../db/writer-ops.ts";
 import type { HeadLeases } from "../deliveries/enqueue.ts";
 import { type CommitInput, type CommitOutcome, type CommitResult, commitOp } from "./commit-op.ts";
 
-/**
- * The head leases a commit borrows: the dispatcher's own, or on the writer thread the stand-in of a
- * budget it reserved (the dispatcher's loan, deliveries/lease-budget.ts). Each event has at most one delivery per endpoint.
- */
+/** The head leases a commit borrows: the dispatcher's own (undefined where no dispatcher runs). */
 export function leasesOf(lent: unknown): HeadLeases | undefined {
   return lent as HeadLeases | undefined;
 }
 
-/**
- * A commit (re-runnable: the remote write path may run it again). Plain: its input, outcome and
- * leased heads are JSON data, so it crosses to the writer thread as text (db/writer-ops.ts).
- */
+/** A commit (re-runnable: the remote write path may run it again). */
 export const commitWrite = defineBorrowingWrite(
   "commit",
   (lent, input: CommitInput) => commitOp(input, leasesOf(lent)),
-  { again: true, plain: true, borrows: (input) => input.events.length },
+  { again: true },
 );
 
 /**

@@ -4,7 +4,7 @@
 // every ~10,000 frames before). PASSIVE: it never waits for, nor blocks, the writer or readers.
 import { closeSync, openSync, readSync } from "node:fs";
 import type { CheckpointerMessage, CheckpointerStart } from "./checkpointer.ts";
-import { processSqlite, type SqliteConnection } from "./sqlite.ts";
+import type { SqliteConnection } from "./sqlite.ts";
 import { openSqlite } from "./sqlite-open.ts";
 
 declare const self: {
@@ -41,13 +41,7 @@ const HANDED_BACK = typeof Bun !== "undefined";
 const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
 
 function start(options: CheckpointerStart): void {
-  // The same copy of SQLite as the writer's connection, or the two break each other's locks
-  // (sqlite.ts): this thread decided from the environment it inherited, the writer's told us.
-  if (processSqlite() !== options.library) {
-    throw new Error(
-      `the checkpoint worker runs ${processSqlite()}, the writer ${options.library}: not checkpointing`,
-    );
-  }
+  // The same copy of SQLite as the writer's connection (the runtime's own: sqlite.ts).
   const connection = openSqlite(options.path, { busyTimeoutMs: options.busyTimeoutMs });
   db = connection;
   // A checkpoint syncs the WAL before copying and the database file after, unless synchronous is OFF.

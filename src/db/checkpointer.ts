@@ -6,16 +6,10 @@
 // backstop for a worker that cannot keep up.
 
 import { closeSync } from "node:fs";
-import type { SqliteLibrary } from "./sqlite.ts";
 
 /** What the worker needs to start. */
 export interface CheckpointerStart {
   path: string;
-  /**
-   * The library of the writer's connection: the worker's must be the same copy of SQLite
-   * (sqlite.ts), and it refuses to start otherwise (the writer then checkpoints itself).
-   */
-  library: SqliteLibrary;
   busyTimeoutMs: number;
   synchronous: "FULL" | "NORMAL";
   /** Checkpoint once this many frames wait in the WAL (the writer's own threshold, localPragmas). */

@@ -28,7 +28,7 @@ export interface ClientDriverTarget {
 export async function openClientDriver(target: ClientDriverTarget, options: DriverOptions): Promise<Driver> {
   const local = target.url.startsWith("file:");
   // A local file runs on libsql's SQLite, inside @libsql/client: nothing else in this process may
-  // have it open through another copy (sqlite.ts; OUTBOXD_DRIVER=client makes libsql the process's).
+  // have it open through another copy (sqlite.ts).
   const file = localPath(target.url);
   const release = file ? claimSqliteFile(file, "libsql") : () => {};
   const open = async () => {

@@ -19,11 +19,10 @@ export interface EngineDriver extends Driver {
 
 export function openEngineDriver(path: string, options: DriverOptions): EngineDriver {
   const writer = openConnection(path, options);
-  // Opened at the first read: the writer thread (writer-thread.ts) never reads through its driver,
-  // so it holds no reader connection (nor its page cache) beside the main thread's.
-  let reads: Driver | null = null;
+  // Opened at the first read: a command that only writes holds no reader connection.
+  let reads: Reader | null = null;
   const reader = () => {
-    reads ??= openEngineReader(path, options);
+    reads ??= openReader(path, options);
     return reads;
   };
   const executeOnWriter = executor(writer);
@@ -34,7 +33,7 @@ export function openEngineDriver(path: string, options: DriverOptions): EngineDr
   let closed = false;
   // The WAL's checkpoints on a worker thread, the writer's own only as a backstop (checkpointer.ts).
   const checkpointer = new Checkpointer(
-    { path, busyTimeoutMs: options.busyTimeoutMs, synchronous: options.synchronous, library: writer.library },
+    { path, busyTimeoutMs: options.busyTimeoutMs, synchronous: options.synchronous },
     {
       ready: () => {
         if (!closed) writer.exec(`PRAGMA wal_autocheckpoint = ${BACKSTOP_FRAMES}`);
@@ -75,23 +74,19 @@ export function openEngineDriver(path: string, options: DriverOptions): EngineDr
       writer.close();
       await reads?.close();
       // Last: closing it drops the process's locks on the -shm (checkpointer.ts), so no connection
-      // of this driver may be open then. (A writer thread's driver: the main thread's reader
-      // closed before it, open.ts.)
+      // of this driver may be open then.
       checkpointer.release();
     },
   };
 }
 
-/**
- * The engine driver's reads alone, on a connection of their own: the main thread's half when the
- * writer runs on a thread of its own (writer-thread.ts). Its transaction refuses: one writer
- * connection per process, and it is the writer thread's.
- */
-export function openEngineReader(path: string, options: DriverOptions): Driver {
+type Reader = Pick<Driver, "read" | "executeAlone" | "close">;
+
+/** The engine driver's reads, on a connection of their own beside the writer's. */
+function openReader(path: string, options: DriverOptions): Reader {
   const reader = openConnection(path, options);
   const executeOnReader = executor(reader);
   return {
-    name: "engine",
     async read<T>(op: Op<T>): Promise<T> {
       // A read transaction gives every statement of the operation the same snapshot; it runs
       // synchronously, so no other read can reach this connection before it ends.
@@ -101,11 +96,6 @@ export function openEngineReader(path: string, options: DriverOptions): Driver {
       } finally {
         reader.exec("COMMIT");
       }
-    },
-    async transaction() {
-      throw new Error(
-        "this process writes on its writer thread (OUTBOXD_WRITER_THREAD=worker): queue a named write (db.write)",
-      );
     },
     async executeAlone(sql, args = {}) {
       reader.prepare(sql).run(args);

@@ -1,6 +1,6 @@
-// Opens local database files through this process's copy of SQLite (the rule: sqlite.ts), loading
-// only that library: bun:sqlite is built into Bun; libsql's native module loads only where it is
-// the process's library (Deno, OUTBOXD_SQLITE=libsql, OUTBOXD_DRIVER=client).
+// Opens local database files through this process's copy of SQLite (sqlite.ts), loading only that
+// library: bun:sqlite is built into Bun; libsql's native module loads only where it is the
+// process's library (Deno).
 import {
   claimSqliteFile,
   processSqlite,
@@ -22,9 +22,8 @@ export function openSqlite(path: string, options: SqliteOptions = {}): SqliteCon
 }
 
 /**
- * Opens `path` through `library`, refusing a file open here through the other. Only for what is
- * not outboxd's own connection: tests that read a file some driver of this process holds
- * (test/helpers/sqlite.ts: @libsql/client's file under the client driver) or compare libraries.
+ * Opens `path` through `library`, refusing a file open here through the other. Only for tests
+ * that compare the two libraries behind SqliteConnection (test/db/sqlite-parity.test.ts).
  */
 export function openSqliteWith(
   library: SqliteLibrary,

@@ -1,24 +1,14 @@
-// Which copy of SQLite this process runs for its local database files: the one rule, here.
+// Which copy of SQLite this process runs for its local database files: the runtime's own.
+// Under Bun `bun:sqlite`; anywhere else (Deno, src/deno.ts) `libsql`, the engine package
+// (Node-API). One per runtime: every local connection of a process (the writer, the reader, the
+// checkpoint worker) runs the same copy.
 //
 // Two copies of SQLite in one process must never have the same file open. SQLite's locks are
 // POSIX advisory locks, which the kernel keeps per process and inode: each copy keeps its own
 // table of the locks it holds, and one copy closing its descriptor of a file drops the locks the
 // other copy holds on it, so the other process-local bookkeeping then guards nothing
-// (https://sqlite.org/howtocorrupt.html §2.3). Issue 12, session 10 tried the writer on
-// bun:sqlite beside a checkpoint worker on libsql's SQLite: 4 of 17 drains corrupted the file
-// ("database disk image is malformed", SIGBUS at start-up); with every connection on bun:sqlite,
-// none did.
-//
-// The rule (sqliteLibrary):
-// - under Bun, `bun:sqlite` (the runtime's own SQLite): the writer thread costs 13–19% less per
-//   delivery than on libsql (docs/benchmarks.md, issue 12, sessions 10 and 11);
-// - except with OUTBOXD_SQLITE=libsql (the way back, docs/configuration.md), or
-//   OUTBOXD_DRIVER=client: @libsql/client runs libsql's SQLite on `file:` URLs and cannot run
-//   another, so every other local connection of that process runs it too;
-// - anywhere else (Deno, src/deno.ts) `libsql`, the engine package (Node-API).
-// The process decides once (processSqlite), from the environment, which its Worker threads
-// inherit: the writer thread and the checkpoint worker decide the same (the checkpoint worker is
-// also told, and refuses to differ: checkpoint-worker.ts).
+// (https://sqlite.org/howtocorrupt.html §2.3): a writer on bun:sqlite beside a checkpoint worker
+// on libsql's SQLite corrupted the file in 4 of 17 drains.
 //
 // Every in-process open of a local file goes through openSqlite (sqlite-open.ts), and
 // @libsql/client on a `file:` URL claims its file here too (client-driver.ts): a second library
@@ -40,26 +30,9 @@ export function localPath(url: string): string | null {
 
 export type SqliteLibrary = "bun:sqlite" | "libsql";
 
-/** OUTBOXD_SQLITE's values (config.ts validates it). */
-export const SQLITE_SETTINGS = ["bun", "libsql"] as const;
-
-/** The rule (see the header): the library for a process with this environment. */
-export function sqliteLibrary(
-  env: Record<string, string | undefined>,
-  bun: boolean = typeof Bun !== "undefined",
-): SqliteLibrary {
-  if (!bun) return "libsql";
-  if (env.OUTBOXD_SQLITE?.toLowerCase() === "libsql") return "libsql";
-  if (env.OUTBOXD_DRIVER?.toLowerCase() === "client") return "libsql";
-  return "bun:sqlite";
-}
-
-let chosen: SqliteLibrary | null = null;
-
-/** This process's library, decided at the first call (the environment does not change after). */
+/** This process's library: the runtime's own SQLite (see the header). */
 export function processSqlite(): SqliteLibrary {
-  chosen ??= sqliteLibrary(typeof process === "undefined" ? {} : process.env);
-  return chosen;
+  return typeof Bun !== "undefined" ? "bun:sqlite" : "libsql";
 }
 
 /** The files this thread has open, by absolute path: through which library, how many times. */

@@ -1,17 +1,12 @@
-// Named writes (issue 12). Every write outboxd makes is an operation made by name from plain
-// arguments (structured-clonable data: no functions, no class instances but Map, Set, Error), so
-// the single writer may run on this thread (OUTBOXD_WRITER_THREAD=main) or on a thread of its own
-// (worker: writer-thread.ts, writer-worker.ts) with one code path for what each operation does:
-// the definition registered here under its name, looked up by name in both modes.
+// Named writes: every write outboxd makes is an operation made by name from plain arguments, its
+// definition registered here under its name, and queued on the Writer (writer-local.ts).
 //
 // An operation may use something of the process's memory while it runs: the commit's head leases
-// read the dispatcher's endpoints and slots (deliveries/enqueue.ts HeadLeases). That is a loan
-// (WriteLoan): on this thread the operation gets the live object; across threads the main thread
-// reserves a budget for each message it posts, the writer thread builds a stand-in from it
-// (Borrow), what the operations took comes back with their answers, and the rest is given back.
+// read the dispatcher's endpoints and slots (deliveries/enqueue.ts HeadLeases). That is a loan:
+// lent once (Writes.lend), handed to the operations that borrow it as they are made.
 import type { Op } from "./op.ts";
 
-/** A write by name: what crosses to the writer thread. `T` is its answer (type only). */
+/** A write by name. `T` is its answer (type only). */
 export interface NamedWrite<T> {
   readonly name: string;
   readonly args: unknown[];
@@ -23,10 +18,6 @@ interface Definition {
   make(args: unknown[], lent: unknown): Op<unknown>;
   /** Whether the Writer may make it anew (a function to Writer.write: group commit's one savepoint, remote-writer.ts). */
   again: boolean;
-  /** Its arguments and answer are JSON data (DefineOptions.plain). */
-  plain: boolean;
-  /** How many units of the loan it may take (a commit: one head lease per event and endpoint). */
-  borrows: ((args: unknown[]) => number) | null;
 }
 
 const definitions = new Map<string, Definition>();
@@ -39,50 +30,25 @@ export interface WriteOptions {
 export interface DefineOptions {
   /** The operation may be made anew and run again (see Writer.write). */
   again: boolean;
-  /**
-   * Its arguments, its answer and what it takes from a loan are JSON data: objects, arrays,
-   * strings, finite numbers, booleans, null, and undefined only as an object's value (it arrives
-   * missing), so no Map, Set, Date, Error, nor undefined in an array. Such writes cross to the
-   * writer thread and back as JSON text, which costs the posting thread about a quarter of what a
-   * structured clone of the same objects does (~4 against ~19 µs per commit, writer-thread.ts).
-   */
-  plain?: boolean;
 }
 
-/**
- * Registers a write under `name` (once per thread: defining modules are imported by src/writes.ts,
- * which the writer thread loads) and returns the function that names it with its arguments.
- */
+/** Registers a write under `name` and returns the function that names it with its arguments. */
 export function defineWrite<A extends unknown[], T>(
   name: string,
   make: (...args: A) => Op<T>,
   options: DefineOptions,
 ): (...args: A) => NamedWrite<T> {
-  register(name, {
-    make: (args) => make(...(args as A)),
-    again: options.again,
-    plain: options.plain ?? false,
-    borrows: null,
-  });
+  register(name, { make: (args) => make(...(args as A)), again: options.again });
   return (...args) => ({ name, args });
 }
 
-/**
- * A write that borrows the loan (`lent`: the live object on this thread, a budget's stand-in on the
- * writer thread, undefined when nothing is lent); `borrows` says how many units it may take.
- */
+/** A write that borrows the loan (`lent`: the object lent, undefined when nothing is lent). */
 export function defineBorrowingWrite<A extends unknown[], T>(
   name: string,
   make: (lent: unknown, ...args: A) => Op<T>,
-  options: DefineOptions & { borrows: (...args: A) => number },
+  options: DefineOptions,
 ): (...args: A) => NamedWrite<T> {
-  const { borrows } = options;
-  register(name, {
-    make: (args, lent) => make(lent, ...(args as A)),
-    again: options.again,
-    plain: options.plain ?? false,
-    borrows: (args) => borrows(...(args as A)),
-  });
+  register(name, { make: (args, lent) => make(lent, ...(args as A)), again: options.again });
   return (...args) => ({ name, args });
 }
 
@@ -93,24 +59,8 @@ function register(name: string, definition: Definition): void {
 
 function definitionOf(name: string): Definition {
   const definition = definitions.get(name);
-  if (!definition)
-    throw new Error(`no write named ${name} is defined on this thread (src/writes.ts imports them)`);
+  if (!definition) throw new Error(`no write named ${name} is defined`);
   return definition;
-}
-
-/** The names of every write defined on this thread (a test compares the writer thread's). */
-export function definedWrites(): string[] {
-  return [...definitions.keys()].sort();
-}
-
-/** Whether the write named so crosses threads as JSON text (DefineOptions.plain). */
-export function isPlain(name: string): boolean {
-  return definitionOf(name).plain;
-}
-
-/** How many units of the loan a write may take. */
-export function borrowsOf(request: NamedWrite<unknown>): number {
-  return definitionOf(request.name).borrows?.(request.args) ?? 0;
 }
 
 /** What Writer.write takes for a named write: the operation, or (re-runnable) its maker. */
@@ -119,38 +69,11 @@ export function operationOf(request: NamedWrite<unknown>, lent: unknown): Op<unk
   return again ? () => make(request.args, lent) : make(request.args, lent);
 }
 
-/** Where named writes go: the Writer on this thread, or the writer thread. */
+/** Where named writes go: the Writer. */
 export interface Writes {
   write<T>(request: NamedWrite<T>, options?: WriteOptions): Promise<T>;
   /** Resolves once everything written so far has been committed or failed. */
   idle(): Promise<void>;
-  /** Lends the writes that borrow this loan from now on (the dispatcher's head leases). */
-  lend(loan: WriteLoan<unknown>): void;
-}
-
-/** Something of the main thread's memory that writes may use (see the header). */
-export interface WriteLoan<B> {
-  /** On the main thread: the object the writes use. */
-  readonly live: unknown;
-  /** For the writer thread: reserves room for writes that may take up to `units`; null: none. */
-  reserve(units: number): B | null;
-  /** A write took this (an item its stand-in handed out), before the write's caller hears. */
-  took(item: unknown): void;
-  /** The writes of this budget are all answered: what they did not take is free again. */
-  giveBack(budget: B): void;
-}
-
-/** On the writer thread: the stand-in for a loan, built from a budget; `took` is told what a write took. */
-export type Borrow = (budget: unknown, took: (item: unknown) => void) => unknown;
-
-let borrower: Borrow | null = null;
-
-/** Registers how the writer thread builds a loan's stand-in (src/writes.ts). */
-export function defineBorrow(borrow: Borrow): void {
-  borrower = borrow;
-}
-
-export function borrow(budget: unknown, took: (item: unknown) => void): unknown {
-  if (!borrower) throw new Error("no borrow is defined on this thread (src/writes.ts defines it)");
-  return borrower(budget, took);
+  /** Lends the writes that borrow this object from now on (the dispatcher's head leases). */
+  lend(loan: unknown): void;
 }

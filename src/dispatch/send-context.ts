@@ -23,10 +23,7 @@ export interface EndpointToSend {
   updatedAt: number;
 }
 
-/**
- * Plain lists (JSON data, not Maps): a batch of outcomes answers with the context of the heads it
- * claimed, and that answer crosses from the writer thread as JSON text (writer-ops.ts plain).
- */
+/** What the sends of a batch of claimed deliveries need: their events and endpoints. */
 export interface SendContext {
   events: EventToSend[];
   endpoints: EndpointToSend[];

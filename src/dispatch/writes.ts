@@ -9,12 +9,7 @@ import {
   claimDeliveriesById,
   releaseLeases,
 } from "../deliveries/claim.ts";
-import {
-  type AttemptRecord,
-  type Completion,
-  type CompletionItem,
-  completeDeliveries,
-} from "../deliveries/complete.ts";
+import { type CompletionItem, completeDeliveries } from "../deliveries/complete.ts";
 import type { PromotedHead } from "../deliveries/heads.ts";
 import { Hints } from "./hints.ts";
 import { loadSendContext, type SendContext } from "./send-context.ts";
@@ -77,94 +72,9 @@ export function sendContextOf(claimed: ClaimedDelivery[], alsoEndpoints: string[
   );
 }
 
-// All re-runnable: the remote write path may run them again (remote-writer.ts). All plain: their
-// arguments and answers are JSON data, so they cross to and from the writer thread as JSON text,
-// which costs both threads less than a structured clone of the same objects (writer-thread.ts).
-const DISPATCH = { again: true, plain: true };
-const completeAndClaimPacked = defineWrite(
-  "dispatch.completeAndClaim",
-  (items: PackedItem[], along: ClaimAlong | null) => completeAndClaim(items.map(unpackItem), along),
-  DISPATCH,
-);
-/** completeAndClaim as a named write: its items cross to the writer thread as arrays (PackedItem). */
-export const completeAndClaimWrite = (items: CompletionItem[], along: ClaimAlong | null) =>
-  completeAndClaimPacked(items.map(packItem), along);
-
-/**
- * An outcome as it crosses to the writer thread: an array by position instead of two objects with
- * their keys, so the JSON text each thread writes and reads is less than half as long (the
- * crossing cost ~11 us per delivery over both threads; session 10). `kind`'s value: latencyMs
- * (delivered), nextAttemptAt (retry), reason (dead), null (gone).
- */
-type PackedItem = [
-  deliveryId: string,
-  owner: string,
-  endpointId: string,
-  startedAt: number,
-  durationMs: number,
-  statusCode: number | null,
-  error: string | null,
-  responsePrefix: string | null,
-  rid: number | null,
-  aggregate: string | null,
-  sequence: number | null,
-  kind: Completion["kind"],
-  at: number,
-  value: number | string | null,
-];
-
-function packItem({ attempt: a, completion: c }: CompletionItem): PackedItem {
-  const value =
-    c.kind === "delivered"
-      ? c.latencyMs
-      : c.kind === "retry"
-        ? c.nextAttemptAt
-        : c.kind === "dead"
-          ? c.reason
-          : null;
-  const sent = a.sent;
-  return [
-    a.deliveryId,
-    a.owner,
-    a.endpointId,
-    a.startedAt,
-    a.durationMs,
-    a.statusCode,
-    a.error,
-    a.responsePrefix,
-    sent?.rid ?? null,
-    sent ? sent.aggregate : null,
-    sent ? sent.sequence : null,
-    c.kind,
-    c.at,
-    value,
-  ];
-}
-
-function unpackItem(p: PackedItem): CompletionItem {
-  const [deliveryId, owner, endpointId, startedAt, durationMs, statusCode, error, responsePrefix] = p;
-  const [, , , , , , , , rid, aggregate, sequence, kind, at, value] = p;
-  const attempt: AttemptRecord = {
-    deliveryId,
-    owner,
-    endpointId,
-    startedAt,
-    durationMs,
-    statusCode,
-    error,
-    responsePrefix,
-  };
-  if (aggregate !== null && sequence !== null) attempt.sent = { rid: rid ?? undefined, aggregate, sequence };
-  const completion: Completion =
-    kind === "delivered"
-      ? { kind, at, latencyMs: value as number }
-      : kind === "retry"
-        ? { kind, at, nextAttemptAt: value as number }
-        : kind === "dead"
-          ? { kind, at, reason: value as "deadline_exceeded" }
-          : { kind, at };
-  return { attempt, completion };
-}
+// All re-runnable: the remote write path may run them again (remote-writer.ts).
+const DISPATCH = { again: true };
+export const completeAndClaimWrite = defineWrite("dispatch.completeAndClaim", completeAndClaim, DISPATCH);
 export const claimByIdWrite = defineWrite("dispatch.claimById", claimDeliveriesById, DISPATCH);
 export const claimScanWrite = defineWrite("dispatch.claimScan", claimDeliveries, DISPATCH);
 export const releaseLeasesWrite = defineWrite("dispatch.releaseLeases", releaseLeases, DISPATCH);

@@ -79,5 +79,5 @@ export const commitApprovingWrite = defineBorrowingWrite(
       });
       if (!decided) throw notPending(proposalId, "was decided by someone else meanwhile");
     }),
-  { again: true, borrows: (input) => input.events.length },
+  { again: true },
 );

@@ -15,7 +15,6 @@ test("a machine whose clock is 10 minutes fast reads the database's time after o
   const db = await openDatabase({
     databaseUrl: `file:${join(dir, "x.db")}`,
     databaseAuthToken: undefined,
-    driver: "client",
     synchronous: "FULL",
     busyTimeoutMs: 1000,
   });

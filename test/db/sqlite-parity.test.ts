@@ -1,5 +1,5 @@
-// The two copies of SQLite outboxd may run (src/db/sqlite.ts: bun:sqlite under Bun, libsql on Deno,
-// with OUTBOXD_SQLITE=libsql or the client driver) behind the one interface the engine driver
+// The two copies of SQLite outboxd runs (src/db/sqlite.ts: bun:sqlite under Bun, libsql under Deno)
+// behind the one interface the engine driver
 // uses, side by side, each on a real file of its own: what the rest of outboxd reads from them
 // (error codes and messages, changes, rows, integers, BLOBs, arguments, transactions, PRAGMAs,
 // the busy timeout) is the same, and where the libraries differ the difference is pinned here.
@@ -16,10 +16,8 @@ import {
   processSqlite,
   type SqliteConnection,
   type SqliteLibrary,
-  sqliteLibrary,
 } from "../../src/db/sqlite.ts";
 import { openSqliteWith } from "../../src/db/sqlite-open.ts";
-import { decodeError, encodeError } from "../../src/db/writer-errors.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "outboxd-sqlite-parity-"));
 const opened: SqliteConnection[] = [];
@@ -119,7 +117,7 @@ function observe(library: SqliteLibrary) {
 describe("bun:sqlite and libsql behind SqliteConnection", () => {
   const [bun, libsql] = LIBRARIES.map(observe) as [ReturnType<typeof observe>, ReturnType<typeof observe>];
 
-  test("changes, error codes and messages (what writer-errors.ts carries and http/errors.ts maps)", () => {
+  test("changes, error codes and messages (what http/errors.ts maps)", () => {
     expect(bun.changes).toEqual([1, 1, 1, 1, 4]);
     expect(libsql.changes).toEqual(bun.changes);
     expect(bun.errors).toEqual({
@@ -197,15 +195,6 @@ test.each(LIBRARIES)(
     try {
       const busy = thrown(() => second.exec("BEGIN IMMEDIATE"));
       expect(busy).toEqual({ code: "SQLITE_BUSY", message: "database is locked" });
-      let error: unknown;
-      try {
-        second.exec("BEGIN IMMEDIATE");
-      } catch (e) {
-        error = e;
-      }
-      const crossed = decodeError(structuredClone(encodeError(error)));
-      expect((crossed as { code?: unknown }).code).toBe("SQLITE_BUSY");
-      expect(crossed.message).toBe("database is locked");
     } finally {
       first.exec("ROLLBACK");
     }
@@ -278,16 +267,11 @@ test("one file, one library: a file open through one refuses the other until clo
   openSqliteWith("bun:sqlite", path).close();
 });
 
-test("the rule: bun:sqlite under Bun unless OUTBOXD_SQLITE=libsql or the client driver; libsql elsewhere", () => {
-  expect(sqliteLibrary({}, true)).toBe("bun:sqlite");
-  expect(sqliteLibrary({ OUTBOXD_SQLITE: "bun" }, true)).toBe("bun:sqlite");
-  expect(sqliteLibrary({ OUTBOXD_SQLITE: "libsql" }, true)).toBe("libsql");
-  expect(sqliteLibrary({ OUTBOXD_DRIVER: "client" }, true)).toBe("libsql");
-  expect(sqliteLibrary({ OUTBOXD_DRIVER: "engine" }, true)).toBe("bun:sqlite");
-  expect(sqliteLibrary({}, false)).toBe("libsql");
-  expect(sqliteLibrary({ OUTBOXD_SQLITE: "bun" }, false)).toBe("libsql");
-  expect(() => loadConfig({ OUTBOXD_SQLITE: "sqlite3" })).toThrow(
-    /OUTBOXD_SQLITE=sqlite3 must be one of bun, libsql/,
-  );
-  expect(() => loadConfig({ OUTBOXD_SQLITE: "libsql" })).not.toThrow();
+test("one SQLite per runtime: bun:sqlite under Bun; the removed knobs that chose otherwise are refused", () => {
+  expect(processSqlite()).toBe("bun:sqlite");
+  for (const name of ["OUTBOXD_SQLITE", "OUTBOXD_DRIVER", "OUTBOXD_WRITER_THREAD"]) {
+    expect(() => loadConfig({ [name]: "libsql" })).toThrow(
+      new RegExp(`${name} is no longer a setting: .+; unset it`),
+    );
+  }
 });

@@ -1,11 +1,9 @@
-// One storage suite, run against both drivers (engine: the `libsql` package; client:
-// @libsql/client) on a real database file each. An independent `libsql` connection, opened
-// by the test, observes the file from outside the drivers.
+// The storage suite of the engine driver (every local file runs on it) on a real database file. An
+// independent connection, opened by the test, observes the file from outside the driver.
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { loadConfig } from "../../src/config.ts";
-import type { DriverName } from "../../src/db/driver.ts";
 import { migrate, pendingMigrations } from "../../src/db/migrate.ts";
 import { migrations } from "../../src/db/migrations.gen.ts";
 import { all, get, type Op, run } from "../../src/db/op.ts";
@@ -15,7 +13,7 @@ import { Database } from "../helpers/sqlite.ts";
 
 const TABLES = ["attempts", "commits", "counters", "deliveries", "endpoints", "events", "records", "tokens"];
 
-describe.each(["engine", "client"] as DriverName[])("%s driver", (driver) => {
+describe("engine driver", () => {
   let dir: string;
   let file: string;
   const opened: OutboxdDatabase[] = [];
@@ -23,17 +21,8 @@ describe.each(["engine", "client"] as DriverName[])("%s driver", (driver) => {
 
   /** Opens the file as outboxd does, from environment variables (plus `env`). */
   async function open(env: Record<string, string> = {}): Promise<OutboxdDatabase> {
-    const db = await openDatabase(
-      // The suite runs raw operations through this thread's Writer: the writer on this thread
-      // (test/db/writer-thread.test.ts asserts what crosses to the writer thread).
-      loadConfig({
-        OUTBOXD_DATABASE_URL: `file:${file}`,
-        OUTBOXD_DRIVER: driver,
-        OUTBOXD_WRITER_THREAD: "main",
-        ...env,
-      }),
-    );
-    expect(db.driver.name).toBe(driver);
+    const db = await openDatabase(loadConfig({ OUTBOXD_DATABASE_URL: `file:${file}`, ...env }));
+    expect(db.driver.name).toBe("engine");
     opened.push(db);
     return db;
   }
@@ -223,10 +212,8 @@ describe.each(["engine", "client"] as DriverName[])("%s driver", (driver) => {
       expect(results.map((r) => (r.status === "fulfilled" ? r.value : null))).toEqual([1, null, 2, null, 3]);
       const keys = observer().prepare("SELECT k FROM scratch ORDER BY k").all() as { k: string }[];
       expect(keys.map((r) => r.k)).toEqual(["a", "c", "e"]);
-      if (driver === "engine") {
-        // Together in one batch: d's failure undid the batch, which ran again without it; b and d ran once.
-        expect(Object.fromEntries(runs)).toEqual({ a: 2, b: 1, c: 2, d: 1, e: 1 });
-      }
+      // Together in one batch: d's failure undid the batch, which ran again without it; b and d ran once.
+      expect(Object.fromEntries(runs)).toEqual({ a: 2, b: 1, c: 2, d: 1, e: 1 });
     });
 
     test("group commit beside operations that cannot be made anew: those run after the others, each alone, and see their writes; the others still together", async () => {
@@ -258,18 +245,10 @@ describe.each(["engine", "client"] as DriverName[])("%s driver", (driver) => {
       expect(((results[3] as PromiseRejectedResult).reason as Error).message).toBe("op p failed");
       const keys = observer().prepare("SELECT k FROM scratch ORDER BY k").all() as { k: string }[];
       expect(keys.map((r) => r.k)).toEqual(["a", "e", "x"]);
-      if (driver === "engine") {
-        // a, d, e together under one savepoint: d's failure after its write undid them, and a ran
-        // again; then x and p (plain operations), once each, seeing a and e; p undone alone.
-        expect(results.map((r) => (r.status === "fulfilled" ? r.value : null))).toEqual([
-          1,
-          3,
-          null,
-          null,
-          2,
-        ]);
-        expect(Object.fromEntries(runs)).toEqual({ x: 1, p: 1, a: 2, d: 1, e: 1 });
-      }
+      // a, d, e together under one savepoint: d's failure after its write undid them, and a ran
+      // again; then x and p (plain operations), once each, seeing a and e; p undone alone.
+      expect(results.map((r) => (r.status === "fulfilled" ? r.value : null))).toEqual([1, 3, null, null, 2]);
+      expect(Object.fromEntries(runs)).toEqual({ x: 1, p: 1, a: 2, d: 1, e: 1 });
     });
 
     test("group commit of operations that can be made anew: the last of the batch failing after its writes leaves nothing behind", async () => {
@@ -351,41 +330,38 @@ describe.each(["engine", "client"] as DriverName[])("%s driver", (driver) => {
 
     // FULL: every acknowledged write survives power loss: SQLite syncs the WAL inside COMMIT,
     // before any connection can see the commit (DESIGN §15).
-    const writerSynchronous = 2;
 
     test("journal_mode=wal and synchronous=FULL on the writer and reader connections", async () => {
       const db = await open();
       await createScratch(db);
       // Several transactions first, so the connection checked is the one in use after them.
       for (const k of ["1", "2", "3"]) await db.writer.write(insert(k));
-      expect(await db.writer.write(pragmas())).toEqual({ journal: "wal", synchronous: writerSynchronous });
+      expect(await db.writer.write(pragmas())).toEqual({ journal: "wal", synchronous: 2 });
       expect(await db.driver.read(pragmas())).toEqual({ journal: "wal", synchronous: 2 });
       await db.writer.write(insert("4"));
-      expect(await db.writer.write(pragmas())).toEqual({ journal: "wal", synchronous: writerSynchronous });
+      expect(await db.writer.write(pragmas())).toEqual({ journal: "wal", synchronous: 2 });
       // WAL is a property of the file: a fresh connection sees it too.
       expect(observer().prepare("PRAGMA journal_mode").all()).toEqual([{ journal_mode: "wal" }]);
     });
 
-    if (driver === "engine") {
-      test("FULL: a lease or outcome transaction (durable: false) alone runs NORMAL, the next durable one FULL again", async () => {
-        const db = await open();
-        await createScratch(db);
-        expect(await db.writer.write(pragmas(), { durable: false })).toEqual({
-          journal: "wal",
-          synchronous: 1,
-        });
-        expect(await db.writer.write(pragmas())).toEqual({ journal: "wal", synchronous: 2 });
-        // A batch with one durable operation syncs as a durable one.
-        const [relaxed, durable] = await Promise.all([
-          db.writer.write(pragmas(), { durable: false }),
-          db.writer.write(pragmas()),
-        ]);
-        expect(relaxed).toEqual({ journal: "wal", synchronous: 2 });
-        expect(durable).toEqual({ journal: "wal", synchronous: 2 });
-        await db.writer.write(insert("bookkeeping"), { durable: false });
-        expect(count("scratch")).toBe(1);
+    test("FULL: a lease or outcome transaction (durable: false) alone runs NORMAL, the next durable one FULL again", async () => {
+      const db = await open();
+      await createScratch(db);
+      expect(await db.writer.write(pragmas(), { durable: false })).toEqual({
+        journal: "wal",
+        synchronous: 1,
       });
-    }
+      expect(await db.writer.write(pragmas())).toEqual({ journal: "wal", synchronous: 2 });
+      // A batch with one durable operation syncs as a durable one.
+      const [relaxed, durable] = await Promise.all([
+        db.writer.write(pragmas(), { durable: false }),
+        db.writer.write(pragmas()),
+      ]);
+      expect(relaxed).toEqual({ journal: "wal", synchronous: 2 });
+      expect(durable).toEqual({ journal: "wal", synchronous: 2 });
+      await db.writer.write(insert("bookkeeping"), { durable: false });
+      expect(count("scratch")).toBe(1);
+    });
 
     test("OUTBOXD_SYNCHRONOUS=NORMAL relaxes synchronous to 1", async () => {
       const db = await open({ OUTBOXD_SYNCHRONOUS: "NORMAL" });

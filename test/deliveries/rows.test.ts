@@ -20,7 +20,6 @@ describe("rows as a VALUES list", () => {
         OUTBOXD_DATABASE_URL: `file:${join(dir, "x.db")}`,
         OUTBOXD_ADMIN_TOKEN: "rows-test-admin-token",
         OUTBOXD_LOG_LEVEL: "error",
-        OUTBOXD_WRITER_THREAD: "main",
       }),
       { dispatch: false },
     );

@@ -31,8 +31,6 @@ async function setup(): Promise<Outboxd> {
       OUTBOXD_ADMIN_TOKEN: TOKEN,
       OUTBOXD_ALLOW_PRIVATE_ENDPOINTS: "1",
       OUTBOXD_LOG_LEVEL: "error",
-      // Raw operations through this thread's Writer (the delivery SQL itself): the writer on this thread.
-      OUTBOXD_WRITER_THREAD: "main",
     }),
     { dispatch: false },
   );

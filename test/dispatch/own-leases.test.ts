@@ -38,7 +38,7 @@ async function warmUp(r: Rig): Promise<void> {
 
 // Own leases need a write's RETURNING rows inside the operation: the engine driver on a local file
 // (the client driver writes groups as the remote write path does, and claims instead).
-describe.if(process.env.OUTBOXD_DRIVER !== "client")("own leases", () => {
+describe("own leases", () => {
   test("a commit's new heads are leased by its INSERT and sent without a claim, each once, with the committed event", async () => {
     rig = await startRig();
     await warmUp(rig);

@@ -215,7 +215,7 @@ test("endpoints that exist at upgrade keep disableAfter never; a 410 text become
   try {
     const before = migrations.findIndex((m) => m.tag === "0017_endpoint_controls");
     expect(before).toBeGreaterThan(0);
-    const old = await openDatabase(loadConfig({ OUTBOXD_DATABASE_URL: url, OUTBOXD_WRITER_THREAD: "main" }));
+    const old = await openDatabase(loadConfig({ OUTBOXD_DATABASE_URL: url }));
     await old.writer.write(migrate(migrations.slice(0, before)));
     await old.close();
     const seed = new Database(file);
@@ -227,9 +227,7 @@ test("endpoints that exist at upgrade keep disableAfter never; a 410 text become
              ('ep_on', 'webhook', '${URL}', '[]', '[]', 0, NULL, ${T}, ${T});
     `);
     seed.close();
-    const upgraded = await openDatabase(
-      loadConfig({ OUTBOXD_DATABASE_URL: url, OUTBOXD_WRITER_THREAD: "main" }),
-    );
+    const upgraded = await openDatabase(loadConfig({ OUTBOXD_DATABASE_URL: url }));
     await upgraded.writer.write(migrate(migrations));
     const view = async (id: string) => await upgraded.driver.read(getEndpoint(id));
     expect(await view("ep_gone")).toMatchObject({

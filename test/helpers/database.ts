@@ -12,7 +12,6 @@ export async function openMigratedDatabase(dir: string): Promise<Database> {
   const db = await openDatabase({
     databaseUrl: `file:${join(dir, "outboxd.db")}`,
     databaseAuthToken: undefined,
-    driver: "engine",
     synchronous: "NORMAL",
     busyTimeoutMs: 5_000,
   });

@@ -21,10 +21,6 @@ export function startChild(args: string[], env: Record<string, string>, cwd = RE
     env: {
       PATH: process.env.PATH ?? "",
       HOME: process.env.HOME ?? "/tmp",
-      // CI runs the drills once more with the writer on the main thread (.ci/run).
-      ...(process.env.OUTBOXD_WRITER_THREAD
-        ? { OUTBOXD_WRITER_THREAD: process.env.OUTBOXD_WRITER_THREAD }
-        : {}),
       ...env,
     },
     stdin: "ignore",

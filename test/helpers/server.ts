@@ -7,7 +7,6 @@ import { createOutboxd, type Outboxd, type OutboxdOptions } from "../../src/app.
 import { loadConfig } from "../../src/config.ts";
 import { apiClient, type Request } from "./api.ts";
 import { onSqld, startSqld } from "./sqld.ts";
-import { TEST_WRITES } from "./test-writes.ts";
 
 export type { TestResponse } from "./api.ts";
 
@@ -46,21 +45,12 @@ export async function startServer(
     OUTBOXD_LOG_LEVEL: "error",
     OUTBOXD_ALLOW_PRIVATE_ENDPOINTS: "1",
     OUTBOXD_MASTER_KEY: Buffer.alloc(32, 7).toString("base64"),
-    // CI runs the HTTP suites once more on the @libsql/client driver, and with the writer on the
-    // main thread (.ci/run; its own thread is the default).
-    ...(process.env.OUTBOXD_DRIVER ? { OUTBOXD_DRIVER: process.env.OUTBOXD_DRIVER } : {}),
-    ...(process.env.OUTBOXD_WRITER_THREAD
-      ? { OUTBOXD_WRITER_THREAD: process.env.OUTBOXD_WRITER_THREAD }
-      : {}),
     ...env,
   });
-  // The tests' own named writes, on the writer thread too when it runs on its own.
-  const outboxd = await createOutboxd({ ...config, writerModules: [TEST_WRITES] }, options).catch(
-    async (error: unknown) => {
-      await sqld?.stop();
-      throw error;
-    },
-  );
+  const outboxd = await createOutboxd(config, options).catch(async (error: unknown) => {
+    await sqld?.stop();
+    throw error;
+  });
   const server = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: outboxd.http.fetch });
   const url = `http://127.0.0.1:${server.port}`;
   return {

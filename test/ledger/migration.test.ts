@@ -17,9 +17,6 @@ import { canonicalJson, sha256Hex } from "../../src/lib/canonical-json.ts";
 import { startServer, tempDir } from "../helpers/server.ts";
 import { Database } from "../helpers/sqlite.ts";
 
-/** Old migrations run as raw operations through this thread's Writer: the writer on this thread. */
-const ON_THIS_THREAD = { OUTBOXD_WRITER_THREAD: "main" };
-
 const dir = tempDir("outboxd-ledger-migration-");
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
@@ -46,7 +43,7 @@ test("an older database keeps every row, its idempotency responses, and starts t
   expect(BEFORE_LEDGER).toBeGreaterThan(0);
   const file = join(dir, "old.db");
   const url = `file:${file}`;
-  const old = await openDatabase(loadConfig({ OUTBOXD_DATABASE_URL: url, ...ON_THIS_THREAD }));
+  const old = await openDatabase(loadConfig({ OUTBOXD_DATABASE_URL: url }));
   await old.writer.write(migrate(migrations.slice(0, BEFORE_LEDGER)));
   await old.close();
 
@@ -76,7 +73,7 @@ test("an older database keeps every row, its idempotency responses, and starts t
     ["records", "events", "endpoints", "deliveries", "attempts", "commits"].map((t) => [t, count(file, t)]),
   );
 
-  const db = await openDatabase(loadConfig({ OUTBOXD_DATABASE_URL: url, ...ON_THIS_THREAD }));
+  const db = await openDatabase(loadConfig({ OUTBOXD_DATABASE_URL: url }));
   expect(await db.writer.write(migrateDatabase())).toContain("0009_ledger");
   const verified = await db.driver.read(verifyLedger());
   await db.close();
@@ -178,7 +175,7 @@ test("an older database keeps every row, its idempotency responses, and starts t
 test("an older database holding events but no records gets a genesis commit: its events stay unchained, a later one without a digest fails", async () => {
   const file = join(dir, "events-only.db");
   const url = `file:${file}`;
-  const old = await openDatabase(loadConfig({ OUTBOXD_DATABASE_URL: url, ...ON_THIS_THREAD }));
+  const old = await openDatabase(loadConfig({ OUTBOXD_DATABASE_URL: url }));
   await old.writer.write(migrate(migrations.slice(0, BEFORE_LEDGER)));
   await old.close();
   const seed = new Database(file);
@@ -188,7 +185,7 @@ test("an older database holding events but no records gets a genesis commit: its
              ('0193a1f2-0000-7000-8000-000000000012', 'return.closed', 'returns/r-1', 2, '{}', ${T + 1}, ${T + 86400000}, 'cmt_old_2');
   `);
   seed.close();
-  const db = await openDatabase(loadConfig({ OUTBOXD_DATABASE_URL: url, ...ON_THIS_THREAD }));
+  const db = await openDatabase(loadConfig({ OUTBOXD_DATABASE_URL: url }));
   try {
     expect(await db.writer.write(migrateDatabase())).toContain("0009_ledger");
     expect(await db.driver.read(verifyLedger())).toMatchObject({ ok: true, commits: 1, unchainedEvents: 2 });
@@ -202,7 +199,7 @@ test("an older database holding events but no records gets a genesis commit: its
       VALUES ('0193a1f2-0000-7000-8000-000000000013', 'return.forged', 'returns/r-1', 3, '{}', ${Date.now() + 60_000}, ${T + 86400000}, 'cmt_old_2');
   `);
   forge.close();
-  const again = await openDatabase(loadConfig({ OUTBOXD_DATABASE_URL: url, ...ON_THIS_THREAD }));
+  const again = await openDatabase(loadConfig({ OUTBOXD_DATABASE_URL: url }));
   try {
     expect(await again.driver.read(verifyLedger())).toMatchObject({
       ok: false,
@@ -218,7 +215,7 @@ test("migration 0012 on a chained database: current versions move into their rec
   expect(upTo).toBeGreaterThan(0);
   const file = join(dir, "chained.db");
   const url = `file:${file}`;
-  const old = await openDatabase(loadConfig({ OUTBOXD_DATABASE_URL: url, ...ON_THIS_THREAD }));
+  const old = await openDatabase(loadConfig({ OUTBOXD_DATABASE_URL: url }));
   await old.writer.write(migrate(migrations.slice(0, upTo)));
   await old.close();
   // Two commits as the ledger wrote them before 0012: every version in record_versions.
@@ -255,7 +252,7 @@ test("migration 0012 on a chained database: current versions move into their rec
   `);
   seed.close();
 
-  const db = await openDatabase(loadConfig({ OUTBOXD_DATABASE_URL: url, ...ON_THIS_THREAD }));
+  const db = await openDatabase(loadConfig({ OUTBOXD_DATABASE_URL: url }));
   try {
     expect(await db.writer.write(migrateDatabase())).toContain("0012_ledger_current_versions");
     expect(await db.driver.read(verifyLedger())).toMatchObject({ ok: true, commits: 2, head: h1 });
@@ -293,7 +290,7 @@ test("migration events_by_position on a chained database: each commit finds its 
   expect(upTo).toBeGreaterThan(0);
   const file = join(dir, "positions.db");
   const url = `file:${file}`;
-  const old = await openDatabase(loadConfig({ OUTBOXD_DATABASE_URL: url, ...ON_THIS_THREAD }));
+  const old = await openDatabase(loadConfig({ OUTBOXD_DATABASE_URL: url }));
   await old.writer.write(migrate(migrations.slice(0, upTo)));
   await old.close();
   // Two commits as the ledger wrote them before: events found through the events_commit index.
@@ -337,7 +334,7 @@ test("migration events_by_position on a chained database: each commit finds its 
   `);
   seed.close();
 
-  const db = await openDatabase(loadConfig({ OUTBOXD_DATABASE_URL: url, ...ON_THIS_THREAD }));
+  const db = await openDatabase(loadConfig({ OUTBOXD_DATABASE_URL: url }));
   try {
     expect(
       (await db.writer.write(migrateDatabase())).some((tag) => tag.endsWith("_events_by_position")),

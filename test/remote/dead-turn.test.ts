@@ -19,7 +19,7 @@ import { startSimServer } from "../helpers/sim-server.ts";
 
 test("a Machine killed during its turn of the write lock: once the server expires its stream, the other Machine's commits go on and the chain verifies", async () => {
   const server = startSimServer(join(tempDir("outboxd-dead-turn-"), "o.db"), "NORMAL", 500);
-  const db = await openDatabase(loadConfig({ OUTBOXD_DATABASE_URL: server.url, OUTBOXD_DRIVER: "client" }));
+  const db = await openDatabase(loadConfig({ OUTBOXD_DATABASE_URL: server.url }));
   try {
     await db.writer.write(migrate());
     await db.writer.write(() => commitOp(commitInput("before")));

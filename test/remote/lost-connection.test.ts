@@ -3,19 +3,24 @@
 // outcome unknown), nothing is half-written, a retry with the same Idempotency-Key is safe
 // (committed once, answered the same), and the driver carries on with the next group.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { join } from "node:path";
 import { installNetwork, type Network } from "../helpers/network.ts";
-import { startServer, type TestServer } from "../helpers/server.ts";
+import { startServer, type TestServer, tempDir } from "../helpers/server.ts";
+import { startSimServer } from "../helpers/sim-server.ts";
 
 let network: Network;
 let server: TestServer;
+let sim: ReturnType<typeof startSimServer>;
 
 beforeAll(async () => {
   network = installNetwork({ delayMs: 0 });
-  server = await startServer({ OUTBOXD_DRIVER: "client" }, { dispatch: false });
+  sim = startSimServer(join(tempDir("outboxd-lost-connection-"), "o.db"), "NORMAL");
+  server = await startServer({ OUTBOXD_DATABASE_URL: sim.url }, { dispatch: false });
 });
 
 afterAll(async () => {
   await server.stop();
+  sim.stop();
   network.uninstall();
 });
 

@@ -1,8 +1,7 @@
 // The remote write path's round trips, counted through the simulated network
 // (test/helpers/network.ts): a group commit, a group of claims and a group of completions each
 // cost the same few requests whatever the group's size (issue 15: at most 4 per group commit).
-// Run twice: on a local file through @libsql/client (round-trips.test.ts), and through
-// @libsql/client's HTTP client against the simulated libSQL server speaking Hrana
+// Run through @libsql/client's HTTP client against the simulated libSQL server speaking Hrana
 // (round-trips-hrana.test.ts), where the batches' errors are what a real server answers.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
@@ -37,7 +36,7 @@ export function roundTripTests(backend: "file" | "hrana"): void {
     file = join(tempDir("outboxd-rtt-"), "o.db");
     if (backend === "hrana") server = startSimServer(file);
     const url = server ? server.url : `file:${file}`;
-    db = await openDatabase(loadConfig({ OUTBOXD_DATABASE_URL: url, OUTBOXD_DRIVER: "client" }));
+    db = await openDatabase(loadConfig({ OUTBOXD_DATABASE_URL: url }));
     await db.writer.write(migrate());
     const endpoint = await db.writer.write(
       createEndpoint(

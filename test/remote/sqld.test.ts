@@ -39,9 +39,7 @@ test("every migration applies on a fresh libSQL server, and none is pending afte
 test("a migration whose text changed after it was applied (a new hash, the same journal time) is not applied again", async () => {
   const dir = tempDir();
   // Raw operations through this thread's Writer: the writer on this thread.
-  const db = await openDatabase(
-    loadConfig({ OUTBOXD_DATABASE_URL: `file:${join(dir, "outboxd.db")}`, OUTBOXD_WRITER_THREAD: "main" }),
-  );
+  const db = await openDatabase(loadConfig({ OUTBOXD_DATABASE_URL: `file:${join(dir, "outboxd.db")}` }));
   try {
     // As recorded by a release whose 0009 had another text.
     const first = migrations.map((m) => (m.tag.startsWith("0009_") ? { ...m, hash: "0".repeat(64) } : m));

@@ -1,29 +1,17 @@
-// Two machines on one remote database, as DESIGN §8 runs them, proven the way this host can: two
-// `outboxd serve` and two `outboxd dispatch` processes share one database file through the
-// @libsql/client driver's remote write path (the code path a libSQL server or Turso gets), while
-// a killer loop SIGKILLs and restarts them at random and the receiver fails at random. The crash
-// soak's ledger (scripts/soak.ts) must hold: nothing lost, nothing phantom, order per aggregate,
-// sequences 1..n with none repeated or skipped, one version per commit. Twice: on the database file
-// itself, and behind the simulated libSQL server (Hrana over HTTP, test/helpers/sim-server.ts),
-// where the group batches go through outboxd's own Hrana batcher and overlap (hrana-batch.ts,
-// remote-writer.ts `pipelines`).
+// Two machines on one database, as DESIGN §8 runs them: two `outboxd serve` and two
+// `outboxd dispatch` processes share one database while a killer loop SIGKILLs and restarts them
+// at random and the receiver fails at random. The crash soak's ledger (scripts/soak.ts) must hold:
+// nothing lost, nothing phantom, order per aggregate, sequences 1..n with none repeated or skipped,
+// one version per commit. Twice: on the database file itself (the engine driver in each process),
+// and behind the simulated libSQL server (Hrana over HTTP, test/helpers/sim-server.ts), where the
+// group batches go through @libsql/client's remote write path and outboxd's own Hrana batcher and
+// overlap (hrana-batch.ts, remote-writer.ts `pipelines`).
 import { expect, test } from "bun:test";
 import { spawn } from "bun";
 import { keepForCi } from "../helpers/ci-log.ts";
 import { REPO } from "../helpers/process.ts";
 
-const SOAK = [
-  "--servers",
-  "2",
-  "--dispatchers",
-  "2",
-  "--driver",
-  "client",
-  "--duration",
-  "20",
-  "--rate",
-  "100",
-];
+const SOAK = ["--servers", "2", "--dispatchers", "2", "--duration", "20", "--rate", "100"];
 
 for (const [name, extra] of [
   ["on the database file", []],
