@@ -186,6 +186,14 @@ export async function createOutboxd(config: Config, options: OutboxdOptions = {}
     );
   }
   await catalog.load();
+  const unsupported = catalog.unsupported();
+  if (unsupported.length > 0) {
+    logger.log(
+      "warn",
+      "event types whose schemas have patterns the linear-time engine cannot run: their events are refused (422 schema-unsupported) until the schema is replaced",
+      { types: unsupported },
+    );
+  }
 
   dispatcher?.start();
   fanOuts.start();

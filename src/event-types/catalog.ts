@@ -16,7 +16,8 @@ export type EventTypesMode = "strict" | "open";
 
 interface Entry {
   row: EventTypeRow;
-  validate: PayloadValidator | null;
+  /** The payload check; "unsupported" for a stored schema whose patterns cannot be run. */
+  validate: PayloadValidator | "unsupported" | null;
 }
 
 export interface EventCheck {
@@ -40,7 +41,7 @@ export class EventTypeCatalog {
   /** How many of #entries are stored ones: none in `open` mode, and a commit checks nothing. */
   #stored = 0;
   /** Compiled validators by schema text: a reload recompiles only what changed. */
-  #compiled = new Map<string, PayloadValidator>();
+  #compiled = new Map<string, PayloadValidator | "unsupported">();
   #version = -1;
   #checkedAt = Number.NEGATIVE_INFINITY;
   #refreshing: Promise<void> | null = null;
@@ -57,9 +58,9 @@ export class EventTypeCatalog {
   async load(): Promise<void> {
     const { version, rows } = await this.#deps.db.driver.read(loadCatalog());
     const entries = new Map<string, Entry>();
-    const compiled = new Map<string, PayloadValidator>();
+    const compiled = new Map<string, PayloadValidator | "unsupported">();
     for (const row of rows) {
-      const validate = row.schema === null ? null : await this.#compile(row.schema, compiled);
+      const validate = row.schema === null ? null : await this.#compile(row.schema, compiled, true);
       entries.set(row.type, { row, validate });
     }
     const stored = entries.size;
@@ -80,6 +81,14 @@ export class EventTypeCatalog {
     const version = await this.#deps.db.driver.read(catalogVersion());
     if (version !== this.#version) await this.load();
     else this.#checkedAt = this.#deps.clock();
+  }
+
+  /**
+   * The stored types whose schema has patterns the linear-time engine cannot run: kept, their
+   * events refused (422 schema-unsupported) until the schema is replaced.
+   */
+  unsupported(): string[] {
+    return [...this.#entries.values()].filter((e) => e.validate === "unsupported").map((e) => e.row.type);
   }
 
   /** The registered types as cached now, the built-in ones included, ordered by type. */
@@ -110,6 +119,7 @@ export class EventTypeCatalog {
         }
         return;
       }
+      if (entry.validate === "unsupported") throw this.#schemaUnsupported(event.type, `${at}/${i}/type`);
       if (entry.validate) errors.push(...entry.validate(event.payload ?? {}, `${at}/${i}/payload`));
       const since = entry.row.deprecatedAt;
       if (since !== null && (deprecatedAt === null || since > deprecatedAt)) deprecatedAt = since;
@@ -151,13 +161,39 @@ export class EventTypeCatalog {
     }
   }
 
-  async #compile(schemaText: string, cache: Map<string, PayloadValidator>): Promise<PayloadValidator> {
+  /**
+   * A schema's validator. A new schema (`stored` false) that cannot be compiled is a 422; a stored
+   * one whose patterns cannot be run is "unsupported" (compiled as stored: rules added since
+   * for new schemas do not apply to it).
+   */
+  async #compile(
+    schemaText: string,
+    cache: Map<string, PayloadValidator | "unsupported">,
+    stored = false,
+  ): Promise<PayloadValidator | "unsupported"> {
     const known = this.#compiled.get(schemaText) ?? cache.get(schemaText);
-    const validate =
-      known ?? (await import("./payload-schema.ts")).compilePayloadSchema(JSON.parse(schemaText));
+    if (known !== undefined && (stored || known !== "unsupported")) {
+      cache.set(schemaText, known);
+      return known;
+    }
+    const { compilePayloadSchema, UnsupportedSchema, schemaUnsupported } = await import(
+      "./payload-schema.ts"
+    );
+    this.#schemaUnsupported = schemaUnsupported;
+    let validate: PayloadValidator | "unsupported";
+    try {
+      validate = compilePayloadSchema(JSON.parse(schemaText), "/schema", stored);
+    } catch (error) {
+      if (!(stored && error instanceof UnsupportedSchema)) throw error;
+      validate = "unsupported";
+    }
     cache.set(schemaText, validate);
     return validate;
   }
+
+  /** Set with the compiler's module (an "unsupported" entry exists only once it is loaded). */
+  #schemaUnsupported: (type: string, pointer: string) => Error = () =>
+    new Error("schema compiler not loaded");
 
   #maybeRefresh(): void {
     const { clock, refreshMs = 1000 } = this.#deps;
