@@ -4,6 +4,7 @@
 // answers as typed OutboxdErrors, and list helpers that follow `next`.
 import createFetchClient, { type Client } from "openapi-fetch";
 import { OutboxdError } from "./errors.js";
+import { type PullClient, pullClient } from "./pull.js";
 import {
   RETRY_DEFAULTS,
   type RetryOptions,
@@ -16,6 +17,16 @@ import type { components, operations, paths } from "./schema.gen.js";
 import { checkHeaderValue, redact, redactedError } from "./secrets.js";
 
 export { type FieldError, OutboxdError } from "./errors.js";
+export type {
+  AckResult,
+  Lease,
+  PollOptions,
+  PollResult,
+  PullClient,
+  Pulled,
+  PulledEvent,
+  StreamOptions,
+} from "./pull.js";
 export type { RetryOptions } from "./retry.js";
 export type { components, operations, paths };
 
@@ -63,7 +74,7 @@ export type ListItem<P extends ListPath> = Described<
   Record<string, unknown>
 >;
 
-export interface OutboxdClient {
+export interface OutboxdClient extends PullClient {
   /** The typed openapi-fetch client (bearer token set) for every route this class does not wrap. */
   readonly api: Client<paths>;
   /**
@@ -103,6 +114,12 @@ export function createClient(options: ClientOptions): OutboxdClient {
 
   return {
     api,
+    ...pullClient(api, {
+      baseUrl: options.baseUrl.replace(/\/+$/, ""),
+      token: options.token,
+      fetch: options.fetch,
+      problem: (status, body) => new OutboxdError(status, asObject(body, [options.token])),
+    }),
     async commit(body, commitOptions = {}) {
       const key = commitOptions.idempotencyKey ?? crypto.randomUUID();
       checkHeaderValue("idempotencyKey", key);
