@@ -1,17 +1,4 @@
-import {
-  ErrorResponse,
-  FilterKeys,
-  HttpMethod,
-  IsOperationRequestBodyOptional,
-  MediaType,
-  OperationRequestBodyContent,
-  PathsWithMethod,
-  Readable,
-  RequiredKeysOf,
-  ResponseObjectMap,
-  SuccessResponse,
-  Writable,
-} from "./openapi-typescript-helpers.js";
+import { OperationRequestBodyContent, MediaType, HttpMethod, PathsWithMethod, RequiredKeysOf, Writable, IsOperationRequestBodyOptional, FilterKeys, Readable, SuccessResponse, ResponseObjectMap, ErrorResponse } from './openapi-typescript-helpers.js';
 
 /** Options for each client instance */
 interface ClientOptions extends Omit<RequestInit, "headers"> {
@@ -200,9 +187,7 @@ type MaybeOptionalInit<Params, Location extends keyof Params> =
 // - Performs arbitrary [key: string] addition.
 // Note: the addition MUST happen after all the inference happens (otherwise TS can’t infer if init is required or not).
 type InitParam<Init> =
-  RequiredKeysOf<Init> extends never
-    ? [(Init & { [key: string]: unknown })?]
-    : [Init & { [key: string]: unknown }];
+  RequiredKeysOf<Init> extends never ? [(Init & { [key: string]: unknown })?] : [Init & { [key: string]: unknown }];
 
 type ClientMethod<
   Paths extends Record<string, Record<HttpMethod, {}>>,
@@ -224,9 +209,7 @@ type ClientRequestMethod<Paths extends Record<string, Record<HttpMethod, {}>>, M
 ) => Promise<FetchResponse<Paths[Path][Method], Init, Media>>;
 
 type ClientForPath<PathInfo extends Record<string | number, any>, Media extends MediaType> = {
-  [Method in keyof PathInfo as Uppercase<string & Method>]: <
-    Init extends MaybeOptionalInit<PathInfo, Method>,
-  >(
+  [Method in keyof PathInfo as Uppercase<string & Method>]: <Init extends MaybeOptionalInit<PathInfo, Method>>(
     ...init: InitParam<Init>
   ) => Promise<FetchResponse<PathInfo[Method], Init, Media>>;
 };
@@ -350,44 +333,5 @@ declare function removeTrailingSlash(url: string): string;
 
 // @ts-ignore
 export = createClient;
-export type {
-  BodySerializer,
-  Client,
-  ClientForPath,
-  ClientMethod,
-  ClientOptions,
-  ClientPathsWithMethod,
-  ClientRequestMethod,
-  DefaultParamsOption,
-  FetchOptions,
-  FetchResponse,
-  HeadersOptions,
-  MaybeOptionalInit,
-  MergedOptions,
-  MethodResponse,
-  Middleware,
-  MiddlewareCallbackParams,
-  MiddlewareRequestParams,
-  ParamsOption,
-  ParseAs,
-  ParseAsResponse,
-  PathBasedClient,
-  PathSerializer,
-  QuerySerializer,
-  QuerySerializerOptions,
-  RequestBodyOption,
-  RequestOptions,
-};
-export {
-  createFinalURL,
-  createPathBasedClient,
-  createQuerySerializer,
-  defaultBodySerializer,
-  defaultPathSerializer,
-  mergeHeaders,
-  removeTrailingSlash,
-  serializeArrayParam,
-  serializeObjectParam,
-  serializePrimitiveParam,
-  wrapAsPathBasedClient,
-};
+export { createFinalURL, createPathBasedClient, createQuerySerializer, defaultBodySerializer, defaultPathSerializer, mergeHeaders, removeTrailingSlash, serializeArrayParam, serializeObjectParam, serializePrimitiveParam, wrapAsPathBasedClient };
+export type { BodySerializer, Client, ClientForPath, ClientMethod, ClientOptions, ClientPathsWithMethod, ClientRequestMethod, DefaultParamsOption, FetchOptions, FetchResponse, HeadersOptions, MaybeOptionalInit, MergedOptions, MethodResponse, Middleware, MiddlewareCallbackParams, MiddlewareRequestParams, ParamsOption, ParseAs, ParseAsResponse, PathBasedClient, PathSerializer, QuerySerializer, QuerySerializerOptions, RequestBodyOption, RequestOptions };

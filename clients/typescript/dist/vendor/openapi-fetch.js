@@ -1,10 +1,6 @@
 const PATH_PARAM_RE = /\{[^{}]+\}/g;
 const supportsRequestInitExt = () => {
-  return (
-    typeof process === "object" &&
-    Number.parseInt(process?.versions?.node?.substring(0, 2)) >= 18 &&
-    process.versions.undici
-  );
+  return typeof process === "object" && Number.parseInt(process?.versions?.node?.substring(0, 2)) >= 18 && process.versions.undici;
 };
 function randomID() {
   return Math.random().toString(36).slice(2, 11);
@@ -43,43 +39,32 @@ function createClient(clientOptions) {
     if (localBaseUrl) {
       finalBaseUrl = removeTrailingSlash(localBaseUrl) ?? baseUrl;
     }
-    let querySerializer =
-      typeof globalQuerySerializer === "function"
-        ? globalQuerySerializer
-        : createQuerySerializer(globalQuerySerializer);
+    let querySerializer = typeof globalQuerySerializer === "function" ? globalQuerySerializer : createQuerySerializer(globalQuerySerializer);
     if (requestQuerySerializer) {
-      querySerializer =
-        typeof requestQuerySerializer === "function"
-          ? requestQuerySerializer
-          : createQuerySerializer({
-              ...(typeof globalQuerySerializer === "object" ? globalQuerySerializer : {}),
-              ...requestQuerySerializer,
-            });
+      querySerializer = typeof requestQuerySerializer === "function" ? requestQuerySerializer : createQuerySerializer({
+        ...typeof globalQuerySerializer === "object" ? globalQuerySerializer : {},
+        ...requestQuerySerializer
+      });
     }
     const pathSerializer = requestPathSerializer || globalPathSerializer || defaultPathSerializer;
-    const serializedBody =
-      body === void 0
-        ? void 0
-        : bodySerializer(
-            body,
-            // Note: we declare mergeHeaders() both here and below because it’s a bit of a chicken-or-egg situation:
-            // bodySerializer() needs all headers so we aren’t dropping ones set by the user, however,
-            // the result of this ALSO sets the lowest-priority content-type header. So we re-merge below,
-            // setting the content-type at the very beginning to be overwritten.
-            // Lastly, based on the way headers work, it’s not a simple “present-or-not” check becauase null intentionally un-sets headers.
-            mergeHeaders(baseHeaders, headers, params.header),
-          );
+    const serializedBody = body === void 0 ? void 0 : bodySerializer(
+      body,
+      // Note: we declare mergeHeaders() both here and below because it’s a bit of a chicken-or-egg situation:
+      // bodySerializer() needs all headers so we aren’t dropping ones set by the user, however,
+      // the result of this ALSO sets the lowest-priority content-type header. So we re-merge below,
+      // setting the content-type at the very beginning to be overwritten.
+      // Lastly, based on the way headers work, it’s not a simple “present-or-not” check becauase null intentionally un-sets headers.
+      mergeHeaders(baseHeaders, headers, params.header)
+    );
     const finalHeaders = mergeHeaders(
       // with no body, we should not to set Content-Type
       serializedBody === void 0 || // if serialized body is FormData; browser will correctly set Content-Type & boundary expression
-        serializedBody instanceof FormData
-        ? {}
-        : {
-            "Content-Type": "application/json",
-          },
+      serializedBody instanceof FormData ? {} : {
+        "Content-Type": "application/json"
+      },
       baseHeaders,
       headers,
-      params.header,
+      params.header
     );
     const finalMiddlewares = [...globalMiddlewares, ...requestMiddlewares];
     const requestInit = {
@@ -87,13 +72,13 @@ function createClient(clientOptions) {
       ...baseOptions,
       ...init,
       body: serializedBody,
-      headers: finalHeaders,
+      headers: finalHeaders
     };
     let id;
     let options;
     let request = new Request(
       createFinalURL(schemaPath, { baseUrl: finalBaseUrl, params, querySerializer, pathSerializer }),
-      requestInit,
+      requestInit
     );
     let response;
     for (const key in init) {
@@ -109,7 +94,7 @@ function createClient(clientOptions) {
         parseAs,
         querySerializer,
         bodySerializer,
-        pathSerializer,
+        pathSerializer
       });
       for (const m of finalMiddlewares) {
         if (m && typeof m === "object" && typeof m.onRequest === "function") {
@@ -118,7 +103,7 @@ function createClient(clientOptions) {
             schemaPath,
             params,
             options,
-            id,
+            id
           });
           if (result) {
             if (result instanceof Request) {
@@ -127,9 +112,7 @@ function createClient(clientOptions) {
               response = result;
               break;
             } else {
-              throw new Error(
-                "onRequest: must return new Request() or Response() when modifying the request",
-              );
+              throw new Error("onRequest: must return new Request() or Response() when modifying the request");
             }
           }
         }
@@ -150,7 +133,7 @@ function createClient(clientOptions) {
                 schemaPath,
                 params,
                 options,
-                id,
+                id
               });
               if (result) {
                 if (result instanceof Response) {
@@ -181,7 +164,7 @@ function createClient(clientOptions) {
               schemaPath,
               params,
               options,
-              id,
+              id
             });
             if (result) {
               if (!(result instanceof Response)) {
@@ -194,11 +177,7 @@ function createClient(clientOptions) {
       }
     }
     const contentLength = response.headers.get("Content-Length");
-    if (
-      response.status === 204 ||
-      request.method === "HEAD" ||
-      (contentLength === "0" && !response.headers.get("Transfer-Encoding")?.includes("chunked"))
-    ) {
+    if (response.status === 204 || request.method === "HEAD" || contentLength === "0" && !response.headers.get("Transfer-Encoding")?.includes("chunked")) {
       return response.ok ? { data: void 0, response } : { error: void 0, response };
     }
     if (response.ok) {
@@ -217,7 +196,8 @@ function createClient(clientOptions) {
     let error = await response.text();
     try {
       error = JSON.parse(error);
-    } catch {}
+    } catch {
+    }
     return { error, response };
   }
   return {
@@ -263,9 +243,7 @@ function createClient(clientOptions) {
           continue;
         }
         if (typeof m !== "object" || !("onRequest" in m || "onResponse" in m || "onError" in m)) {
-          throw new Error(
-            "Middleware must be an object with one of `onRequest()`, `onResponse() or `onError()`",
-          );
+          throw new Error("Middleware must be an object with one of `onRequest()`, `onResponse() or `onError()`");
         }
         globalMiddlewares.push(m);
       }
@@ -278,7 +256,7 @@ function createClient(clientOptions) {
           globalMiddlewares.splice(i, 1);
         }
       }
-    },
+    }
   };
 }
 class PathCallForwarder {
@@ -325,7 +303,8 @@ class PathClientProxyHandler {
 function wrapAsPathBasedClient(coreClient) {
   const handler = new PathClientProxyHandler();
   const proxy = new Proxy(coreClient, handler);
-  function Client() {}
+  function Client() {
+  }
   Client.prototype = proxy;
   const client = new Client();
   handler.client = client;
@@ -340,7 +319,7 @@ function serializePrimitiveParam(name, value, options) {
   }
   if (typeof value === "object") {
     throw new Error(
-      "Deeply-nested arrays/objects aren\u2019t supported. Provide your own `querySerializer()` to handle these.",
+      "Deeply-nested arrays/objects aren\u2019t supported. Provide your own `querySerializer()` to handle these."
     );
   }
   return `${name}=${options?.allowReserved === true ? value : encodeURIComponent(value)}`;
@@ -350,12 +329,11 @@ function serializeObjectParam(name, value, options) {
     return "";
   }
   const values = [];
-  const joiner =
-    {
-      simple: ",",
-      label: ".",
-      matrix: ";",
-    }[options.style] || "&";
+  const joiner = {
+    simple: ",",
+    label: ".",
+    matrix: ";"
+  }[options.style] || "&";
   if (options.style !== "deepObject" && options.explode === false) {
     for (const k in value) {
       values.push(k, options.allowReserved === true ? value[k] : encodeURIComponent(value[k]));
@@ -389,9 +367,7 @@ function serializeArrayParam(name, value, options) {
   }
   if (options.explode === false) {
     const joiner2 = { form: ",", spaceDelimited: "%20", pipeDelimited: "|" }[options.style] || ",";
-    const final = (options.allowReserved === true ? value : value.map((v) => encodeURIComponent(v))).join(
-      joiner2,
-    );
+    const final = (options.allowReserved === true ? value : value.map((v) => encodeURIComponent(v))).join(joiner2);
     switch (options.style) {
       case "simple": {
         return final;
@@ -418,9 +394,7 @@ function serializeArrayParam(name, value, options) {
       values.push(serializePrimitiveParam(name, v, options));
     }
   }
-  return options.style === "label" || options.style === "matrix"
-    ? `${joiner}${values.join(joiner)}`
-    : values.join(joiner);
+  return options.style === "label" || options.style === "matrix" ? `${joiner}${values.join(joiner)}` : values.join(joiner);
 }
 function createQuerySerializer(options) {
   return function querySerializer(queryParams) {
@@ -440,8 +414,8 @@ function createQuerySerializer(options) {
               style: "form",
               explode: true,
               ...options?.array,
-              allowReserved: options?.allowReserved || false,
-            }),
+              allowReserved: options?.allowReserved || false
+            })
           );
           continue;
         }
@@ -451,8 +425,8 @@ function createQuerySerializer(options) {
               style: "deepObject",
               explode: true,
               ...options?.object,
-              allowReserved: options?.allowReserved || false,
-            }),
+              allowReserved: options?.allowReserved || false
+            })
           );
           continue;
         }
@@ -495,10 +469,7 @@ function defaultPathSerializer(pathname, pathParams) {
       nextURL = nextURL.replace(match, `;${serializePrimitiveParam(name, value)}`);
       continue;
     }
-    nextURL = nextURL.replace(
-      match,
-      style === "label" ? `.${encodeURIComponent(value)}` : encodeURIComponent(value),
-    );
+    nextURL = nextURL.replace(match, style === "label" ? `.${encodeURIComponent(value)}` : encodeURIComponent(value));
   }
   return nextURL;
 }
@@ -507,10 +478,7 @@ function defaultBodySerializer(body, headers) {
     return body;
   }
   if (headers) {
-    const contentType =
-      headers.get instanceof Function
-        ? (headers.get("Content-Type") ?? headers.get("content-type"))
-        : (headers["Content-Type"] ?? headers["content-type"]);
+    const contentType = headers.get instanceof Function ? headers.get("Content-Type") ?? headers.get("content-type") : headers["Content-Type"] ?? headers["content-type"];
     if (contentType === "application/x-www-form-urlencoded") {
       return new URLSearchParams(body).toString();
     }
@@ -559,18 +527,4 @@ function removeTrailingSlash(url) {
   return url;
 }
 
-export {
-  createClient as default,
-  createFinalURL,
-  createPathBasedClient,
-  createQuerySerializer,
-  defaultBodySerializer,
-  defaultPathSerializer,
-  mergeHeaders,
-  randomID,
-  removeTrailingSlash,
-  serializeArrayParam,
-  serializeObjectParam,
-  serializePrimitiveParam,
-  wrapAsPathBasedClient,
-};
+export { createFinalURL, createPathBasedClient, createQuerySerializer, createClient as default, defaultBodySerializer, defaultPathSerializer, mergeHeaders, randomID, removeTrailingSlash, serializeArrayParam, serializeObjectParam, serializePrimitiveParam, wrapAsPathBasedClient };
