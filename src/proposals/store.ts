@@ -111,19 +111,22 @@ export function* listProposals(
 
 /**
  * Moves a pending proposal to its decision; false when it was no longer pending (someone else
- * decided first, or it expired).
+ * decided first, or it expired). `unexpired`: only if it has not expired by `now` either (an
+ * approval, re-checked in its own transaction).
  */
 export function* decide(
   id: string,
   decision: { status: Exclude<ProposalStatus, "pending">; by: Actor | null; reason: string | null },
   now: number,
   result: { json: string | null; commitId: string | null } = { json: null, commitId: null },
+  unexpired = false,
 ): Op<boolean> {
   const changed = yield* run(
     `UPDATE proposals SET status = :status, decided_at = :now, decided_by_token_id = :byId,
        decided_by_token_name = :byName, reason = :reason, result = :result, commit_id = :commitId
-     WHERE id = :id AND status = 'pending'`,
+     WHERE id = :id AND status = 'pending' AND (:unexpired = 0 OR expires_at > :now)`,
     {
+      unexpired: unexpired ? 1 : 0,
       id,
       status: decision.status,
       now,

@@ -12,6 +12,7 @@ import {
   decide,
   expireProposals,
   findByIdempotencyKey,
+  getProposal,
   insertProposal,
   type ProposalRow,
   pruneProposals,
@@ -73,11 +74,22 @@ export const commitApprovingWrite = defineBorrowingWrite(
   (lent, input: CommitInput, approval: Approval) =>
     commitThen(commitOp(input, leasesOf(lent)), function* (result) {
       const { proposalId, by, reason, at } = approval;
-      const decided = yield* decide(proposalId, { status: "approved", by, reason }, at, {
-        json: JSON.stringify(result),
-        commitId: result.commitId,
-      });
-      if (!decided) throw notPending(proposalId, "was decided by someone else meanwhile");
+      // Still pending and not expired at the approval's time, checked in this transaction: an
+      // approval that passed the service's check just before expiresAt cannot commit after it.
+      const decided = yield* decide(
+        proposalId,
+        { status: "approved", by, reason },
+        at,
+        { json: JSON.stringify(result), commitId: result.commitId },
+        true,
+      );
+      if (!decided) {
+        const row = yield* getProposal(proposalId);
+        throw notPending(
+          proposalId,
+          row?.status === "pending" ? "expired" : "was decided by someone else meanwhile",
+        );
+      }
     }),
   { again: true },
 );
