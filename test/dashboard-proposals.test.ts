@@ -135,3 +135,91 @@ test("the proposer's own token is refused in the page, and the proposal stays pe
   // The browser logs the refused request itself ("Failed to load resource: … 403").
   expect(pageErrors.every((e) => e.includes("403"))).toBe(true);
 });
+
+test("the card hides nothing: long values in full, every event field, hidden characters as escapes", async () => {
+  const long = `start-${"x".repeat(2000)}-end`;
+  const eventId = crypto.randomUUID();
+  const day = (n: number) => new Date(Math.floor(Date.now() / 1000) * 1000 + n * 86_400_000).toISOString();
+  const [after, by] = [day(1), day(2)];
+  pageErrors.length = 0;
+  const endpoint = expectStatus(
+    await server.request("POST", "/v1/endpoints", { url: `${receiver.url}/other`, eventTypes: ["refund.*"] }),
+    201,
+  ).id as string;
+  const proposal = expectStatus(
+    await agent("POST", "/v1/proposals", {
+      summary: "Refund r-7 \u202E00.01 EUR\u200B",
+      commit: {
+        records: [
+          {
+            collection: "refunds",
+            id: "r-7",
+            expectedVersion: 0,
+            data: { amount: "\u202E00.01", note: long },
+          },
+        ],
+        events: [
+          {
+            id: eventId,
+            type: "refund.issued",
+            aggregate: "refunds/r-7",
+            endpoints: [endpoint],
+            deliverAfter: after,
+            deliverBy: by,
+            payload: { amount: "\u202E00.01", note: long, zero: "a\u200Db\uFEFF" },
+          },
+          { type: "refund.noted" },
+        ],
+      },
+    }),
+    201,
+  );
+  await page.evaluate(() => sessionStorage.clear());
+  await page.goto(`${server.url}/`);
+  await page.fill("#token", personToken);
+  await page.click("#connect");
+  const card = page.locator(`article.proposal[data-proposal="${proposal.id}"]`);
+  await card.waitFor();
+
+  // Hidden characters are shown as escapes, marked, in the summary, the diff and the payload.
+  expect(await card.locator("h3").textContent()).toBe("Refund r-7 \\u202E00.01 EUR\\u200B");
+  const amount = card.locator('tr[data-field="refunds/r-7.amount"] td.will');
+  expect(await amount.textContent()).toBe('"\\u202E00.01"');
+  expect(await amount.locator("span.escape").getAttribute("title")).toBe("U+202E");
+  const cardText = (await card.textContent()) as string;
+  expect(cardText).not.toContain("\u202E");
+  expect(cardText).not.toContain("\u200B");
+  expect(cardText).not.toContain("\u200D");
+
+  // A long value is there in full, and wraps inside the card instead of running off it.
+  const note = card.locator('tr[data-field="refunds/r-7.note"] td.will code');
+  expect(await note.textContent()).toBe(JSON.stringify(long));
+  const [noteBox, cardBox] = [await note.boundingBox(), await card.boundingBox()];
+  expect((noteBox?.x ?? 0) + (noteBox?.width ?? 0)).toBeLessThanOrEqual(
+    (cardBox?.x ?? 0) + (cardBox?.width ?? 0),
+  );
+  expect(await note.isVisible()).toBe(true);
+
+  // Every field of every event, given or what its absence means.
+  const first = card.locator('li[data-event="0"]');
+  const field = (event: typeof first, name: string) =>
+    event.locator(`dd[data-field="${name}"]`).textContent();
+  expect(await field(first, "type")).toBe('"refund.issued"');
+  expect(await field(first, "id")).toBe(JSON.stringify(eventId));
+  expect(await field(first, "aggregate")).toBe('"refunds/r-7"');
+  expect(await field(first, "endpoints")).toBe(JSON.stringify([endpoint]));
+  expect(await field(first, "deliverAfter")).toBe(JSON.stringify(after));
+  expect(await field(first, "deliverBy")).toBe(JSON.stringify(by));
+  const payload = (await field(first, "payload")) as string;
+  expect(payload).toContain('"amount":"\\u202E00.01"');
+  expect(payload).toContain(JSON.stringify(long));
+  expect(payload).toContain('"zero":"a\\u200Db\\uFEFF"');
+  const second = card.locator('li[data-event="1"]');
+  expect(await field(second, "id")).toContain("new id");
+  expect(await field(second, "endpoints")).toContain("every endpoint");
+  expect(await field(second, "deliverAfter")).toContain("at once");
+  expect(await field(second, "aggregate")).toContain("record's aggregate");
+
+  await card.screenshot({ path: join(RESULTS, "dashboard-proposal-card.png") });
+  expect(pageErrors).toEqual([]);
+});

@@ -71,6 +71,11 @@ code { font: 12px ui-monospace, "SFMono-Regular", Menlo, "Liberation Mono", mono
 table.diff td.was code { background: #fbe7e7; } table.diff td.will code { background: #e1f3e8; }
 table.diff tr.record td { background: #f7f8fa; }
 .events { margin: 0; padding-left: 18px; } .events li { margin: 2px 0; }
+.proposal .value { white-space: pre-wrap; overflow-wrap: anywhere; }
+.proposal .key { white-space: pre-wrap; overflow-wrap: break-word; }
+.proposal .escape { background: #fff1c2; color: #7a4b00; border: 1px solid #e6c66a; border-radius: 3px; padding: 0 2px; }
+.proposal dl.event { display: grid; grid-template-columns: max-content 1fr; gap: 1px 10px; margin: 4px 0 8px; }
+.proposal dl.event dt { color: var(--muted); } .proposal dl.event dd { margin: 0; min-width: 0; }
 .decide { display: flex; gap: 8px; margin-top: 10px; }
 .decide input { flex: 1; font: inherit; padding: 4px 10px; border: 1px solid #c9ced8; border-radius: 6px; }
 [hidden] { display: none !important; }

@@ -74,6 +74,11 @@ export interface ProposalRecordWrite {
 export interface ProposalEvent {
   type: string;
   aggregate?: string | null;
+  id?: string | null;
+  endpoints?: string[] | null;
+  deliverAfter?: string | null;
+  deliverBy?: string | null;
+  deliverWithin?: string | null;
   payload?: unknown;
 }
 export interface Proposal {

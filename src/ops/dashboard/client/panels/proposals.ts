@@ -1,8 +1,11 @@
 // Pending proposals (DESIGN §10): what an agent wants to change, for a person to approve or
 // reject. Each card shows the summary, who proposed it, the diff of every record (its data now
-// against the proposed data, field by field), the events that would be sent, and a reason field
-// with Approve / Reject (a token with the approve scope, not the proposer's). Cards already on
-// the page are kept as they are on refresh, so a reason being typed is not wiped.
+// against the proposed data, field by field), every field of every event that would be sent, and
+// a reason field with Approve / Reject (a token with the approve scope, not the proposer's).
+// Cards already on the page are kept as they are on refresh, so a reason being typed is not wiped.
+// What the approver sees is what is applied (DESIGN §17): every value in full (wrapped, never
+// cut), and characters that render as nothing or reorder the text around them (bidirectional
+// controls such as U+202E, zero-width and other format or control characters) as escapes.
 import type { Panel, PanelFactory } from "../panel.ts";
 import type { Page, Proposal } from "../types.ts";
 
@@ -15,6 +18,28 @@ export const proposalsPanel: PanelFactory = ({
 }): Panel => {
   const LIMIT = 20;
   const json = (value: unknown) => (value === undefined ? "–" : JSON.stringify(value));
+  // Invisible or reordering: control (Cc), format (Cf: bidi controls, zero-width characters),
+  // lone surrogates, line and paragraph separators, spaces other than U+0020, and the other
+  // default-ignorable characters (fillers, variation selectors).
+  const HIDDEN =
+    /(?! )[\p{Cc}\p{Cf}\p{Cs}\p{Zl}\p{Zp}\p{Zs}\u034F\u115F\u1160\u17B4\u17B5\u180B-\u180F\u3164\uFE00-\uFE0F\uFFA0\u{E0100}-\u{E01EF}]/gu;
+  const codeOf = (ch: string) => (ch.codePointAt(0) ?? 0).toString(16).toUpperCase().padStart(4, "0");
+  const escapeOf = (code: string) => (code.length > 4 ? `\\u{${code}}` : `\\u${code}`);
+  /** `text` in a `tag`, each hidden character as a marked escape (`\u202E`) instead of itself. */
+  function shown(text: string, tag = "span", attrs: Record<string, string> = {}): HTMLElement {
+    const node = h(tag, attrs);
+    let last = 0;
+    for (const match of text.matchAll(HIDDEN)) {
+      const at = match.index ?? 0;
+      const code = codeOf(match[0]);
+      node.append(text.slice(last, at), h("span", { class: "escape", title: `U+${code}` }, escapeOf(code)));
+      last = at + match[0].length;
+    }
+    node.append(text.slice(last));
+    return node;
+  }
+  /** A value in full: wrapped, never cut. */
+  const value = (text: string) => shown(text, "code", { class: "value" });
 
   /** One row per field that the proposal sets, changes or removes. */
   function diff(proposal: Proposal): HTMLElement {
@@ -57,9 +82,9 @@ export const proposalsPanel: PanelFactory = ({
           h(
             "tr",
             { class: changed ? "changed" : "same", "data-field": `${head}.${key}` },
-            h("td", {}, h("code", {}, key)),
-            h("td", { class: changed ? "was" : "" }, h("code", {}, clip(was, 120))),
-            h("td", { class: changed ? "will" : "" }, h("code", {}, clip(will, 120))),
+            h("td", {}, shown(key, "code", { class: "key" })),
+            h("td", { class: changed ? "was" : "" }, value(was)),
+            h("td", { class: changed ? "will" : "" }, value(will)),
           ),
         );
       }
@@ -78,23 +103,51 @@ export const proposalsPanel: PanelFactory = ({
     );
   }
 
+  /** Every field of an event, in this order, then any other it has; what an absent one means. */
+  const EVENT_FIELDS: [string, string][] = [
+    ["type", "–"],
+    ["aggregate", "(the record's aggregate)"],
+    ["id", "(a new id, made at approval)"],
+    ["endpoints", "(every endpoint subscribed to the type)"],
+    ["deliverAfter", "(at once)"],
+    ["deliverBy", "(the default deadline)"],
+    ["deliverWithin", "(the default deadline)"],
+    ["payload", "{}"],
+  ];
+
   function events(proposal: Proposal): HTMLElement {
     const list = proposal.commit.events ?? [];
     if (list.length === 0) return h("p", { class: "muted" }, "No events.");
     return h(
       "ul",
       { class: "events" },
-      ...list.map((e) =>
-        h(
+      ...list.map((e, i) => {
+        const fields: Record<string, unknown> = { ...e };
+        const names = [
+          ...EVENT_FIELDS.map(([name]) => name),
+          ...Object.keys(fields).filter((k) => !EVENT_FIELDS.some(([name]) => name === k)),
+        ];
+        return h(
           "li",
-          {},
-          h("span", { class: "type" }, e.type),
-          " ",
-          h("span", { class: "muted" }, e.aggregate ?? "(the record's aggregate)"),
-          " ",
-          h("code", {}, clip(JSON.stringify(e.payload ?? {}), 200)),
-        ),
-      ),
+          { "data-event": String(i) },
+          h(
+            "dl",
+            { class: "event" },
+            ...names.flatMap((name) => {
+              const given = fields[name];
+              const absent = EVENT_FIELDS.find(([n]) => n === name)?.[1] ?? "–";
+              return [
+                h("dt", {}, name),
+                h(
+                  "dd",
+                  { "data-field": name },
+                  given == null ? h("span", { class: "muted" }, absent) : value(JSON.stringify(given)),
+                ),
+              ];
+            }),
+          ),
+        );
+      }),
     );
   }
 
@@ -129,12 +182,12 @@ export const proposalsPanel: PanelFactory = ({
     const node = h(
       "article",
       { class: "proposal", "data-proposal": proposal.id },
-      h("h3", {}, proposal.summary),
+      shown(proposal.summary, "h3"),
       h(
         "p",
         { class: "muted" },
         "proposed by ",
-        h("strong", {}, proposal.proposedBy.tokenName),
+        shown(proposal.proposedBy.tokenName, "strong"),
         " ",
         ago(proposal.createdAt),
         " · expires ",
