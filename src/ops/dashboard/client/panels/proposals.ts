@@ -22,6 +22,7 @@ export const proposalsPanel: PanelFactory = ({
   // lone surrogates, line and paragraph separators, spaces other than U+0020, and the other
   // default-ignorable characters (fillers, variation selectors).
   const HIDDEN =
+    // biome-ignore lint/suspicious/noMisleadingCharacterClass: each combining character is matched alone on purpose
     /(?! )[\p{Cc}\p{Cf}\p{Cs}\p{Zl}\p{Zp}\p{Zs}\u034F\u115F\u1160\u17B4\u17B5\u180B-\u180F\u3164\uFE00-\uFE0F\uFFA0\u{E0100}-\u{E01EF}]/gu;
   const codeOf = (ch: string) => (ch.codePointAt(0) ?? 0).toString(16).toUpperCase().padStart(4, "0");
   const escapeOf = (code: string) => (code.length > 4 ? `\\u{${code}}` : `\\u${code}`);
