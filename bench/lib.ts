@@ -215,7 +215,8 @@ export async function load(options: {
   headers?: Record<string, string>;
 }): Promise<LoadResult> {
   const cmd = [
-    join(REPO, "node_modules/.bin/autocannon"),
+    // bench/package.json, installed by `npm run bench` (bench:deps), not by the root install.
+    join(REPO, "bench/node_modules/.bin/autocannon"),
     "--json",
     "-c",
     String(options.connections),
