@@ -7,10 +7,11 @@
 //  - redeliveries were rejected as duplicates, never applied twice.
 //  - per aggregate the stored sequences are 1..n, none repeated or skipped, and the record's
 //    version is the number of commits that wrote it (no lost update).
-// `--servers 2` runs several `serve` processes on the one database file; `--sim-server` puts the
-// simulated libSQL server (Hrana over HTTP) in front of it, so they share it through
-// @libsql/client's remote write path as several machines on a libSQL server would
+// `--servers 2` runs several `serve` processes on the one database file; `--sqld` runs every
+// process on a real libSQL server instead (sqld on 127.0.0.1, test/helpers/sqld.ts, never killed),
+// which they share through @libsql/client's remote write path as several machines would
 // (`--network-delay 2` adds a simulated round trip, test/helpers/network.ts).
+// Last, `outboxd verify` checks the ledger's chain on the database.
 // Exit code 0 when the ledger holds, 1 otherwise. Everything runs on 127.0.0.1, bounded in time.
 import { rmSync } from "node:fs";
 import { join } from "node:path";
@@ -18,8 +19,8 @@ import { parseArgs } from "node:util";
 import { apiClient, type Request } from "../test/helpers/api.ts";
 import { type Child, startChild } from "../test/helpers/process.ts";
 import { tempDir } from "../test/helpers/server.ts";
-import { startSimServer } from "../test/helpers/sim-server.ts";
 import { startSnippetReceiver } from "../test/helpers/snippet-receiver.ts";
+import { type Sqld, startSqld } from "../test/helpers/sqld.ts";
 
 const { values } = parseArgs({
   options: {
@@ -30,7 +31,7 @@ const { values } = parseArgs({
     dispatchers: { type: "string", default: "2" },
     servers: { type: "string", default: "1" },
     "network-delay": { type: "string" },
-    "sim-server": { type: "boolean", default: false },
+    sqld: { type: "boolean", default: false },
     seed: { type: "string", default: String(Date.now()) },
   },
 });
@@ -66,11 +67,12 @@ const env: Record<string, string> = {
   OUTBOXD_LEASE: "3s",
   OUTBOXD_SEND_TIMEOUT: "1s",
 };
-// The database behind the simulated libSQL server (test/helpers/sim-server.ts, Hrana over HTTP),
-// as several machines on a libSQL server or Turso use it; the server itself is never killed.
-const simServer = values["sim-server"] ? startSimServer(join(dir, "outboxd.db")) : null;
-if (simServer) {
-  env.OUTBOXD_DATABASE_URL = simServer.url;
+// A real libSQL server, as several machines on sqld or Turso use it (outboxd picks its remote path
+// from the URL); the server itself is never killed.
+let sqld: Sqld | null = null;
+if (values.sqld) {
+  sqld = await startSqld();
+  env.OUTBOXD_DATABASE_URL = sqld.url;
 }
 const apis: Request[] = [];
 /** The first server's API (set once it listens). */
@@ -122,7 +124,7 @@ async function main(): Promise<number> {
   if (endpoint.status !== 201) throw new Error(`endpoint: ${JSON.stringify(endpoint.body)}`);
   console.log(
     `soak: ${values.duration}s, ${rate} commits/s, ${clientCount} clients, ${aggregateCount} aggregates, ` +
-      `${serverCount} server(s), ${dispatcherCount} dispatcher(s), ${simServer ? "simulated libSQL server" : "local file"}, seed ${values.seed}`,
+      `${serverCount} server(s), ${dispatcherCount} dispatcher(s), ${sqld ? `libSQL server ${sqld.url}` : "local file"}, seed ${values.seed}`,
   );
 
   const end = Date.now() + durationMs;
@@ -284,6 +286,22 @@ async function checkLedger(drained: boolean): Promise<number> {
     .map((ack) => (receiver.appliedAt.get(ack.eventId) ?? Number.NaN) - ack.ackAt)
     .filter(Number.isFinite);
   const maxLag = lags.length ? Math.max(...lags) : 0;
+  // The ledger's chain (DESIGN §13) holds on the database the processes were killed on.
+  const verify = Bun.spawnSync({
+    cmd: [process.execPath, "src/main.ts", "verify"],
+    env: {
+      PATH: process.env.PATH ?? "",
+      HOME: process.env.HOME ?? "/tmp",
+      ...env,
+      OUTBOXD_LOG_LEVEL: "error",
+    },
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  const verified = `${verify.stdout.toString()}${verify.stderr.toString()}`.trim();
+  if (verify.exitCode !== 0) problems.push(`outboxd verify exited ${verify.exitCode}: ${verified}`);
+  else console.log(`outboxd verify: ${verified.split("\n")[0]}`);
+
   const report = {
     ...summary,
     storedEvents: storedIds.size,
@@ -315,7 +333,7 @@ try {
   for (const child of [...servers, ...dispatchers]) child.kill("SIGKILL");
   await Promise.all([...servers, ...dispatchers].map((child) => child.exited));
   await receiver.stop();
-  simServer?.stop();
+  await sqld?.stop();
   rmSync(dir, { recursive: true, force: true });
 }
 process.exit(code);

@@ -1,8 +1,8 @@
 // CPU per remote commit, A/B: the remote commit scenario (bench/scenarios/remote.ts: serves
-// talking Hrana over HTTP to the simulated libSQL server, 2 ms round trip, 64 connections) run
+// talking Hrana over HTTP to a libSQL server, sqld, 2 ms round trip, 64 connections) run
 // from this checkout and from others, alternated, so that every side sees the same minutes of a
-// shared machine. Each checkout runs its own code, simulated server and scenario; the figures to
-// compare are CPU per commit (serve, its main thread, the simulated server), not commits/s.
+// shared machine. Each checkout runs its own code, server and scenario; the figures to compare
+// are CPU per commit (serve, its main thread, the server), not commits/s.
 //   npx bun bench/probe/remote-cpu.ts [--rounds=3] [--serves=1] [--seconds=3] [--warm=15] [<other checkout> …]
 // --warm is per side, in seconds (every checkout's scenario knows that form): 15 s by default, so
 // that each serve process is past its JIT warm-up (~15,000 commits: bench/scenarios/remote.ts

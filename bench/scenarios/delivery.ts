@@ -39,10 +39,12 @@ export async function prefill(
   endpoint: { url: string; secret: string },
   total: number,
   aggregates: number,
+  /** A libSQL server's URL instead of the file in `dir`. */
+  databaseUrl?: string,
 ) {
   const outboxd = await createOutboxd(
     loadConfig({
-      OUTBOXD_DATABASE_URL: `file:${join(dir, "outboxd.db")}`,
+      OUTBOXD_DATABASE_URL: databaseUrl ?? `file:${join(dir, "outboxd.db")}`,
       OUTBOXD_ADMIN_TOKEN: TOKEN,
       OUTBOXD_ALLOW_PRIVATE_ENDPOINTS: "1",
       OUTBOXD_LOG_LEVEL: "error",

@@ -1,20 +1,16 @@
-// Scenario: outboxd on a remote libSQL database (issue 15), through a SIMULATED network and
-// server. No libSQL server can be installed on the development and CI hosts, so `serve` and
-// `dispatch` talk Hrana over HTTP with @libsql/client's own HTTP client to a simulated libSQL
-// server (test/helpers/sim-server.ts: one process on the database file for every outboxd process,
-// real SQLite, FULL durability), and test/helpers/network.ts delays every request a fixed round
-// trip (2 ms) first and counts it. A real network adds bandwidth and TLS, which this does not
-// model; the server's CPU is reported apart from outboxd's, since on a real deployment it runs on
-// another machine while here it shares this one's cores.
+// Scenario: outboxd on a real libSQL server (sqld 0.24 on 127.0.0.1, test/helpers/sqld.ts), every
+// `serve` and `dispatch` talking to it over HTTP with @libsql/client, and test/helpers/network.ts
+// delaying every request a fixed round trip first and counting it. A real network adds bandwidth
+// and TLS, which this does not model; the server's CPU is reported apart from outboxd's, since on
+// a real deployment it runs on another machine while here it shares this one's cores.
 //  - commits/s at 64 connections with one `serve` process, and with two sharing the database
 //    (32 connections each), with the round trips each group commit cost;
 //  - deliveries/s of a backlog drained by one `dispatch` process over the same network, with
 //    the order per aggregate checked at the receiver.
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { spawn } from "bun";
-import { SIM_SERVER_RUNTIME_ENV } from "../../test/helpers/sim-server.ts";
 import { newSecret } from "../../test/helpers/snippet-receiver.ts";
+import { type Sqld, startSqld } from "../../test/helpers/sqld.ts";
 import {
   BUN,
   cpuMs,
@@ -57,7 +53,7 @@ export interface RemoteCommitRow {
   databaseMsPerGroup: number;
   /** Write batches that failed (a guard: another serve wrote first), per 100 write batches. */
   failedWritesPercent: number;
-  /** CPU of the `serve` processes per commit (µs), the simulated server's work excluded. */
+  /** CPU of the `serve` processes per commit (µs), the server's work excluded. */
   serveCpuUsPerCommit: number;
   /** The same, each `serve` process apart (µs per commit of the whole load). */
   serveCpuUsPerCommitEach: number[];
@@ -65,14 +61,14 @@ export interface RemoteCommitRow {
   serveMainThreadUsPerCommit: number;
   /** The serves' other threads by name, µs per commit (the larger ones). */
   serveThreadsUsPerCommit: Record<string, number>;
-  /** CPU of the simulated server per commit (µs): every request's execution on the database. */
+  /** CPU of the libSQL server (sqld) per commit (µs): every request's execution on the database. */
   serverCpuUsPerCommit: number;
-  /** The simulated server's threads by name (main, its reader, the WAL sync's pool, JIT…), µs per commit. */
+  /** The server's threads by name, µs per commit. */
   serverThreadsUsPerCommit: Record<string, number>;
   /** The whole machine's idle share during the load (all processes, other users' included), %. */
   machineIdlePercent: number;
   /**
-   * The simulated server's write lock during the load: its turns per second, how long a turn held
+   * The server's write lock during the load (not reported by sqld: empty): its turns per second, how long a turn held
    * it (ms), and the share of the time it was held (%): near 100, the lock bounds the rate.
    */
   lockTurnsPerSecond: number;
@@ -106,7 +102,7 @@ export interface RemoteDeliveryRow {
   /** CPU of the `dispatch` process per delivery (µs), and of its threads by name. */
   dispatchCpuUsPerDelivery: number;
   dispatchThreadsUsPerDelivery: Record<string, number>;
-  /** CPU of the simulated server per delivery (µs), and of its threads by name. */
+  /** CPU of the libSQL server per delivery (µs), and of its threads by name. */
   serverCpuUsPerDelivery: number;
   serverThreadsUsPerDelivery: Record<string, number>;
   /** The whole machine's idle share during the drain, %. */
@@ -139,50 +135,11 @@ function delta(after: Network, before: Network): Network {
   };
 }
 
-function networkEnv(
-  roundTripMs: number,
-  statsFile: string,
-  server: SimServer | null,
-): Record<string, string> {
+function networkEnv(roundTripMs: number, statsFile: string, server: Sqld | null): Record<string, string> {
   return {
     OUTBOXD_SIMULATED_RTT_MS: String(roundTripMs),
     OUTBOXD_SIMULATED_NETWORK_STATS: statsFile,
     ...(server ? { OUTBOXD_DATABASE_URL: server.url } : {}),
-  };
-}
-
-interface SimServer {
-  /** Where it answers Hrana over HTTP. */
-  url: string;
-  pid: number;
-  stop(): Promise<void>;
-}
-
-/**
- * The simulated libSQL server (test/helpers/sim-server.ts), one process for every outboxd process
- * of a run, on the database file of `dir`: as a real server would be, on another machine.
- */
-async function startSimServer(dir: string, runtime: string[] = []): Promise<SimServer> {
-  const proc = spawn({
-    cmd: [BUN, ...runtime, "test/helpers/sim-server.ts", join(dir, "outboxd.db")],
-    cwd: REPO,
-    env: { ...process.env, ...SIM_SERVER_RUNTIME_ENV },
-    stdin: "ignore",
-    stdout: "pipe",
-    stderr: "inherit",
-  });
-  const reader = proc.stdout.getReader();
-  const { value } = await reader.read();
-  const url = /^ready (\S+)/.exec(new TextDecoder().decode(value))?.[1];
-  if (!url) throw new Error("the simulated server did not start");
-  reader.releaseLock();
-  return {
-    url,
-    pid: proc.pid,
-    async stop() {
-      proc.kill("SIGTERM");
-      await proc.exited;
-    },
   };
 }
 
@@ -214,13 +171,13 @@ export async function remoteCommitScenario(options: {
    */
   warmUpSeconds?: number;
   warmUpCommits?: number;
-  /** Writes a CPU profile of each `serve` and of the simulated server (bun --cpu-prof) into this folder. */
+  /** Writes a CPU profile of each `serve` (bun --cpu-prof) into this folder. */
   profileDir?: string;
 }): Promise<RemoteCommitRow> {
   const dir = tempDir("outboxd-bench-remote-");
   const stats = Array.from({ length: options.serves }, (_, i) => join(dir, `network-${i}.json`));
   const profile = cpuProfile(options.profileDir);
-  const server = options.server === false ? null : await startSimServer(dir, profile);
+  const server = options.server === false ? null : await startSqld();
   const serves: Running[] = [];
   // One after the other: the first applies the migrations.
   for (const file of stats) {
@@ -269,13 +226,13 @@ export async function remoteCommitScenario(options: {
     const threadsBefore = serves.map((serve) => threadCpuMs(serve.pid));
     const serverCpuBefore = server ? cpuMs(server.pid) : 0;
     const serverThreadsBefore = server ? threadCpuMs(server.pid) : {};
-    const lockBefore = server ? await lockStats(server) : null;
+    const lockBefore = null as LockStats | null;
     const loadStarted = performance.now();
     const idleBefore = machineIdle();
     const result = await loadAll(options.seconds);
     const idleAfter = machineIdle();
     const loadMs = performance.now() - loadStarted;
-    const lockAfter = server ? await lockStats(server) : null;
+    const lockAfter = null as LockStats | null;
     const turns = lockBefore && lockAfter ? lockAfter.turns - lockBefore.turns : 0;
     const heldMs = lockBefore && lockAfter ? lockAfter.heldMs - lockBefore.heldMs : 0;
     const workMs = lockBefore && lockAfter ? lockAfter.workMs - lockBefore.workMs : 0;
@@ -311,7 +268,7 @@ export async function remoteCommitScenario(options: {
     const databaseMs = groupKinds.reduce((n, kind) => n + sumOf("serverMs", kind), 0);
     const commitsPerSecond = result.requestsPerSecond;
     const commits = Math.max(1, commitsPerSecond * options.seconds);
-    // In process, the simulated server's work is the serve's own CPU: its time in the requests
+    // In process (no server), the database's work is the serve's own CPU: its time in the requests
     // (wall time, busy waits included) is the best estimate there is.
     const serverMs = server
       ? serverCpu
@@ -390,13 +347,11 @@ export async function remoteCommitScenario(options: {
   }
 }
 
-/** The simulated server's write lock so far (sim-server.ts GET /stats). */
-async function lockStats(server: SimServer): Promise<{ turns: number; heldMs: number; workMs: number }> {
-  return (await (await fetch(`${server.url}/stats`)).json()) as {
-    turns: number;
-    heldMs: number;
-    workMs: number;
-  };
+/** A server's write lock over a run (turns, ms held, ms working); sqld does not report it. */
+interface LockStats {
+  turns: number;
+  heldMs: number;
+  workMs: number;
 }
 
 /** Bun's arguments that write a CPU profile into `dir` (none without). */
@@ -466,17 +421,23 @@ export async function remoteDeliveryScenario(options: {
   roundTripMs: number;
   env?: Record<string, string>;
   server?: boolean;
-  /** Writes a CPU profile of the `dispatch` process and of the simulated server into this folder. */
+  /** Writes a CPU profile of the `dispatch` process into this folder. */
   profileDir?: string;
 }): Promise<RemoteDeliveryRow> {
   const receiver = orderCheckingReceiver();
   const dir = tempDir("outboxd-bench-remote-delivery-");
-  let server: SimServer | null = null;
+  let server: Sqld | null = null;
   try {
-    await prefill(dir, { url: receiver.url, secret: newSecret() }, options.total, options.aggregates);
+    server = options.server === false ? null : await startSqld();
+    await prefill(
+      dir,
+      { url: receiver.url, secret: newSecret() },
+      options.total,
+      options.aggregates,
+      server?.url,
+    );
     const statsFile = join(dir, "network.json");
     const profile = cpuProfile(options.profileDir);
-    server = options.server === false ? null : await startSimServer(dir, profile);
     const dispatcher = await startOutboxd(
       { ...networkEnv(options.roundTripMs, statsFile, server), ...options.env },
       "dispatch",
@@ -574,9 +535,9 @@ function phasesCell(row: RemoteCommitRow): string {
 /** Its section of the bench report, with issue 15's targets. */
 export function remoteReport(r: RemoteResults): string[] {
   const lines = [
-    "## 7. Remote database (libSQL server / Turso), simulated 2 ms round trip",
+    "## 7. Remote database: a real libSQL server (sqld), a delay added per round trip",
     "",
-    "A simulation, not a network: every request @libsql/client's HTTP client makes is delayed 2 ms and counted (test/helpers/network.ts), then answered in Hrana over HTTP by a simulated libSQL server, one process on the database file for every outboxd process (test/helpers/sim-server.ts: real SQLite, writers queued, FULL durability), on this machine's cores too: its CPU is reported apart (on a real deployment it is another machine's). Unmeasured load first, until each serve process has answered 15,000 commits (3,000 in a quick run; at most 45 s): JavaScriptCore compiles a serve's hot code over its first ~15,000. One load process for all serves.",
+    "A real libSQL server (sqld 0.24.32, its defaults: WAL, synchronous NORMAL) on 127.0.0.1, one for every run; every request @libsql/client's HTTP client makes is delayed by the round trip given and counted (test/helpers/network.ts). The server shares this machine's cores: its CPU is reported apart (on a real deployment it is another machine's). Unmeasured load first, until each serve process has answered 15,000 commits (3,000 in a quick run; at most 45 s): JavaScriptCore compiles a serve's hot code over its first ~15,000. One load process for all serves.",
     "",
     "| serve processes | connections | commits/s | p50 ms | p99 ms | round trips per group commit | commits per group | groups locked % | write batches failed % | serve CPU µs/commit (each) | of it main threads | server CPU µs/commit | machine idle % | write lock held % (turns/s × ms, of it working) | racing group ms: gather / locked reads / build / batch | errors | outboxd verify |",
     "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",

@@ -3,9 +3,11 @@
 // local files default to the engine driver. Re-runnable operations (commits, claims,
 // completions) go through the remote write path, a few round trips per group (remote-writer.ts).
 import { type Client, createClient, type InArgs, type Transaction } from "@libsql/client";
+import { memoized } from "../lib/memo.ts";
 import { type Driver, type DriverOptions, localPragmas } from "./driver.ts";
 import { type BatchAnswer, type HranaBatcher, hranaBatcher } from "./hrana-batch.ts";
 import { type Execute, type Op, runOp, type Statement } from "./op.ts";
+import { parameterOrder } from "./parameters.ts";
 import { answerOf, RemoteWriter } from "./remote-writer.ts";
 import { claimSqliteFile, localPath } from "./sqlite.ts";
 
@@ -160,6 +162,26 @@ export async function openClientDriver(target: ClientDriverTarget, options: Driv
 
 function executor(target: Client | Transaction): Execute {
   return async (statement: Statement) => {
-    return answerOf(statement, await target.execute({ sql: statement.sql, args: statement.args as InArgs }));
+    return answerOf(statement, await target.execute({ sql: statement.sql, args: argsOf(statement) }));
   };
 }
+
+/**
+ * Only the arguments the statement's text names: a libSQL server refuses others (ARGS_INVALID), and
+ * an operation may pass one object to two statements (updateOrInsert). (Not by position: a server
+ * binds `:name` parameters by name only.)
+ */
+export function argsOf(statement: { sql: string; args: Statement["args"] }): InArgs {
+  const names = namesOf(statement.sql);
+  if (names.length === Object.keys(statement.args).length) return statement.args as InArgs;
+  const named: Record<string, string | number | null> = {};
+  for (const name of names) if (name in statement.args) named[name] = statement.args[name] ?? null;
+  return named;
+}
+
+/** The `:name` parameters of a text (parameters.ts; where it cannot tell, every `:name` in it). */
+const namesOf = memoized(
+  (sql: string) =>
+    parameterOrder(sql) ?? [...new Set([...sql.matchAll(/:([A-Za-z_]\w*)/g)].map((m) => m[1] as string))],
+  4096,
+);

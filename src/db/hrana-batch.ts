@@ -3,10 +3,10 @@
 // COMMIT, ROLLBACK unless committed: what @libsql/client's `batch` sends) and the stream's close.
 // Why not @libsql/client's `batch`: its JSON encoder writes every value through a hand-built
 // writer and its result sets give each row named and indexed properties; a group commit's batch
-// of ~150 statements cost ~16-19 µs per statement of client CPU against ~5 µs here
-// (bench/probe/remote-batch.ts: 100 INSERTs of 9 arguments against the simulated server,
-// 1,568-1,952 vs 494-501 µs per batch), a large share of a remote commit's CPU in `serve`. Everything else (interactive transactions, single
-// reads, executeAlone) stays on @libsql/client.
+// of ~150 statements cost ~16-19 µs per statement of client CPU against ~5 µs here (100 INSERTs
+// of 9 arguments: 1,568-1,952 vs 494-501 µs per batch), a large share of a remote commit's CPU in
+// `serve`. Everything else (interactive transactions, single reads, executeAlone) stays on
+// @libsql/client.
 //
 // Arguments travel by position: each statement's `:name` parameters become `?1`, `?2`… in its
 // SQL text (numberedParameters below, once per SQL text), so an argument is its value alone

@@ -881,9 +881,9 @@ export class RemoteWriter {
         ? { ok: false, error }
         : {
             ok: false,
-            error: problems.unavailable(
+            error: problems.outcomeUnknown(
               "the connection to the database was lost while committing; the outcome is unknown: " +
-                "retry with the same Idempotency-Key, which is safe",
+                "retry with the same Idempotency-Key or the same event ids, which is safe",
             ),
           };
       for (const task of batchTasks) task.outcome = outcome;

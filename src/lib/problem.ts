@@ -74,6 +74,8 @@ export const problems = {
   forbidden: (detail: string) => new Problem(403, "forbidden", "Forbidden", detail),
   methodNotAllowed: (detail: string) => new Problem(405, "method-not-allowed", "Method not allowed", detail),
   unavailable: (detail: string) => new Problem(503, "unavailable", "Service unavailable", detail),
+  /** A write sent to a remote database whose answer never came: it may or may not have committed. */
+  outcomeUnknown: (detail: string) => new Problem(503, "outcome-unknown", "Outcome unknown", detail),
 };
 
 /**

@@ -13,8 +13,6 @@ const ROOT = resolve(import.meta.dir, "../..");
 const ALLOWED: Record<string, string> = {
   "src/db/sqlite-bun.ts": "the bun:sqlite side of openSqlite",
   "src/db/sqlite-libsql.ts": "the libsql side of openSqlite",
-  "test/helpers/sim-server.ts":
-    "a stand-in for a libSQL server (sqld runs libsql); claims its file as libsql's",
   "test/receiver/sqlite-store.ts": "a receiver's own inbox database (its own file), as a receiver writes it",
   "test/receiver/inbox-worker.ts": "a receiver's own inbox database (its own file)",
   "test/receiver/verify.test.ts": "a receiver's own inbox database (its own file)",

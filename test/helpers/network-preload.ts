@@ -1,7 +1,7 @@
 // `bun --preload ./test/helpers/network-preload.ts src/main.ts serve`: an outboxd process whose
 // client driver talks through the SIMULATED network of network.ts (tests and benchmarks only):
-// OUTBOXD_SIMULATED_RTT_MS per request (to the simulated libSQL server, sim-server.ts, when
-// OUTBOXD_DATABASE_URL points at it), and the request counts (plus the statements they
+// OUTBOXD_SIMULATED_RTT_MS per request (to a libSQL server when OUTBOXD_DATABASE_URL points at
+// one), and the request counts (plus the statements they
 // carried and the time the database spent on them) written every 250 ms to
 // OUTBOXD_SIMULATED_NETWORK_STATS when set.
 import { writeFileSync } from "node:fs";

@@ -10,10 +10,8 @@
 // delay, so a lock held across round trips is held that long here too).
 //
 // The client wrapped is whatever the driver opened: @libsql/client on the local file (the tests'
-// default: each process runs the requests itself), or its HTTP client talking Hrana to the
-// simulated libSQL server (sim-server.ts: the benchmark, OUTBOXD_DATABASE_URL=http://…), which
-// runs them on the database file for every outboxd process at once, as a server on another
-// machine would.
+// default: each process runs the requests itself), or its HTTP client talking Hrana to a libSQL
+// server (sqld on 127.0.0.1: the benchmark and the round-trip suite, OUTBOXD_DATABASE_URL=http://…).
 import type { Client, Transaction } from "@libsql/client";
 import { clientSeam } from "../../src/db/client-driver.ts";
 

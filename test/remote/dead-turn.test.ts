@@ -2,10 +2,9 @@
 // reads to its batch with COMMIT: remote-writer.ts): nothing of its group was written (its writes
 // travel with the COMMIT), and the server rolls the transaction back once it expires the stream,
 // after which the other Machines' commits go on (docs/deploy.md, Network partitions). A real
-// child process, really killed, against the simulated libSQL server (streams expire after 500 ms
-// here instead of 10 s).
+// child process, really killed, against a real libSQL server (sqld on 127.0.0.1, which expires an
+// idle stream after 10 s).
 import { expect, test } from "bun:test";
-import { join } from "node:path";
 import { spawn } from "bun";
 import { type CommitOutcome, commitOp } from "../../src/commit/commit-op.ts";
 import { loadConfig } from "../../src/config.ts";
@@ -14,11 +13,10 @@ import { openDatabase } from "../../src/db/open.ts";
 import { verifyLedger } from "../../src/ledger/verify.ts";
 import { commitInput } from "../helpers/commit-input.ts";
 import { REPO } from "../helpers/process.ts";
-import { tempDir } from "../helpers/server.ts";
-import { startSimServer } from "../helpers/sim-server.ts";
+import { startSqld } from "../helpers/sqld.ts";
 
 test("a Machine killed during its turn of the write lock: once the server expires its stream, the other Machine's commits go on and the chain verifies", async () => {
-  const server = startSimServer(join(tempDir("outboxd-dead-turn-"), "o.db"), "NORMAL", 500);
+  const server = await startSqld();
   const db = await openDatabase(loadConfig({ OUTBOXD_DATABASE_URL: server.url }));
   try {
     await db.writer.write(migrate());
@@ -41,6 +39,6 @@ test("a Machine killed during its turn of the write lock: once the server expire
     expect(await db.driver.read(verifyLedger())).toMatchObject({ ok: true, commits: 4 });
   } finally {
     await db.close();
-    server.stop();
+    await server.stop();
   }
-}, 30_000);
+}, 60_000);

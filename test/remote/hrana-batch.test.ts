@@ -1,7 +1,7 @@
 // outboxd's own Hrana batcher (src/db/hrana-batch.ts) against a stub server that records what it
 // was sent: the URL and token it derives from OUTBOXD_DATABASE_URL, the steps it sends, and how a
 // server's answers become row objects and errors (a failed statement names its index; a failed
-// request does not). The round-trip suite runs it against the simulated libSQL server too.
+// request does not). The round-trip suite runs it against a real libSQL server too.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { HranaBatchError, hranaBatcher, numberedParameters } from "../../src/db/hrana-batch.ts";
 

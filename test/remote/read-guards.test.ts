@@ -1,5 +1,5 @@
-// The remote write path's read guards (remote-writer.ts readGuards) run on a real database through
-// the simulated libSQL server (Hrana over HTTP, outboxd's own batcher): a guard passes while the
+// The remote write path's read guards (remote-writer.ts readGuards) run on a real libSQL server
+// (sqld on 127.0.0.1, through outboxd's own batcher): a guard passes while the
 // read still answers what it answered, and fails (SQLITE_CONSTRAINT, write_guards' CHECK) as soon
 // as any row differs in any column, one is missing, one more came, or a NULL became a value. An
 // `all` read of many rows is checked as a set, so its guard statements run the read once each, not
@@ -12,9 +12,9 @@ import { hranaBatcher } from "../../src/db/hrana-batch.ts";
 import type { Statement } from "../../src/db/op.ts";
 import { readGuards } from "../../src/db/remote-writer.ts";
 import { tempDir } from "../helpers/server.ts";
-import { startSimServer } from "../helpers/sim-server.ts";
+import { type Sqld, startSqld } from "../helpers/sqld.ts";
 
-let server: ReturnType<typeof startSimServer>;
+let server: Sqld;
 let batcher: HranaBatcher;
 
 const READ: Statement = {
@@ -26,7 +26,7 @@ const READ: Statement = {
 const ROWS = 300;
 
 beforeAll(async () => {
-  server = startSimServer(join(tempDir("outboxd-read-guards-"), "g.db"), "NORMAL");
+  server = await startSqld();
   batcher = hranaBatcher(server.url, undefined) as HranaBatcher;
   await batcher.batch(
     [
@@ -43,7 +43,9 @@ beforeAll(async () => {
   );
 });
 
-afterAll(() => server.stop());
+afterAll(async () => {
+  await server?.stop();
+});
 
 beforeEach(async () => {
   const rows: BatchStatement[] = Array.from({ length: ROWS }, (_, i) => ({

@@ -1,15 +1,18 @@
 // The remote write path's round trips, counted through the simulated network
 // (test/helpers/network.ts): a group commit, a group of claims and a group of completions each
 // cost the same few requests whatever the group's size (issue 15: at most 4 per group commit).
-// Run through @libsql/client's HTTP client against the simulated libSQL server speaking Hrana
-// (round-trips-hrana.test.ts), where the batches' errors are what a real server answers.
+// Run through @libsql/client's HTTP client against a real libSQL server (sqld on 127.0.0.1,
+// round-trips-sqld.test.ts), where the batches' errors are the server's own.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
+import { createClient } from "@libsql/client";
 import { type CommitInput, type CommitOutcome, commitOp } from "../../src/commit/commit-op.ts";
 import { loadConfig } from "../../src/config.ts";
+import { argsOf } from "../../src/db/client-driver.ts";
 import { migrate } from "../../src/db/migrate.ts";
-import { all, get } from "../../src/db/op.ts";
+import { all, get, type Op, runOp } from "../../src/db/op.ts";
 import { type Database, openDatabase } from "../../src/db/open.ts";
+import { answerOf } from "../../src/db/remote-writer.ts";
 import { claimDeliveries } from "../../src/deliveries/claim.ts";
 import { completeDeliveries, completeDelivery } from "../../src/deliveries/complete.ts";
 import { listAttempts } from "../../src/deliveries/read.ts";
@@ -18,23 +21,23 @@ import { verifyLedger } from "../../src/ledger/verify.ts";
 import { commitInput } from "../helpers/commit-input.ts";
 import { installNetwork, type Network } from "../helpers/network.ts";
 import { tempDir } from "../helpers/server.ts";
-import { startSimServer } from "../helpers/sim-server.ts";
+import { type Sqld, startSqld } from "../helpers/sqld.ts";
 import { writeOnOwnConnection } from "../helpers/sqlite.ts";
 
 const SIZES = [1, 8, 64];
 
-/** `file`: @libsql/client on the database file; `hrana`: its HTTP client and the simulated server. */
-export function roundTripTests(backend: "file" | "hrana"): void {
+/** `file`: @libsql/client on the database file; `sqld`: its HTTP client and a real libSQL server. */
+export function roundTripTests(backend: "file" | "sqld"): void {
   let network: Network;
   let db: Database;
   let endpointId: string;
   let file = "";
-  let server: ReturnType<typeof startSimServer> | null = null;
+  let server: Sqld | null = null;
 
   beforeAll(async () => {
     network = installNetwork({ delayMs: 0 });
     file = join(tempDir("outboxd-rtt-"), "o.db");
-    if (backend === "hrana") server = startSimServer(file);
+    if (backend === "sqld") server = await startSqld();
     const url = server ? server.url : `file:${file}`;
     db = await openDatabase(loadConfig({ OUTBOXD_DATABASE_URL: url }));
     await db.writer.write(migrate());
@@ -49,9 +52,30 @@ export function roundTripTests(backend: "file" | "hrana"): void {
 
   afterAll(async () => {
     await db.close();
-    server?.stop();
+    await server?.stop();
     network.uninstall();
   });
+
+  /**
+   * An operation committed by another machine: on a connection of the test's own, outside the
+   * simulated network (on a file, the copy of SQLite that holds it in this process: src/db/sqlite.ts).
+   */
+  async function writeElsewhere(op: Op<unknown>): Promise<void> {
+    if (!server) {
+      writeOnOwnConnection(file, op);
+      return;
+    }
+    const client = createClient({ url: server.url, intMode: "number" });
+    try {
+      const tx = await client.transaction("write");
+      await runOp(op, async (statement) =>
+        answerOf(statement, await tx.execute({ sql: statement.sql, args: argsOf(statement) })),
+      );
+      await tx.commit();
+    } finally {
+      client.close();
+    }
+  }
 
   let serial = 0;
   function commit(options: { key?: boolean; events?: number } = {}): CommitInput {
@@ -164,11 +188,7 @@ export function roundTripTests(backend: "file" | "hrana"): void {
   describe("guards on the remote write path", () => {
     /** Another machine's commit to the same record, on a connection of its own. */
     async function elsewhere(id: string): Promise<void> {
-      // On the copy of SQLite that holds the file in this process (src/db/sqlite.ts).
-      writeOnOwnConnection(
-        file,
-        commitOp({ ...commit(), records: [record(id, undefined)], events: eventsOf(id) }),
-      );
+      await writeElsewhere(commitOp({ ...commit(), records: [record(id, undefined)], events: eventsOf(id) }));
     }
 
     function record(id: string, expectedVersion: number | undefined) {
@@ -358,7 +378,7 @@ export function roundTripTests(backend: "file" | "hrana"): void {
     expect(rows).toEqual([{ id: endpointId, url: "https://example.com/hook" }]);
     expect(network.total()).toBe(1);
     // On a server, outboxd's batcher carries it (a read batch), not @libsql/client's execute.
-    expect(network.counts[backend === "hrana" ? "read-batch" : "execute"]).toBe(1);
+    expect(network.counts[backend === "sqld" ? "read-batch" : "execute"]).toBe(1);
   });
 
   describe("overlapping groups on the remote write path", () => {
@@ -449,7 +469,7 @@ export function roundTripTests(backend: "file" | "hrana"): void {
     });
     // Only a server pipelines write batches (a local file keeps them in order): the file-backed
     // run has no such test, rather than a skipped one.
-    if (backend === "hrana")
+    if (backend === "sqld")
       test("a server: the next group's write batch goes before the one before is answered; one that overtakes it fails its head's guard and is built again", async () => {
         await db.writer.idle();
         network.reset();
@@ -480,8 +500,7 @@ export function roundTripTests(backend: "file" | "hrana"): void {
   describe("machines racing for the ledger's chain", () => {
     /** A commit on another machine (its own connection), which chains. */
     async function elsewhere(): Promise<void> {
-      // On the copy of SQLite that holds the file in this process (src/db/sqlite.ts).
-      writeOnOwnConnection(file, commitOp(commit()));
+      await writeElsewhere(commitOp(commit()));
     }
 
     test("once several groups in a row found another machine's entries, a group's reads take the write lock: 2 requests, no guard, no failure, and back to unlocked once the race is over", async () => {
@@ -592,7 +611,7 @@ export function roundTripTests(backend: "file" | "hrana"): void {
         const committed = what === "its batch with COMMIT" && when === "after" ? 4 : 0;
         expect(await stored(inputs)).toEqual({ records: committed, events: committed });
         // The write lock was released at once (a stream left holding it would keep the next group
-        // waiting until the server expires it: 10 s on the simulated server, never on a file).
+        // waiting until the server expires it, never on a file).
         const next = db.writer.write(() => commitOp(commit()));
         const released = await Promise.race([next.then(() => true), Bun.sleep(5_000).then(() => false)]);
         expect(released).toBe(true);

@@ -2,10 +2,10 @@
 // `outboxd dispatch` processes share one database while a killer loop SIGKILLs and restarts them
 // at random and the receiver fails at random. The crash soak's ledger (scripts/soak.ts) must hold:
 // nothing lost, nothing phantom, order per aggregate, sequences 1..n with none repeated or skipped,
-// one version per commit. Twice: on the database file itself (the engine driver in each process),
-// and behind the simulated libSQL server (Hrana over HTTP, test/helpers/sim-server.ts), where the
-// group batches go through @libsql/client's remote write path and outboxd's own Hrana batcher and
-// overlap (hrana-batch.ts, remote-writer.ts `pipelines`).
+// one version per commit, and `outboxd verify` passes. Twice: on the database file itself (the
+// engine driver in each process), and on a real libSQL server (sqld on 127.0.0.1,
+// test/helpers/sqld.ts), where the group batches go through @libsql/client's remote write path
+// and outboxd's own Hrana batcher and overlap (hrana-batch.ts, remote-writer.ts `pipelines`).
 import { expect, test } from "bun:test";
 import { spawn } from "bun";
 import { keepForCi } from "../helpers/ci-log.ts";
@@ -15,7 +15,7 @@ const SOAK = ["--servers", "2", "--dispatchers", "2", "--duration", "20", "--rat
 
 for (const [name, extra] of [
   ["on the database file", []],
-  ["behind the simulated libSQL server", ["--sim-server"]],
+  ["on a real libSQL server", ["--sqld"]],
 ] as const) {
   test(`two serve and two dispatch processes with a killer loop, ${name}: the soak's ledger holds`, async () => {
     const soak = spawn({
