@@ -4,9 +4,12 @@
 // and replayable like every dead delivery (replay.ts). A leased row is being sent right now:
 // its sender's completion decides, so it is refused until the lease runs out.
 // Invariant kept here: when the cancelled row was its queue's head, the queue's next pending
-// row becomes the head (heads.ts promoteHeads), in the same transaction.
+// row becomes the head (heads.ts promoteHeads), in the same transaction. A delivery a commit
+// named whose deferred fan-out is not expanded yet is cancelled in its fan-out row, and the
+// expansion writes it dead (enqueue.ts).
 import { all, get, type Op } from "../db/op.ts";
 import { DEAD_LETTER_SET, type DeadReason } from "./dead-letter.ts";
+import { cancelUnexpanded, unexpandedDelivery } from "./enqueue.ts";
 import { promoteHeads } from "./heads.ts";
 
 export type CancelOutcome =
@@ -20,7 +23,14 @@ export function* cancelDelivery(id: string, now: number): Op<CancelOutcome> {
     "SELECT status, lease_expires_at AS leaseExpiresAt FROM deliveries WHERE id = :id",
     { id },
   );
-  if (!row) return { kind: "not_found" };
+  if (!row) {
+    // Named by a commit whose fan-out is not expanded yet: cancelled there (enqueue.ts).
+    const waiting = yield* unexpandedDelivery(id);
+    if (!waiting) return { kind: "not_found" };
+    if (waiting.status !== "pending") return { kind: "not_pending", status: waiting.status };
+    yield* cancelUnexpanded(waiting, now);
+    return { kind: "cancelled" };
+  }
   if (row.status !== "pending") return { kind: "not_pending", status: row.status };
   if (row.leaseExpiresAt !== null && row.leaseExpiresAt > now) {
     return { kind: "leased", leaseExpiresAt: row.leaseExpiresAt };

@@ -30,8 +30,8 @@
 // dispatcher never takes over is given back (dispatcher.ts PROMISE_MS) or runs out like any other.
 import { all, exec, get, type Op, run } from "../db/op.ts";
 import { newId } from "../lib/ids.ts";
-import { deadLetterEndpoint } from "./dead-letter.ts";
-import { IS_FIRST_IN_QUEUE } from "./heads.ts";
+import { DEAD_LETTER_SET, type DeadReason, deadLetterEndpoint } from "./dead-letter.ts";
+import { IS_FIRST_IN_QUEUE, promoteHeads } from "./heads.ts";
 
 /** The most deliveries a commit inserts itself; a larger fan-out is deferred (deferFanOut). */
 export const INLINE_DELIVERIES = 1000;
@@ -204,6 +204,53 @@ export function* unexpandedDeliveries(eventId: string): Op<{ id: string; endpoin
   );
 }
 
+/**
+ * A delivery a commit named that its deferred fan-out has not expanded yet, as the deliveries
+ * table would show it (read.ts DeliveryRow): pending, or dead once cancelled (a cancelled target
+ * carries the time of its cancel as a third element, [id, endpointId, cancelledAt]).
+ */
+export function* unexpandedDelivery(id: string): Op<UnexpandedRow | undefined> {
+  return yield* get<UnexpandedRow>(
+    `SELECT t.value ->> 0 AS id, f.event_id AS eventId, t.value ->> 1 AS endpointId, f.aggregate, f.sequence,
+       f.event_type AS eventType, CASE WHEN t.value ->> 2 IS NULL THEN 'pending' ELSE 'dead' END AS status,
+       0 AS attemptCount, f.available_at AS nextAttemptAt, NULL AS lastStatusCode, NULL AS lastError,
+       NULL AS deliveredAt, CASE WHEN t.value ->> 2 IS NULL THEN NULL ELSE 'cancelled' END AS deadReason,
+       f.pos, t.key AS target
+     FROM fan_outs f, json_each(f.targets) t WHERE t.key >= f.done AND t.value ->> 0 = :id LIMIT 1`,
+    { id },
+  );
+}
+
+export interface UnexpandedRow {
+  id: string;
+  eventId: string;
+  endpointId: string;
+  aggregate: string;
+  sequence: number;
+  eventType: string;
+  status: "pending" | "dead";
+  attemptCount: number;
+  nextAttemptAt: number;
+  lastStatusCode: null;
+  lastError: null;
+  deliveredAt: null;
+  deadReason: "cancelled" | null;
+  /** Where it waits: its fan_outs row and its index among that row's targets. */
+  pos: number;
+  target: number;
+}
+
+/**
+ * Cancels a delivery its fan-out has not expanded yet (cancel.ts): its target is marked with the
+ * time of the cancel, and the expansion writes it as a dead, `cancelled` row.
+ */
+export function* cancelUnexpanded(row: UnexpandedRow, now: number): Op<void> {
+  yield* exec(
+    "UPDATE fan_outs SET targets = json_set(targets, '$[' || :target || '][2]', :now) WHERE pos = :pos",
+    { target: row.target, now, pos: row.pos },
+  );
+}
+
 interface FanOutRow extends Omit<NewDelivery, "endpointId"> {
   pos: number;
   targets: string;
@@ -235,13 +282,22 @@ export function* expandFanOuts(max: number, now: number): Op<Expanded> {
     );
     if (!row) return expanded;
     after = row.pos;
-    const targets = JSON.parse(row.targets) as [string, string][];
+    const targets = JSON.parse(row.targets) as [id: string, endpointId: string, cancelledAt?: number][];
     const end = Math.min(targets.length, row.done + max - expanded.deliveries);
     const { pos: _pos, targets: _targets, done: _done, ...event } = row;
     const endpoints = new Set<string>();
-    for (const [id, endpointId] of targets.slice(row.done, end)) {
+    for (const [id, endpointId, cancelledAt] of targets.slice(row.done, end)) {
       yield* enqueueDelivery({ ...event, endpointId }, id);
       endpoints.add(endpointId);
+      // Cancelled before it was expanded: dead, as cancel.ts would have made it then.
+      if (cancelledAt !== undefined) {
+        yield* run(`UPDATE deliveries SET ${DEAD_LETTER_SET} WHERE id = :id`, {
+          id,
+          at: cancelledAt,
+          reason: "cancelled" satisfies DeadReason,
+        });
+        yield* promoteHeads([id]);
+      }
     }
     const gone = yield* all<{ id: string }>(
       "SELECT value AS id FROM json_each(:ids) WHERE value NOT IN (SELECT id FROM endpoints)",

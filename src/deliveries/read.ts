@@ -3,6 +3,7 @@
 import { all, get, type Op } from "../db/op.ts";
 import type { deliveries } from "../db/schema.ts";
 import { iso } from "../lib/time.ts";
+import { unexpandedDelivery } from "./enqueue.ts";
 
 /** A row of the deliveries table as drizzle's schema types it (src/db/schema.ts). */
 export type Delivery = typeof deliveries.$inferSelect;
@@ -96,8 +97,14 @@ export function* listDeliveries(
   return rows.map(deliveryView);
 }
 
+/**
+ * A delivery by id; one a commit named whose deferred fan-out is not expanded yet is shown as
+ * the row it becomes (enqueue.ts unexpandedDelivery): found from the moment the commit answers.
+ */
 export function* getDelivery(id: string): Op<DeliveryView | undefined> {
-  const row = yield* get<DeliveryRow>(`SELECT ${DELIVERY_COLUMNS} FROM deliveries WHERE id = :id`, { id });
+  const row =
+    (yield* get<DeliveryRow>(`SELECT ${DELIVERY_COLUMNS} FROM deliveries WHERE id = :id`, { id })) ??
+    (yield* unexpandedDelivery(id));
   return row ? deliveryView(row) : undefined;
 }
 

@@ -7,7 +7,9 @@ import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { type CommitOutcome, commitOp, type EventWrite } from "../../src/commit/commit-op.ts";
 import { all, get } from "../../src/db/op.ts";
+import { cancelDelivery } from "../../src/deliveries/cancel.ts";
 import { EXPAND_CHUNK, expandFanOuts, INLINE_DELIVERIES } from "../../src/deliveries/enqueue.ts";
+import { getDelivery } from "../../src/deliveries/read.ts";
 import { createEndpoint, deleteEndpoint } from "../../src/endpoints/endpoints.ts";
 import { apiClient } from "../helpers/api.ts";
 import { suiteDatabase } from "../helpers/database.ts";
@@ -158,6 +160,103 @@ describe("deferred fan-out, operation by operation", () => {
     const big0 = rows.filter((r) => r.aggregate === "big/0" && r.eventId !== named(behind)[0]?.eventId);
     expect(named(behind).length).toBe(ENDPOINTS);
     expect(behind.result.events[0]?.sequence).toBe(Math.max(...big0.map((r) => r.sequence)) + 1);
+  });
+});
+
+describe("a delivery named by a deferred fan-out, before its expansion", () => {
+  const database = suiteDatabase();
+  test("is found (pending) and cancelled from the moment the commit answers; the expansion writes it dead and keeps its queue's head", async () => {
+    const db = database();
+    const endpointIds: string[] = [];
+    for (let i = 0; i < ENDPOINTS; i++) {
+      const endpoint = await db.writer.write(
+        createEndpoint(
+          { url: `http://127.0.0.1:9/${i}`, eventTypes: [], description: null, sealedSecrets: "[]" },
+          Date.now(),
+        ),
+      );
+      endpointIds.push(endpoint.id);
+    }
+    const events = Array.from({ length: EVENTS }, (_, i) => ({
+      id: undefined,
+      type: "fan.out",
+      aggregate: `named/${i % 2}`,
+      payload: "{}",
+      deliverAfter: null,
+      deliverBy: Date.now() + 3_600_000,
+      endpoints: undefined,
+    }));
+    const outcome = await db.writer.write(
+      commitOp({
+        by: { tokenId: "tok_test", tokenName: "test" },
+        records: [],
+        events,
+        idempotency: undefined,
+        traceparent: undefined,
+        conflictStatus: 409,
+        maxDeliveries: 10_000,
+        now: Date.now(),
+      }),
+    );
+    expect(outcome.deferredDeliveries).toBe(EVENTS * ENDPOINTS);
+    // The first event of named/0 to the first endpoint: the head of its queue once expanded.
+    const first = outcome.result.events[0];
+    const target = first?.deliveries.find((d) => d.endpointId === endpointIds[0]);
+    if (!first || !target) throw new Error("the commit named no delivery");
+    const seen = await db.driver.read(getDelivery(target.id));
+    expect(seen).toMatchObject({
+      id: target.id,
+      endpointId: target.endpointId,
+      eventId: first.id,
+      status: "pending",
+      attemptCount: 0,
+      deadReason: null,
+      aggregate: "named/0",
+      sequence: first.sequence,
+    });
+    const now = Date.now();
+    expect(await db.writer.write(cancelDelivery(target.id, now))).toEqual({ kind: "cancelled" });
+    expect(await db.driver.read(getDelivery(target.id))).toMatchObject({
+      status: "dead",
+      deadReason: "cancelled",
+    });
+    expect(await db.writer.write(cancelDelivery(target.id, now))).toEqual({
+      kind: "not_pending",
+      status: "dead",
+    });
+
+    for (;;) {
+      const next = await db.writer.write(expandFanOuts(EXPAND_CHUNK, Date.now()));
+      if (!next.more) break;
+    }
+    const rows = await db.driver.read(
+      all<{
+        id: string;
+        status: string;
+        deadReason: string | null;
+        deadAt: number | null;
+        isHead: number;
+        sequence: number;
+      }>(
+        `SELECT id, status, dead_reason AS deadReason, dead_at AS deadAt, is_head AS isHead, sequence FROM deliveries
+         WHERE endpoint_id = :endpointId AND aggregate = 'named/0' ORDER BY sequence`,
+        { endpointId: endpointIds[0] as string },
+      ),
+    );
+    expect(rows[0]).toMatchObject({
+      id: target.id,
+      status: "dead",
+      deadReason: "cancelled",
+      deadAt: now,
+    });
+    // The queue goes on from the next event: it is the head, every other one waits.
+    expect(rows.slice(1).map((r) => [r.status, r.isHead])).toEqual(
+      rows.slice(1).map((_, i) => ["pending", i === 0 ? 1 : 0]),
+    );
+    const pending = await db.driver.read(
+      get<{ n: number }>("SELECT count(*) AS n FROM deliveries WHERE status = 'pending'"),
+    );
+    expect(pending?.n).toBe(EVENTS * ENDPOINTS - 1);
   });
 });
 
