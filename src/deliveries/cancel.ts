@@ -9,8 +9,8 @@
 // expansion writes it dead (enqueue.ts).
 import { all, get, type Op } from "../db/op.ts";
 import { DEAD_LETTER_SET, type DeadReason } from "./dead-letter.ts";
-import { cancelUnexpanded, unexpandedDelivery } from "./enqueue.ts";
 import { promoteHeads } from "./heads.ts";
+import { cancelUnexpanded, unexpandedDelivery } from "./unexpanded.ts";
 
 export type CancelOutcome =
   | { kind: "cancelled" }

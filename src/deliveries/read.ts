@@ -3,7 +3,7 @@
 import { all, get, type Op } from "../db/op.ts";
 import type { deliveries } from "../db/schema.ts";
 import { iso } from "../lib/time.ts";
-import { unexpandedDelivery } from "./enqueue.ts";
+import { unexpandedDelivery } from "./unexpanded.ts";
 
 /** A row of the deliveries table as drizzle's schema types it (src/db/schema.ts). */
 export type Delivery = typeof deliveries.$inferSelect;
