@@ -7,7 +7,8 @@
 //     lease, an unknown id or another endpoint's delivery is reported stale and changes nothing;
 //   - a delivered pull row keeps the token that acked it in lease_owner (lease_expires_at NULL),
 //     so an ack repeated under that token counts as acked again instead of stale (a consumer
-//     whose first ack's answer was lost must not be told it lost the delivery).
+//     whose first ack's answer was lost must not be told it lost the delivery); so does the same
+//     delivery listed twice in one request.
 import { all, exec, type Op } from "../db/op.ts";
 import { type Completion, type CompletionItem, completeDeliveries, touchEndpointHealth } from "./complete.ts";
 import { recordDeliveredMany } from "./counters.ts";
@@ -70,7 +71,7 @@ export function* ackDeliveries(request: AckRequest): Op<AckResult> {
   const result: AckResult = { acked: 0, nacked: 0, stale: [], answered: [] };
   // Acks first, set-based: the rows still leased under the acking token become delivered.
   const delivered = yield* deliverAcked(endpointId, now, request.acks);
-  const fresh = new Set(delivered.map((d) => d.id));
+  const fresh = new Map(delivered.map((d) => [d.id, d.token]));
   // What else the request names (repeated or stale acks, nacks), read after those acks.
   const others = [
     ...new Set([
@@ -96,7 +97,8 @@ export function* ackDeliveries(request: AckRequest): Op<AckResult> {
   }
   // In request order; each entry sees the row as the entries before it left it.
   for (const ack of request.acks) {
-    if (fresh.delete(ack.deliveryId)) {
+    // Delivered by this request under this token (an id listed twice counts twice): acked.
+    if (fresh.get(ack.deliveryId) === ack.leaseToken) {
       result.acked += 1;
       continue;
     }
@@ -138,7 +140,10 @@ export function* ackDeliveries(request: AckRequest): Op<AckResult> {
 type DeliveredRow = Pick<
   Delivery,
   "id" | "eventId" | "aggregate" | "sequence" | "attemptCount" | "availableAt"
->;
+> & {
+  /** The lease token it was acked under (it stays in lease_owner). */
+  token: string;
+};
 
 /**
  * The acks' transition to delivered, as complete.ts does it for a batch of 2xx (attempt log,
@@ -156,7 +161,7 @@ function* deliverAcked(endpointId: string, now: number, acks: LeaseRef[]): Op<De
        -- (unary +: by primary key, never by an index of the endpoint's pending rows)
        AND +deliveries.endpoint_id = :endpointId
      RETURNING id, event_id AS eventId, aggregate, sequence, attempt_count AS attemptCount,
-       available_at AS availableAt`,
+       available_at AS availableAt, lease_owner AS token`,
     { now, endpointId, acks: JSON.stringify(acks.map((a) => [a.deliveryId, a.leaseToken])) },
   );
   if (rows.length === 0) return rows;
@@ -171,7 +176,7 @@ function* deliverAcked(endpointId: string, now: number, acks: LeaseRef[]): Op<De
   return rows;
 }
 
-function answered(row: DeliveredRow, completion: Completion): Answered {
+function answered(row: Omit<DeliveredRow, "token">, completion: Completion): Answered {
   return {
     deliveryId: row.id,
     eventId: row.eventId,

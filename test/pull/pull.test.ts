@@ -158,6 +158,21 @@ describe("pull endpoints", () => {
     expect(delivery).toMatchObject({ status: "delivered", attemptCount: 1 });
   });
 
+  test("the same delivery listed twice in one ack request counts as acked twice", async () => {
+    const { server, endpointId } = rig;
+    const [event] = await commitEvents(server, [
+      { type: "order.placed", aggregate: "orders/o-twice", payload: {}, endpoints: [endpointId] },
+    ]);
+    const deliveryId = onlyDelivery(event);
+    const [pulled] = (await rig.poll({ max: 10 })).data as [Pulled];
+    expect(pulled.deliveryId).toBe(deliveryId);
+    const ref = { deliveryId, leaseToken: pulled.leaseToken };
+    expect(await rig.ack({ acks: [ref, ref] })).toEqual({ acked: 2, nacked: 0, stale: [] });
+    expect((await deliveryRow(server, deliveryId)).status).toBe("delivered");
+    const attempts = expectStatus(await server.request("GET", `/v1/deliveries/${deliveryId}/attempts`), 200);
+    expect(attempts).toHaveLength(1);
+  });
+
   test("a pulled message's event is byte for byte the webhook body of the same event (made by SQLite, not by webhookBody)", async () => {
     const endpointId = await createPullEndpoint(rig.server);
     // Awkward strings: quotes, backslashes, line separators, emoji (aggregates refuse control
