@@ -11,6 +11,7 @@ import {
   INLINE_DELIVERIES,
   newDeliveryId,
 } from "../deliveries/enqueue.ts";
+import { type CompiledFilter, type Condition, compileFilter } from "../endpoints/controls.ts";
 import { matchesEventType } from "../endpoints/patterns.ts";
 import { failpoint } from "../failpoints.ts";
 import {
@@ -124,11 +125,12 @@ export function* commitOp(input: CommitInput, leases?: HeadLeases): Op<CommitOut
   const { now } = input;
   if (input.announceReads !== false) yield* prefetch(commitReads(input));
   if (input.idempotency) {
-    const stored = yield* storedKey(input.by.tokenId, input.idempotency.key);
+    const stored = yield* storedKey(input.by?.tokenId ?? "", input.idempotency.key);
     const replay = replayOf(stored, input.idempotency, now);
     if (replay) return replay;
     // A row still holding the key is older than the TTL: the key is free for this request.
-    if (stored) yield* exec(SQL.releaseExpiredKey, { tokenId: input.by.tokenId, key: input.idempotency.key });
+    if (stored)
+      yield* exec(SQL.releaseExpiredKey, { tokenId: input.by?.tokenId ?? "", key: input.idempotency.key });
   }
 
   // A retry by event ids answers the first commit and writes nothing; any other reuse is 409.
@@ -140,9 +142,9 @@ export function* commitOp(input: CommitInput, leases?: HeadLeases): Op<CommitOut
   const written: WrittenRecord[] = [];
   const ledger: LedgerCommit = {
     commitId,
-    tokenId: input.by.tokenId,
-    tokenName: input.by.tokenName,
-    proposalId: input.by.proposalId ?? null,
+    tokenId: input.by?.tokenId ?? null,
+    tokenName: input.by?.tokenName ?? null,
+    proposalId: input.by?.proposalId ?? null,
     at: now,
     records: [],
     events: [],
@@ -181,9 +183,7 @@ export function* commitOp(input: CommitInput, leases?: HeadLeases): Op<CommitOut
   failpoint("commit.after_records");
 
   const endpointRows =
-    input.events.length > 0
-      ? yield* allBatchShared<{ id: string; eventTypes: string }>("endpoints", SQL.endpoints)
-      : [];
+    input.events.length > 0 ? yield* allBatchShared<EndpointTargetRow>("endpoints", SQL.endpoints) : [];
   const endpoints = parsedEndpoints(endpointRows);
   const targetsOf = (event: EventWrite, i: number): string[] =>
     event.endpoints
@@ -195,11 +195,21 @@ export function* commitOp(input: CommitInput, leases?: HeadLeases): Op<CommitOut
           }
           return endpointId;
         })
-      : endpoints.filter((e) => matchesEventType(e.patterns, event.type)).map((e) => e.id);
+      : endpoints
+          .filter((e) => e.id !== event.excludeEndpoint && matchesEventType(e.patterns, event.type))
+          .map((e) => e.id);
+  // Type-based targets before filters (which need the event's id and sequence, known below): the
+  // count an unfiltered commit is refused by up front; with filters, the exact count is checked
+  // after the loop (a throw rolls the whole commit back).
   const fanOut = input.events.map(targetsOf);
+  const filterOf = new Map(endpoints.filter((e) => e.filter !== null).map((e) => [e.id, e.filter]));
+  const filtered = (event: EventWrite, i: number) =>
+    event.endpoints === undefined && fanOut[i]?.some((id) => filterOf.has(id));
+  const mayShrink = filterOf.size > 0 && input.events.some(filtered);
   // A fan-out too large to insert now is written compactly and expanded after the commit
   // (enqueue.ts); so is every event of an aggregate with a fan-out still waiting.
-  const deferAll = checkFanOut(fanOut, input.maxDeliveries) > INLINE_DELIVERIES;
+  const deferAll =
+    checkFanOut(fanOut, mayShrink ? Number.POSITIVE_INFINITY : input.maxDeliveries) > INLINE_DELIVERIES;
   const deferredAggregates = new Set<string>();
   let deferredDeliveries = 0;
   const events: CommitResult["events"] = [];
@@ -246,7 +256,20 @@ export function* commitOp(input: CommitInput, leases?: HeadLeases): Op<CommitOut
         deliverBy: event.deliverBy,
       });
     }
-    const targets = fanOut[i] ?? [];
+    let targets = fanOut[i] ?? [];
+    if (mayShrink && filtered(event, i)) {
+      // DESIGN §19: an endpoint's filter applies at type-based fan-out; explicit endpoints bypass it.
+      const fields = {
+        id,
+        type: event.type,
+        occurredAt: now,
+        aggregate: event.aggregate,
+        sequence,
+        payload: event.payload,
+      };
+      const parsed = {};
+      targets = targets.filter((endpointId) => filterOf.get(endpointId)?.(fields, parsed) ?? true);
+    }
     const delivery = {
       eventId: id,
       aggregate: event.aggregate,
@@ -271,11 +294,12 @@ export function* commitOp(input: CommitInput, leases?: HeadLeases): Op<CommitOut
     events.push(eventSummary(id, event, sequence, event.deliverBy, deliveries));
   }
 
+  if (mayShrink) limitDeliveries(deliveryCount, input.maxDeliveries);
   const result: CommitResult = { commitId, records, events };
   if (input.idempotency) {
     yield* run(SQL.storeResponse, {
       commitId,
-      tokenId: input.by.tokenId,
+      tokenId: input.by?.tokenId ?? "",
       key: input.idempotency.key,
       requestHash: input.idempotency.requestHash,
       response: JSON.stringify({ result, written }),
@@ -293,6 +317,11 @@ export function* commitOp(input: CommitInput, leases?: HeadLeases): Op<CommitOut
  */
 function checkFanOut(targets: string[][], max: number): number {
   const total = targets.reduce((sum, list) => sum + list.length, 0);
+  limitDeliveries(total, max);
+  return total;
+}
+
+function limitDeliveries(total: number, max: number): void {
   if (total > max) {
     throw problems.invalid([
       {
@@ -301,7 +330,6 @@ function checkFanOut(targets: string[][], max: number): number {
       },
     ]);
   }
-  return total;
 }
 
 /** The reads commitOp will make, announced together (op.ts `prefetch`). */
@@ -310,7 +338,7 @@ function commitReads(input: CommitInput): Statement[] {
   if (input.idempotency) {
     reads.push({
       sql: SQL.findIdempotent,
-      args: { tokenId: input.by.tokenId, key: input.idempotency.key },
+      args: { tokenId: input.by?.tokenId ?? "", key: input.idempotency.key },
       kind: "get",
     });
   }
@@ -375,9 +403,17 @@ function eventSummary(
   };
 }
 
+interface EndpointTargetRow {
+  id: string;
+  eventTypes: string;
+  /** JSON text of the endpoint's filter (DESIGN §19), or null. */
+  filter: string | null;
+}
+
 interface EndpointPatterns {
   id: string;
   patterns: string[];
+  filter: CompiledFilter | null;
 }
 
 /**
@@ -386,10 +422,14 @@ interface EndpointPatterns {
  */
 const parsedByRows = new WeakMap<object, EndpointPatterns[]>();
 
-function parsedEndpoints(rows: { id: string; eventTypes: string }[]): EndpointPatterns[] {
+function parsedEndpoints(rows: EndpointTargetRow[]): EndpointPatterns[] {
   let parsed = parsedByRows.get(rows);
   if (!parsed) {
-    parsed = rows.map((e) => ({ id: e.id, patterns: JSON.parse(e.eventTypes) as string[] }));
+    parsed = rows.map((e) => ({
+      id: e.id,
+      patterns: JSON.parse(e.eventTypes) as string[],
+      filter: e.filter === null ? null : compileFilter(JSON.parse(e.filter) as Condition[]),
+    }));
     parsedByRows.set(rows, parsed);
   }
   return parsed;

@@ -73,7 +73,7 @@ export function* eventIdReplay(input: CommitInput): Op<CommitOutcome | undefined
     problems.conflict("event-id-taken", "an event id in this commit is already taken", {
       errors: [{ pointer: `/events/${first}/id`, detail: "is already taken by another event" }],
     });
-  const owner = input.eventIdOwner ?? input.by.tokenId;
+  const owner = input.eventIdOwner ?? input.by?.tokenId;
   const commitId = (stored[first] as StoredEvent).commitId;
   // The token first: another token's reuse is refused before anything about the content is looked at.
   for (let i = 0; i < input.events.length; i++) {

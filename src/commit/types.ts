@@ -30,6 +30,8 @@ export interface EventWrite {
   deliverBy: number;
   /** Explicit endpoint ids replacing type-based fan-out, or undefined. */
   endpoints: string[] | undefined;
+  /** An endpoint type-based fan-out leaves out (a system event's own endpoint: DESIGN §19). */
+  excludeEndpoint?: string | undefined;
 }
 
 /** Who commits: the token of the request (for an approved proposal, the approver's). */
@@ -41,7 +43,8 @@ export interface Committer {
 }
 
 export interface CommitInput {
-  by: Committer;
+  /** null: outboxd's own commit (a system event of DESIGN §19 that no person caused). */
+  by: Committer | null;
   /** The token whose event ids these are when not `by` (an approved proposal's: the proposer's). */
   eventIdOwner?: string | undefined;
   records: RecordWrite[];

@@ -9,7 +9,15 @@ import { chunks, rowsStatement } from "./rows.ts";
 /** What a claim returns of each row (the RETURNING list below, under the schema's names). */
 export type ClaimedDelivery = Pick<
   Delivery,
-  "id" | "eventId" | "endpointId" | "aggregate" | "sequence" | "attemptCount" | "availableAt" | "deliverBy"
+  | "id"
+  | "eventId"
+  | "endpointId"
+  | "aggregate"
+  | "sequence"
+  | "previousSequence"
+  | "attemptCount"
+  | "availableAt"
+  | "deliverBy"
 > & {
   /**
    * The row's rowid, when the claim returned it: its completion finds the row by it, without a
@@ -76,7 +84,7 @@ const CLAIMABLE_NOW_TO_WEBHOOK = `${claimableRow("d")}
 
 /** What a claim returns of each row it leased (ClaimedDelivery), after RETURNING. */
 export const CLAIMED_COLUMNS = `rowid AS rid, id, event_id AS eventId, endpoint_id AS endpointId, aggregate, sequence,
-  attempt_count AS attemptCount, available_at AS availableAt, deliver_by AS deliverBy`;
+  previous_sequence AS previousSequence, attempt_count AS attemptCount, available_at AS availableAt, deliver_by AS deliverBy`;
 
 const RETURNING_CLAIMED = `RETURNING ${CLAIMED_COLUMNS}`;
 

@@ -1,5 +1,5 @@
 // Transitions out of in flight, after an attempt: → delivered (2xx), → pending again (retry, or
-// 410 Gone, which disables the endpoint), → dead (failed at or after the deadline).
+// 410 Gone, whose endpoint the caller disables: CompletedBatch.gone), → dead (failed at or after the deadline).
 // Invariants kept here:
 //   - fenced: a row changes only while the caller still holds the lease of the claim that sent
 //     it (lease_owner), so a dispatcher whose lease was taken over cannot overwrite a newer
@@ -82,6 +82,11 @@ export interface CompletedBatch {
   promoted: PromotedHead[];
   /** Those of them the promotion leased (with `lease`): as a claim returns them. */
   leased: ClaimedDelivery[];
+  /**
+   * Endpoints a recorded 410 Gone answered for, with the time: the caller disables them (and
+   * commits the system event of DESIGN §19) in this transaction.
+   */
+  gone: { endpointId: string; at: number }[];
 }
 
 /**
@@ -96,13 +101,18 @@ export function* completeDeliveries(
   items: CompletionItem[],
   lease: PromotionLease | null = null,
 ): Op<CompletedBatch> {
-  if (items.length === 0) return { recorded: [], promoted: [], leased: [] };
+  if (items.length === 0) return { recorded: [], promoted: [], leased: [], gone: [] };
   const recorded = items.map(() => false);
   const delivered: number[] = [];
+  const gone: CompletedBatch["gone"] = [];
   for (let i = 0; i < items.length; i++) {
     const item = items[i] as CompletionItem;
     if (item.completion.kind === "delivered") delivered.push(i);
-    else if (yield* applyCompletion(item.attempt, item.completion)) recorded[i] = true;
+    else if (yield* applyCompletion(item.attempt, item.completion)) {
+      recorded[i] = true;
+      if (item.completion.kind === "gone")
+        gone.push({ endpointId: item.attempt.endpointId, at: item.completion.at });
+    }
   }
   // The delivered rows the fence lets through, with the position (1-based) of their attempts.
   const rows: [rid: number, owner: string, at: number, code: number | null, k: number][] = [];
@@ -201,7 +211,7 @@ export function* completeDeliveries(
   }
   for (const latest of [successes, failures])
     for (const [endpointId, completion] of latest) yield* touchEndpointHealth(endpointId, completion);
-  return { recorded, promoted, leased };
+  return { recorded, promoted, leased, gone };
 }
 
 const BLIND: RowsKind = { kind: "run", blind: true };
@@ -278,7 +288,6 @@ function* applyCompletion(attempt: AttemptRecord, completion: Completion): Op<bo
         ...fence,
         at: completion.at,
       });
-      if (changed > 0) yield* disableGoneEndpoint(attempt.endpointId, completion.at);
       return changed > 0;
     }
     case "dead": {
@@ -291,14 +300,6 @@ function* applyCompletion(attempt: AttemptRecord, completion: Completion): Op<bo
       return changed > 0;
     }
   }
-}
-
-function* disableGoneEndpoint(endpointId: string, at: number): Op<void> {
-  yield* run(
-    `UPDATE endpoints SET disabled = 1, disabled_reason = 'gone', disabled_detail = :detail, disabled_at = :at,
-       updated_at = :at WHERE id = :endpointId AND disabled = 0`,
-    { endpointId, detail: `the receiver answered 410 Gone at ${new Date(at).toISOString()}`, at },
-  );
 }
 
 export function* touchEndpointHealth(endpointId: string, completion: Completion): Op<void> {

@@ -69,6 +69,7 @@ export interface LeasedHead {
   endpointId: string;
   aggregate: string;
   sequence: number;
+  previousSequence: number | null;
   type: string;
   payload: string;
   traceparent: string | null;
@@ -87,29 +88,38 @@ export interface HeadLeases {
   leased(head: LeasedHead): void;
 }
 
+/**
+ * previousSequence (DESIGN §19): the queue's latest sequence with a delivery, kept in queue_tails
+ * (delivered rows are pruned, that table is not). Read by the INSERT, moved on by TAIL after it.
+ */
+const PREVIOUS = `(SELECT t.sequence FROM queue_tails t WHERE t.endpoint_id = :endpointId AND t.aggregate = :aggregate)`;
+const TAIL = `INSERT INTO queue_tails (endpoint_id, aggregate, sequence) VALUES (:endpointId, :aggregate, :sequence)
+  ON CONFLICT (endpoint_id, aggregate) DO UPDATE SET sequence = excluded.sequence`;
+
 const INSERT = `INSERT INTO deliveries (id, event_id, endpoint_id, aggregate, sequence, event_type, status,
-    is_head, available_at, next_attempt_at, deliver_by, created_at)
+    is_head, available_at, next_attempt_at, deliver_by, created_at, previous_sequence)
   VALUES (:id, :eventId, :endpointId, :aggregate, :sequence, :type, 'pending',
-    ${IS_FIRST_IN_QUEUE}, :availableAt, :availableAt, :deliverBy, :now)`;
+    ${IS_FIRST_IN_QUEUE}, :availableAt, :availableAt, :deliverBy, :now, ${PREVIOUS})`;
 
 /**
  * Whether a new delivery would be its queue's head, and whether its endpoint is still the enabled
  * webhook endpoint the dispatcher knows: read first, then the INSERT writes the lease with the row
  * (one INSERT … SELECT … RETURNING did both and cost ~30 µs more per row).
  */
-const HEAD_AND_FRESH = `SELECT ${IS_FIRST_IN_QUEUE} AS head, EXISTS (SELECT 1 FROM endpoints e WHERE e.id = :endpointId
+const HEAD_AND_FRESH = `SELECT ${IS_FIRST_IN_QUEUE} AS head, ${PREVIOUS} AS previous, EXISTS (SELECT 1 FROM endpoints e WHERE e.id = :endpointId
     AND e.updated_at = :endpointVersion AND e.disabled = 0 AND e.kind = 'webhook') AS fresh`;
 
 const INSERT_LEASED = `INSERT INTO deliveries (id, event_id, endpoint_id, aggregate, sequence, event_type, status,
-    is_head, attempt_count, lease_owner, lease_expires_at, available_at, next_attempt_at, deliver_by, created_at)
+    is_head, attempt_count, lease_owner, lease_expires_at, available_at, next_attempt_at, deliver_by, created_at,
+    previous_sequence)
   VALUES (:id, :eventId, :endpointId, :aggregate, :sequence, :type, 'pending',
-    1, 1, :owner, :now + :leaseMs, :availableAt, :availableAt, :deliverBy, :now)`;
+    1, 1, :owner, :now + :leaseMs, :availableAt, :availableAt, :deliverBy, :now, :previous)`;
 
 /** The plain INSERT with the head flag as read (HEAD_AND_FRESH). */
 const INSERT_HEAD = `INSERT INTO deliveries (id, event_id, endpoint_id, aggregate, sequence, event_type, status,
-    is_head, available_at, next_attempt_at, deliver_by, created_at)
+    is_head, available_at, next_attempt_at, deliver_by, created_at, previous_sequence)
   VALUES (:id, :eventId, :endpointId, :aggregate, :sequence, :type, 'pending',
-    :head, :availableAt, :availableAt, :deliverBy, :now)`;
+    :head, :availableAt, :availableAt, :deliverBy, :now, :previous)`;
 
 /** A new delivery's id (time-ordered, from the commit's time). */
 export function newDeliveryId(now: number): string {
@@ -132,26 +142,36 @@ export function* enqueueDelivery(
     delivery.deliverBy > delivery.now
       ? leases.offer(delivery.endpointId)
       : null;
+  const tail = {
+    endpointId: delivery.endpointId,
+    aggregate: delivery.aggregate,
+    sequence: delivery.sequence,
+  };
   if (!lease) {
     yield* run(INSERT, { id, ...delivery });
+    yield* exec(TAIL, tail);
     return id;
   }
-  const checked = yield* get<{ head: number; fresh: number }>(HEAD_AND_FRESH, {
+  const checked = yield* get<{ head: number; previous: number | null; fresh: number }>(HEAD_AND_FRESH, {
     endpointId: delivery.endpointId,
     aggregate: delivery.aggregate,
     endpointVersion: lease.endpointVersion,
   });
+  const previous = checked?.previous ?? null;
   if (checked?.head !== 1 || checked.fresh !== 1) {
-    yield* run(INSERT_HEAD, { id, ...delivery, head: checked?.head ?? 0 });
+    yield* run(INSERT_HEAD, { id, ...delivery, head: checked?.head ?? 0, previous });
+    yield* exec(TAIL, tail);
     return id;
   }
-  yield* run(INSERT_LEASED, { id, ...delivery, ...lease });
+  yield* run(INSERT_LEASED, { id, ...delivery, ...lease, previous });
+  yield* exec(TAIL, tail);
   leases?.leased({
     id,
     eventId: delivery.eventId,
     endpointId: delivery.endpointId,
     aggregate: delivery.aggregate,
     sequence: delivery.sequence,
+    previousSequence: previous,
     type: delivery.type,
     payload: delivery.payload as string,
     traceparent: delivery.traceparent ?? null,

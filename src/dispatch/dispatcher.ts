@@ -57,6 +57,7 @@ export type DispatcherConfig = Pick<
   | "retryCapMs"
   | "allowPrivateEndpoints"
   | "retentionMs"
+  | "defaultDeliverWithinMs"
 >;
 
 export interface DispatcherDeps {
@@ -193,7 +194,9 @@ export class Dispatcher extends EventEmitter {
       write: async (items) => {
         // The queued outcomes are CompletionItems themselves: written as they are.
         const { recorded, claimed, unclaimed } = await deps.db.write(
-          completeAndClaimWrite(items, this.#claimAlong()),
+          completeAndClaimWrite(items, this.#claimAlong(), {
+            deliverWithinMs: this.#deps.config.defaultDeliverWithinMs,
+          }),
           BOOKKEEPING,
         );
         if (claimed) {
@@ -384,6 +387,7 @@ export class Dispatcher extends EventEmitter {
         endpointId: h.endpointId,
         aggregate: h.aggregate,
         sequence: h.sequence,
+        previousSequence: h.previousSequence,
         attemptCount: 1,
         availableAt: h.availableAt,
         deliverBy: h.deliverBy,
@@ -723,6 +727,7 @@ export class Dispatcher extends EventEmitter {
         type: "outboxd.ping",
         aggregate: `outboxd/ping/${endpointId}`,
         sequence: 0,
+        previousSequence: null,
         payload: JSON.stringify({ endpointId }),
         occurredAt: now,
         attempt: 1,
@@ -764,6 +769,7 @@ function toMessage(
     type: event.type,
     aggregate: event.aggregate,
     sequence: event.sequence,
+    previousSequence: delivery.previousSequence,
     payload: event.payload,
     occurredAt: event.occurredAt,
     attempt: delivery.attemptCount,

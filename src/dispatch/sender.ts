@@ -23,6 +23,8 @@ export interface WebhookMessage {
   type: string;
   aggregate: string;
   sequence: number;
+  /** DESIGN §19: the queue's previous sequence, fixed at the delivery's creation; null for none. */
+  previousSequence: number | null;
   /** JSON text of the event payload, embedded as `data` without re-serialising it. */
   payload: string;
   occurredAt: number;
@@ -53,7 +55,7 @@ export interface SendOutcome {
  * sequence} with `data` appended): no object built and stringified, nor its text cut, per send.
  */
 export function webhookBody(message: WebhookMessage): string {
-  return `{"id":${jsonString(message.id)},"type":${jsonString(message.type)},"timestamp":"${isoTime(message.occurredAt)}","aggregate":${jsonString(message.aggregate)},"sequence":${jsonNumber(message.sequence)},"data":${message.payload}}`;
+  return `{"id":${jsonString(message.id)},"type":${jsonString(message.type)},"timestamp":"${isoTime(message.occurredAt)}","aggregate":${jsonString(message.aggregate)},"sequence":${jsonNumber(message.sequence)},"previousSequence":${message.previousSequence === null ? "null" : jsonNumber(message.previousSequence)},"data":${message.payload}}`;
 }
 
 /** Text JSON.stringify writes as it is, between quotes: no quote, backslash, control or surrogate. */

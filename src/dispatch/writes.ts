@@ -11,6 +11,8 @@ import {
 } from "../deliveries/claim.ts";
 import { type CompletionItem, completeDeliveries } from "../deliveries/complete.ts";
 import type { PromotedHead } from "../deliveries/heads.ts";
+import { disableEndpoint } from "../endpoints/endpoints.ts";
+import { commitStateChange, type SystemEventSettings } from "../endpoints/system-events.ts";
 import { Hints } from "./hints.ts";
 import { loadSendContext, type SendContext } from "./send-context.ts";
 import type { ClaimRoom } from "./slots.ts";
@@ -39,9 +41,19 @@ export interface ClaimedWithBatch {
  * claim could take now (heads.ts promoteAndLease: each row written once); those beyond the room
  * get their lease back here, in the same transaction.
  */
-function* completeAndClaim(items: CompletionItem[], along: ClaimAlong | null): Op<ClaimedWithBatch> {
+function* completeAndClaim(
+  items: CompletionItem[],
+  along: ClaimAlong | null,
+  system: SystemEventSettings,
+): Op<ClaimedWithBatch> {
   const lease = along && { owner: along.owner, now: along.now, leaseMs: along.leaseMs };
-  const { recorded, promoted, leased } = yield* completeDeliveries(items, lease);
+  const { recorded, promoted, leased, gone } = yield* completeDeliveries(items, lease);
+  // A 410 disables its endpoint, once: the change commits its system event here (DESIGN §19).
+  for (const { endpointId, at } of gone) {
+    const detail = `the receiver answered 410 Gone at ${new Date(at).toISOString()}`;
+    const change = yield* disableEndpoint(endpointId, "gone", detail, at);
+    if (change) yield* commitStateChange(change, null, system, at);
+  }
   if (!along || leased.length === 0) return { recorded, claimed: null, unclaimed: promoted.map(headOf) };
   const fit = new Hints();
   fit.offer(leased);

@@ -1,12 +1,15 @@
 // Event-type patterns of an endpoint (DESIGN §3): an exact type, `prefix.*` (any type under
-// that prefix, one or more segments deeper), or `*` (everything). No pattern = everything.
+// that prefix, one or more segments deeper), or `*` (everything). No pattern = everything but
+// outboxd's own `outboxd.*` events, which only patterns starting with `outboxd.` match (DESIGN §19).
 
 export const EVENT_TYPE_PATTERN = /^[A-Za-z0-9_:-]+(\.[A-Za-z0-9_:-]+)*$/;
 export const TYPE_PATTERN_PATTERN = /^(\*|[A-Za-z0-9_:-]+(\.[A-Za-z0-9_:-]+)*(\.\*)?)$/;
 
 export function matchesEventType(patterns: readonly string[], type: string): boolean {
-  if (patterns.length === 0) return true;
+  const own = type.startsWith("outboxd.");
+  if (patterns.length === 0) return !own;
   return patterns.some((pattern) => {
+    if (own && !pattern.startsWith("outboxd.")) return false;
     if (pattern === "*") return true;
     if (pattern.endsWith(".*")) return type.startsWith(pattern.slice(0, -1));
     return pattern === type;

@@ -7,10 +7,13 @@ import {
   countEndpoints,
   createEndpoint,
   deleteEndpoint,
+  type EndpointChanges,
   type EndpointView,
   type NewEndpoint,
+  type Updated,
   updateEndpoint,
 } from "./endpoints.ts";
+import { type Actor, commitStateChange, type SystemEventSettings } from "./system-events.ts";
 
 /** Creates an endpoint unless `max` exist: counted in the same write, so concurrent creates cannot overshoot. */
 function* createEndpointUnder(max: number, input: NewEndpoint, now: number): Op<EndpointView | undefined> {
@@ -33,7 +36,20 @@ function* replaceEndpointSecrets(id: string, current: string, sealed: string, no
 }
 
 export const createEndpointWrite = defineWrite("endpoints.create", createEndpointUnder, { again: false });
-export const updateEndpointWrite = defineWrite("endpoints.update", updateEndpoint, { again: false });
+/** A change, with the system event of an enabled↔disabled change in the same transaction (DESIGN §19). */
+function* updateEndpointAs(
+  id: string,
+  changes: EndpointChanges,
+  now: number,
+  by: Actor,
+  settings: SystemEventSettings,
+): Op<Updated | undefined> {
+  const updated = yield* updateEndpoint(id, changes, now);
+  if (updated?.change) yield* commitStateChange(updated.change, by, settings, now);
+  return updated;
+}
+
+export const updateEndpointWrite = defineWrite("endpoints.update", updateEndpointAs, { again: false });
 export const deleteEndpointWrite = defineWrite("endpoints.delete", deleteEndpoint, { again: false });
 export const replaceEndpointSecretsWrite = defineWrite("endpoints.replaceSecrets", replaceEndpointSecrets, {
   again: false,

@@ -43,13 +43,19 @@ function operation(row: EventTypeRow): Json {
 function body(row: EventTypeRow): Json {
   return {
     type: "object",
-    required: ["id", "type", "timestamp", "aggregate", "sequence", "data"],
+    required: ["id", "type", "timestamp", "aggregate", "sequence", "previousSequence", "data"],
     properties: {
       id: { type: "string", format: "uuid", description: "The event id (webhook-id)." },
       type: { const: row.type },
       timestamp: { type: "string", format: "date-time" },
       aggregate: { type: "string" },
       sequence: { type: "integer", minimum: 1 },
+      previousSequence: {
+        type: ["integer", "null"],
+        description:
+          "The same aggregate's latest earlier sequence with a delivery to this endpoint, else null: a gap " +
+          "up to it was never meant for this endpoint.",
+      },
       data: row.schema === null ? {} : ownResource(row),
     },
   };

@@ -133,6 +133,12 @@ const WebhookBody = v.strictObject({
   timestamp: Instant,
   aggregate: v.string(),
   sequence: Int,
+  previousSequence: v.pipe(
+    v.nullable(Int),
+    v.description(
+      "The same aggregate's latest earlier sequence with a delivery to this endpoint, else null (DESIGN §19).",
+    ),
+  ),
   data: v.unknown(),
 });
 export const PulledDelivery = v.strictObject({

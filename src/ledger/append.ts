@@ -25,8 +25,9 @@ export const ledgerBenchSwitch = { off: process.env.OUTBOXD_BENCH_WITHOUT_LEDGER
 
 export interface LedgerCommit {
   commitId: string;
-  tokenId: string;
-  tokenName: string;
+  /** null for outboxd's own commits (DESIGN §19 system events) when no person acted. */
+  tokenId: string | null;
+  tokenName: string | null;
   /** The proposal this commit applies (the token is then its approver's), or null. */
   proposalId: string | null;
   at: number;

@@ -25,6 +25,7 @@ export interface Pulled {
 export const EVENT_BODY = `(SELECT '{"id":' || json_quote(e.id) || ',"type":' || json_quote(e.type)
     || ',"timestamp":"' || strftime('%Y-%m-%dT%H:%M:%fZ', e.occurred_at / 1000.0, 'unixepoch')
     || '","aggregate":' || json_quote(e.aggregate) || ',"sequence":' || e.sequence
+    || ',"previousSequence":' || coalesce(deliveries.previous_sequence, 'null')
     || ',"data":' || e.payload || '}'
   FROM events e WHERE e.id = deliveries.event_id)`;
 

@@ -71,6 +71,7 @@ describe("adaptive per-endpoint limit", () => {
     endpointId,
     aggregate: `agg/${id}`,
     sequence: 1,
+    previousSequence: null,
     attemptCount: 1,
     availableAt: 0,
     deliverBy: Number.MAX_SAFE_INTEGER,

@@ -339,6 +339,7 @@ describe("dispatch queries", () => {
           leaseMs: LEASE,
           room: { limit: 100, endpointRoom: { [endpointId]: 2 }, endpointLimit: 100 },
         },
+        { deliverWithinMs: 86_400_000 },
       ),
     );
     expect(answer.recorded).toEqual([true, true, true]);

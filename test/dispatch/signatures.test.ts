@@ -70,7 +70,15 @@ describe("webhook wire format", () => {
     expect(h.get("traceparent")).toBe(traceparent);
 
     const body = JSON.parse(request.body);
-    expect(Object.keys(body)).toEqual(["id", "type", "timestamp", "aggregate", "sequence", "data"]);
+    expect(Object.keys(body)).toEqual([
+      "id",
+      "type",
+      "timestamp",
+      "aggregate",
+      "sequence",
+      "previousSequence",
+      "data",
+    ]);
     expect(body).toMatchObject({
       id,
       type: "return.approved",
@@ -236,7 +244,15 @@ describe("POST /v1/endpoints/{id}/test", () => {
     expect(event.type).toBe("outboxd.ping");
     expect(event.id).toBe(request.headers.get("webhook-id"));
     expect(event.id).toMatch(UUID);
-    expect(Object.keys(event)).toEqual(["id", "type", "timestamp", "aggregate", "sequence", "data"]);
+    expect(Object.keys(event)).toEqual([
+      "id",
+      "type",
+      "timestamp",
+      "aggregate",
+      "sequence",
+      "previousSequence",
+      "data",
+    ]);
 
     const [counts] = await sql<{ events: number; deliveries: number }>(
       rig.server,

@@ -13,6 +13,7 @@ function delivery(endpointId: string, n: number): ClaimedDelivery {
     endpointId,
     aggregate: `a/${n}`,
     sequence: 1,
+    previousSequence: null,
     attemptCount: 1,
     availableAt: 0,
     deliverBy: Number.MAX_SAFE_INTEGER,

@@ -370,7 +370,15 @@ describe("/openapi.json webhooks and /docs", () => {
     expect(op.summary).toBe("A refund was issued.");
     expect(op.deprecated).toBe(true);
     const body = op.requestBody.content["application/json"].schema;
-    expect(body.required).toEqual(["id", "type", "timestamp", "aggregate", "sequence", "data"]);
+    expect(body.required).toEqual([
+      "id",
+      "type",
+      "timestamp",
+      "aggregate",
+      "sequence",
+      "previousSequence",
+      "data",
+    ]);
     expect(body.properties.type).toEqual({ const: "docs.refund" });
     // Its own resource, so that #/$defs/line resolves inside it, not in the OpenAPI document.
     expect(body.properties.data).toEqual({ $id: "urn:outboxd:event-type:docs.refund", ...REFUND_SCHEMA });

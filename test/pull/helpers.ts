@@ -19,7 +19,15 @@ export interface Pulled {
   deliveryId: string;
   leaseToken: string;
   attempt: number;
-  event: { id: string; type: string; timestamp: string; aggregate: string; sequence: number; data: unknown };
+  event: {
+    id: string;
+    type: string;
+    timestamp: string;
+    aggregate: string;
+    sequence: number;
+    previousSequence: number | null;
+    data: unknown;
+  };
 }
 export interface PollAnswer {
   data: Pulled[];

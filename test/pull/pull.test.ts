@@ -140,6 +140,7 @@ describe("pull endpoints", () => {
       timestamp: expect.any(String),
       aggregate: "orders/o-1",
       sequence: 1,
+      previousSequence: null,
       data: { total: 12.5 },
     });
     expect(Date.parse(answer.leaseExpiresAt as string)).toBeGreaterThan(Date.now());
@@ -193,7 +194,7 @@ describe("pull endpoints", () => {
     );
     expect(event?.aggregate).toBe(aggregate);
     expect(pulled.json).toBe(
-      `{"deliveryId":"${pulled.deliveryId}","leaseToken":"${pulled.leaseToken}","attempt":1,"event":${webhookBody({ ...(event as EventToSend), attempt: 1 })}}`,
+      `{"deliveryId":"${pulled.deliveryId}","leaseToken":"${pulled.leaseToken}","attempt":1,"event":${webhookBody({ ...(event as EventToSend), previousSequence: null, attempt: 1 })}}`,
     );
     expect(JSON.parse(pulled.json).event.data).toEqual({ b: [1, 2.5, "x\ny"], a: {} });
   });

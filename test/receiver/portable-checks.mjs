@@ -181,9 +181,17 @@ export const checks = [
       });
       equal(verified, ping, "ping");
       const store = s.memoryStore();
-      equal(await s.applyOnce(verified, store, () => {}), { result: "applied", missed: 0 }, "first ping");
+      equal(
+        await s.applyOnce(verified, store, () => {}),
+        { result: "applied", missed: 0, missedForEndpoint: false },
+        "first ping",
+      );
       const again = { ...ping, id: "another-ping" };
-      equal(await s.applyOnce(again, store, () => {}), { result: "duplicate", missed: 0 }, "next ping");
+      equal(
+        await s.applyOnce(again, store, () => {}),
+        { result: "duplicate", missed: 0, missedForEndpoint: false },
+        "next ping",
+      );
     },
   ],
   [
@@ -201,19 +209,44 @@ export const checks = [
       const store = s.memoryStore();
       const applied = [];
       const run = (e) => s.applyOnce(e, store, (x) => applied.push(x.sequence));
-      equal(await run(event(1)), { result: "applied", missed: 0 }, "1");
-      equal(await run(event(2)), { result: "applied", missed: 0 }, "2");
-      equal(await run(event(2)), { result: "duplicate", missed: 0 }, "2 again");
-      equal(await run(event(2, "evt-2-replayed")), { result: "duplicate", missed: 0 }, "same sequence");
-      equal(await run(event(1)), { result: "stale", missed: 0 }, "1 after 2");
-      equal(await run(event(4)), { result: "applied", missed: 1 }, "4 after 2");
-      equal(await run(event(3)), { result: "stale", missed: 0 }, "3 after 4");
+      equal(await run(event(1)), { result: "applied", missed: 0, missedForEndpoint: false }, "1");
+      equal(await run(event(2)), { result: "applied", missed: 0, missedForEndpoint: false }, "2");
+      equal(await run(event(2)), { result: "duplicate", missed: 0, missedForEndpoint: false }, "2 again");
+      equal(
+        await run(event(2, "evt-2-replayed")),
+        { result: "duplicate", missed: 0, missedForEndpoint: false },
+        "same sequence",
+      );
+      equal(await run(event(1)), { result: "stale", missed: 0, missedForEndpoint: false }, "1 after 2");
+      equal(await run(event(4)), { result: "applied", missed: 1, missedForEndpoint: false }, "4 after 2");
+      equal(await run(event(3)), { result: "stale", missed: 0, missedForEndpoint: false }, "3 after 4");
       equal(
         await run(event(9, "evt-9", "returns/r-124")),
-        { result: "applied", missed: 8 },
+        { result: "applied", missed: 8, missedForEndpoint: false },
         "first seen at 9",
       );
       equal(applied, [1, 2, 4, 9], "applied sequences");
+    },
+  ],
+  [
+    "applyOnce: previousSequence tells a gap never meant for this endpoint from a lost delivery",
+    async (s) => {
+      const store = s.memoryStore();
+      const run = (sequence, previousSequence) =>
+        s.applyOnce({ ...event(sequence), previousSequence }, store, () => {});
+      // Sent 1, 3 and 6 (a filter left out 2, 4 and 5): gaps, none missed here.
+      equal(await run(1, null), { result: "applied", missed: 0, missedForEndpoint: false }, "1");
+      equal(await run(3, 1), { result: "applied", missed: 1, missedForEndpoint: false }, "3 after 1");
+      // 6 was sent after 5, which never arrived (dead-lettered): missed for this endpoint.
+      equal(await run(7, 5), { result: "applied", missed: 3, missedForEndpoint: true }, "7 after 3, 5 lost");
+      equal(await run(7, 5), { result: "duplicate", missed: 0, missedForEndpoint: false }, "7 again");
+      // A first delivery whose predecessor was sent but never applied here.
+      const fresh = await s.applyOnce(
+        { ...event(4, "evt-4", "returns/r-9"), previousSequence: 2 },
+        store,
+        () => {},
+      );
+      equal(fresh, { result: "applied", missed: 3, missedForEndpoint: true }, "first seen after a sent one");
     },
   ],
   [
@@ -270,7 +303,11 @@ export const checks = [
         })
         .catch((e) => e);
       equal(failure.message, "receiver database down", "error propagates");
-      equal(await s.applyOnce(event(1), store, () => {}), { result: "applied", missed: 0 }, "retry");
+      equal(
+        await s.applyOnce(event(1), store, () => {}),
+        { result: "applied", missed: 0, missedForEndpoint: false },
+        "retry",
+      );
     },
   ],
   [

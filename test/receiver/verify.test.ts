@@ -234,12 +234,12 @@ describe("applyOnce with a real SQLite inbox", () => {
       results.push(await applyOnce(e, store, record));
     }
     expect(results).toEqual([
-      { result: "applied", missed: 0 },
-      { result: "applied", missed: 0 },
-      { result: "duplicate", missed: 0 },
-      { result: "stale", missed: 0 },
-      { result: "applied", missed: 1 },
-      { result: "stale", missed: 0 },
+      { result: "applied", missed: 0, missedForEndpoint: false },
+      { result: "applied", missed: 0, missedForEndpoint: false },
+      { result: "duplicate", missed: 0, missedForEndpoint: false },
+      { result: "stale", missed: 0, missedForEndpoint: false },
+      { result: "applied", missed: 1, missedForEndpoint: false },
+      { result: "stale", missed: 0, missedForEndpoint: false },
     ]);
     expect(effects(db).map((e) => e.sequence)).toEqual([1, 2, 4]);
     expect(db.query("SELECT aggregate, sequence, event_id FROM outboxd_inbox").all()).toEqual([
@@ -257,7 +257,11 @@ describe("applyOnce with a real SQLite inbox", () => {
     });
     await expect(failing).rejects.toThrow("downstream refused");
     expect(effects(db)).toEqual([]);
-    expect(await applyOnce(event(1), store, record)).toEqual({ result: "applied", missed: 0 });
+    expect(await applyOnce(event(1), store, record)).toEqual({
+      result: "applied",
+      missed: 0,
+      missedForEndpoint: false,
+    });
     expect(effects(db)).toEqual([{ event_id: "evt-1", sequence: 1 }]);
     db.close();
   });

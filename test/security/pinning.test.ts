@@ -113,6 +113,7 @@ describe("sendWebhook without private endpoints", () => {
     id: "00000000-0000-4000-8000-000000000000",
     type: "pin.test",
     aggregate: "pin/1",
+    previousSequence: null,
     sequence: 1,
     payload: "{}",
     occurredAt: Date.now(),

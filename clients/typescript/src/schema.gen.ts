@@ -2787,6 +2787,7 @@ export interface operations {
                      *             "timestamp": "2026-11-29T10:00:00.000Z",
                      *             "aggregate": "returns/r-123",
                      *             "sequence": 7,
+                     *             "previousSequence": 6,
                      *             "data": {
                      *               "returnId": "r-123"
                      *             }
@@ -2804,6 +2805,8 @@ export interface operations {
                                 aggregate: string;
                                 data: unknown;
                                 id: string;
+                                /** @description The same aggregate's latest earlier sequence with a delivery to this endpoint, else null (DESIGN §19). */
+                                previousSequence: number | null;
                                 sequence: number;
                                 /** Format: date-time */
                                 timestamp: string;
@@ -2923,7 +2926,7 @@ export interface operations {
                     /**
                      * @example event: delivery
                      *     id: dlv_01JDZ8V7M2Q4
-                     *     data: {"deliveryId":"dlv_01JDZ8V7M2Q4","leaseToken":"lt_9f2c4e1a7b3d5f60a1b2c3d4e5f60718","attempt":1,"event":{"id":"0b7e4a0c-6a8e-4d9b-9c1e-5f0e1d2c3b4a","type":"return.approved","timestamp":"2026-11-29T10:00:00.000Z","aggregate":"returns/r-123","sequence":7,"data":{"returnId":"r-123"}}}
+                     *     data: {"deliveryId":"dlv_01JDZ8V7M2Q4","leaseToken":"lt_9f2c4e1a7b3d5f60a1b2c3d4e5f60718","attempt":1,"event":{"id":"0b7e4a0c-6a8e-4d9b-9c1e-5f0e1d2c3b4a","type":"return.approved","timestamp":"2026-11-29T10:00:00.000Z","aggregate":"returns/r-123","sequence":7,"previousSequence":6,"data":{"returnId":"r-123"}}}
                      */
                     "text/event-stream": string;
                 };
@@ -4643,6 +4646,8 @@ export interface operations {
                      * @description The event id (webhook-id).
                      */
                     id: string;
+                    /** @description The same aggregate's latest earlier sequence with a delivery to this endpoint, else null: a gap up to it was never meant for this endpoint. */
+                    previousSequence: number | null;
                     sequence: number;
                     /** Format: date-time */
                     timestamp: string;
@@ -4692,6 +4697,8 @@ export interface operations {
                      * @description The event id (webhook-id).
                      */
                     id: string;
+                    /** @description The same aggregate's latest earlier sequence with a delivery to this endpoint, else null: a gap up to it was never meant for this endpoint. */
+                    previousSequence: number | null;
                     sequence: number;
                     /** Format: date-time */
                     timestamp: string;
@@ -4736,6 +4743,8 @@ export interface operations {
                      * @description The event id (webhook-id).
                      */
                     id: string;
+                    /** @description The same aggregate's latest earlier sequence with a delivery to this endpoint, else null: a gap up to it was never meant for this endpoint. */
+                    previousSequence: number | null;
                     sequence: number;
                     /** Format: date-time */
                     timestamp: string;

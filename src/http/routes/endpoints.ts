@@ -1,5 +1,6 @@
 // Endpoint management (DESIGN §3 Endpoints). Secrets appear only on create, rotate and the
 // admin-only secret route.
+import type { Context } from "hono";
 import type * as v from "valibot";
 import { disableAfterError, filterErrors } from "../../endpoints/controls.ts";
 import {
@@ -11,6 +12,7 @@ import {
 } from "../../endpoints/endpoints.ts";
 import { patternLimitErrors } from "../../endpoints/patterns.ts";
 import { activeSecrets, generateSecret, rotate } from "../../endpoints/secrets.ts";
+import type { Actor } from "../../endpoints/system-events.ts";
 import { endpointUrlProblem } from "../../endpoints/url-guard.ts";
 import {
   createEndpointWrite,
@@ -20,7 +22,7 @@ import {
 } from "../../endpoints/writes.ts";
 import { type FieldError, invalidField, Problem, problems } from "../../lib/problem.ts";
 import { readJson } from "../body.ts";
-import type { App, HttpDeps } from "../context.ts";
+import type { App, AppEnv, HttpDeps } from "../context.ts";
 import { scopedRoute } from "../openapi/route.ts";
 import { DEFAULT_LIMIT, page } from "../pagination.ts";
 import {
@@ -42,6 +44,12 @@ type ControlsBody = Pick<
 >;
 
 export const MAX_ENDPOINTS = 1000;
+
+/** The token acting on an endpoint: its system events' committer (DESIGN §19). */
+function actorOf(c: Context<AppEnv>): Actor {
+  const identity = c.get("identity");
+  return { tokenId: identity.id, tokenName: identity.name };
+}
 
 export function endpointRoutes(app: App, deps: HttpDeps): void {
   const { db, clock, secretBox } = deps;
@@ -85,6 +93,7 @@ export function endpointRoutes(app: App, deps: HttpDeps): void {
       disableAfter: body.disableAfter ?? undefined,
     };
   };
+  const systemEvents = { deliverWithinMs: deps.config.defaultDeliverWithinMs };
   const mustExist = <T>(value: T | undefined, id: string): T => {
     if (value === undefined) throw problems.notFound(`endpoint ${id} does not exist`);
     return value;
@@ -258,6 +267,8 @@ export function endpointRoutes(app: App, deps: HttpDeps): void {
             controls,
           },
           clock(),
+          actorOf(c),
+          systemEvents,
         ),
       );
       if (body.disabled === false) deps.dispatch?.wake();
@@ -301,7 +312,10 @@ export function endpointRoutes(app: App, deps: HttpDeps): void {
     }),
     async (c) => {
       const id = c.req.param("id");
-      const updated = mustExist(await db.write(updateEndpointWrite(id, { disabled: false }, clock())), id);
+      const updated = mustExist(
+        await db.write(updateEndpointWrite(id, { disabled: false }, clock(), actorOf(c), systemEvents)),
+        id,
+      );
       deps.dispatch?.wake();
       return c.json(updated.endpoint);
     },

@@ -30,6 +30,7 @@ const PULLED_EXAMPLE = {
     timestamp: T,
     aggregate: "returns/r-123",
     sequence: 7,
+    previousSequence: 6,
     data: { returnId: "r-123" },
   },
 };
