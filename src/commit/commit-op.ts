@@ -62,7 +62,7 @@ const SQL = {
     VALUES (:collection, :id, :version, :data, :deleted, :createdAt, :now, :commitId, :dataDigest)`,
   updateRecord: `UPDATE records SET version = :version, data = :data, deleted = :deleted, created_at = :createdAt,
       updated_at = :now, commit_id = :commitId, data_digest = :dataDigest WHERE collection = :collection AND id = :id`,
-  endpoints: "SELECT id, event_types AS eventTypes FROM endpoints",
+  endpoints: "SELECT id, event_types AS eventTypes, filter FROM endpoints",
   // Events are immutable and never deleted, so the aggregate's last sequence is the largest in
   // the (aggregate, sequence) index: one seek, no table of counters to write. Read with it:
   // whether an earlier fan-out of the aggregate still waits to be expanded (enqueue.ts).
