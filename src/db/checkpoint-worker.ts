@@ -6,6 +6,7 @@ import { closeSync, openSync, readSync } from "node:fs";
 import type { CheckpointerMessage, CheckpointerStart } from "./checkpointer.ts";
 import type { SqliteConnection } from "./sqlite.ts";
 import { openSqlite } from "./sqlite-open.ts";
+import { sqliteCode } from "./storage-errors.ts";
 
 declare const self: {
   onmessage: ((event: MessageEvent) => void) | null;
@@ -40,6 +41,11 @@ const HANDED_BACK = typeof Bun !== "undefined";
 
 const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
 
+/** An error as the main thread hears it: its text and SQLite code (a fatal one stops the process there). */
+function failure(error: unknown): { error: string; code: string | undefined } {
+  return { error: String(error), code: sqliteCode(error) };
+}
+
 function start(options: CheckpointerStart): void {
   // The same copy of SQLite as the writer's connection (the runtime's own: sqlite.ts).
   const connection = openSqlite(options.path, { busyTimeoutMs: options.busyTimeoutMs });
@@ -73,7 +79,7 @@ function start(options: CheckpointerStart): void {
       behind = true;
       self.postMessage({ kind: "checkpointed", checkpoints });
     } catch (error) {
-      self.postMessage({ kind: "failed", error: String(error), shmFd: HANDED_BACK ? shm : null });
+      self.postMessage({ kind: "failed", ...failure(error), shmFd: HANDED_BACK ? shm : null });
     }
   }, options.intervalMs);
   self.postMessage({ kind: "ready" });
@@ -101,6 +107,6 @@ self.onmessage = (event: MessageEvent) => {
     if (message.kind === "start") start(message.options);
     else stop();
   } catch (error) {
-    self.postMessage({ kind: "failed", error: String(error), shmFd: HANDED_BACK ? shm : null });
+    self.postMessage({ kind: "failed", ...failure(error), shmFd: HANDED_BACK ? shm : null });
   }
 };

@@ -29,7 +29,7 @@ export type CheckpointerMessage =
   | { kind: "ready" }
   | { kind: "checkpointed"; checkpoints: number }
   | { kind: "stopped"; shmFd: number | null }
-  | { kind: "failed"; error: string; shmFd: number | null };
+  | { kind: "failed"; error: string; code: string | undefined; shmFd: number | null };
 
 /** The frames after which a checkpoint runs (the value of wal_autocheckpoint in localPragmas). */
 export const CHECKPOINT_FRAMES = 10_000;
@@ -44,8 +44,11 @@ const STOP_WAIT_MS = 2_000;
 export interface CheckpointerHooks {
   /** The worker checkpoints from now on: raise the writer's threshold to the backstop. */
   ready(): void;
-  /** The worker is gone (failed): the writer checkpoints again itself. */
-  gone(error: string): void;
+  /**
+   * The worker is gone (failed): the writer checkpoints again itself. `code`: the SQLite code of
+   * its error, which may be fatal (storage-errors.ts).
+   */
+  gone(error: string, code?: string): void;
 }
 
 export class Checkpointer {
@@ -125,18 +128,18 @@ export class Checkpointer {
         return;
       case "failed":
         this.#shmFd = message.shmFd;
-        this.#fail(message.error);
+        this.#fail(message.error, message.code);
         return;
     }
   }
 
-  #fail(error: string): void {
+  #fail(error: string, code?: string): void {
     const worker = this.#worker;
     if (!worker) return;
     this.#worker = null;
     this.#ready = false;
     worker.terminate();
     this.#stopped?.();
-    this.#hooks.gone(error);
+    this.#hooks.gone(error, code);
   }
 }

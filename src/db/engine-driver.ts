@@ -10,6 +10,7 @@ import { type Execute, type Op, runOpSync, type Statement } from "./op.ts";
 import { parameterOrder } from "./parameters.ts";
 import type { SqliteConnection, SqliteStatement } from "./sqlite.ts";
 import { openSqlite } from "./sqlite-open.ts";
+import { stopOnFatal } from "./storage-errors.ts";
 
 /** The engine driver, and how its checkpoints go (for tests). */
 export interface EngineDriver extends Driver {
@@ -25,7 +26,20 @@ export function openEngineDriver(path: string, options: DriverOptions): EngineDr
     reads ??= openReader(path, options);
     return reads;
   };
-  const executeOnWriter = executor(writer);
+  const execute = executor(writer);
+  // A statement that fails may have ended the whole transaction: SQLite rolls it back itself after
+  // some errors (SQLITE_FULL among them: sqlite.org/lang_transaction.html). Every statement after
+  // it in this transaction then fails too, so no operation of the batch commits on its own.
+  let lost: unknown = null;
+  const executeOnWriter: Execute = (statement) => {
+    if (lost !== null) throw lost;
+    try {
+      return execute(statement);
+    } catch (error) {
+      if (!writer.inTransaction) lost = error;
+      throw error;
+    }
+  };
   // Transactions that only change leases or attempt outcomes may skip their sync (DESIGN §15):
   // NORMAL for them alone, FULL again after. The next durable commit's sync covers their frames
   // too (a sync is per file), and one lost to a power failure only repeats a delivery.
@@ -38,7 +52,9 @@ export function openEngineDriver(path: string, options: DriverOptions): EngineDr
       ready: () => {
         if (!closed) writer.exec(`PRAGMA wal_autocheckpoint = ${BACKSTOP_FRAMES}`);
       },
-      gone: () => {
+      gone: (error, code) => {
+        // Its connection met a fatal storage error: the process stops as the writer's would.
+        if (code !== undefined) stopOnFatal(path, Object.assign(new Error(error), { code }));
         if (!closed) writer.exec(`PRAGMA wal_autocheckpoint = ${CHECKPOINT_FRAMES}`);
       },
     },
@@ -55,8 +71,10 @@ export function openEngineDriver(path: string, options: DriverOptions): EngineDr
       if (skipSync) writer.exec("PRAGMA synchronous = NORMAL");
       try {
         writer.exec("BEGIN IMMEDIATE");
+        lost = null;
         try {
           const value = runOpSync(op, executeOnWriter);
+          if (lost !== null) throw lost;
           writer.exec("COMMIT");
           return value;
         } catch (error) {

@@ -7,6 +7,7 @@
 import type { Driver } from "./driver.ts";
 import { GroupChain } from "./group-chain.ts";
 import { type Op, type Outcome, run, type Statement, writesTable } from "./op.ts";
+import { isStorageFull } from "./storage-errors.ts";
 
 interface Queued {
   op: Op<unknown>;
@@ -24,6 +25,7 @@ export class Writer {
   #draining: Promise<void> | null = null;
   /** Groups still running on a driver that overlaps them (Driver.nextGroup). */
   readonly #groups = new Set<Promise<void>>();
+  #full = false;
 
   constructor(driver: Driver, maxBatch = 256) {
     this.#driver = driver;
@@ -54,6 +56,14 @@ export class Writer {
     });
   }
 
+  /**
+   * Whether the last write failed with SQLITE_FULL (storage-errors.ts): /readyz fails until a
+   * write succeeds again.
+   */
+  get storageFull(): boolean {
+    return this.#full;
+  }
+
   /** Resolves once everything queued so far has been committed or failed. */
   async idle(): Promise<void> {
     while (this.#draining || this.#groups.size > 0) {
@@ -79,7 +89,7 @@ export class Writer {
         if (writeGroup && grouped.length > 0) {
           const done = writeGroup(
             grouped.map((item) => ({ op: item.op, again: item.again as () => Op<unknown> })),
-          ).then((outcomes) => settle(grouped, outcomes));
+          ).then((outcomes) => this.#settle(grouped, outcomes));
           if (this.#driver.nextGroup) {
             // The next group may read while this one's writes are on their way (remote-writer.ts).
             this.#groups.add(done);
@@ -103,19 +113,29 @@ export class Writer {
       });
     } catch (error) {
       // BEGIN or COMMIT failed: nothing of this batch is durable, so every caller hears it.
+      this.#full = isStorageFull(error);
       for (const item of batch) item.reject(error);
       return;
     }
-    settle(batch, outcomes);
+    this.#settle(batch, outcomes);
   }
-}
 
-function settle(batch: Queued[], outcomes: Outcome[]): void {
-  batch.forEach((item, i) => {
-    const outcome = outcomes[i] as Outcome;
-    if (outcome.ok) item.resolve(outcome.value);
-    else item.reject(outcome.error);
-  });
+  #settle(batch: Queued[], outcomes: Outcome[]): void {
+    let full = false;
+    let wrote = false;
+    batch.forEach((item, i) => {
+      const outcome = outcomes[i] as Outcome;
+      if (outcome.ok) {
+        wrote = true;
+        item.resolve(outcome.value);
+      } else {
+        if (isStorageFull(outcome.error)) full = true;
+        item.reject(outcome.error);
+      }
+    });
+    if (full) this.#full = true;
+    else if (wrote) this.#full = false;
+  }
 }
 
 /**

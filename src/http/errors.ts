@@ -1,6 +1,7 @@
 // The one place errors become responses: a Problem renders as application/problem+json; any
 // other error is a bug, logged, and answered with a bare 500 that leaks nothing.
 import type { Context } from "hono";
+import { isStorageFull } from "../db/storage-errors.ts";
 import { Problem, problems } from "../lib/problem.ts";
 import type { Logger } from "../ops/log.ts";
 
@@ -24,6 +25,13 @@ function onError(error: Error, c: Context, logger: Logger): Response {
     return problemResponse(problems.unavailable("the database is busy; nothing was written, retry shortly"), {
       "retry-after": "1",
     });
+  }
+  if (isStorageFull(error)) {
+    // SQLITE_FULL: the disk is full; nothing of this write was stored (/readyz fails until a write
+    // succeeds). Fatal storage errors never get here: they stop the process (db/storage-errors.ts).
+    return problemResponse(
+      new Problem(503, "storage-full", "Storage full", "the database's disk is full; nothing was written"),
+    );
   }
   logger.log("error", "unhandled error", {
     method: c.req.method,
