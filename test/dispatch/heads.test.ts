@@ -266,3 +266,42 @@ test("a database from before the heads-only index (migration 0015) keeps its que
   for (const aggregate of ["agg-0", "agg-1", "agg-2"])
     expect(sent.get(`${endpoint.id}/${aggregate}`)).toEqual(Array.from({ length: 10 }, (_, i) => i + 1));
 });
+
+test("replayed older deliveries are not claimed while a later one of their queue is leased; once that lease ends they go in order", async () => {
+  const o = await setup();
+  await post(o, "/v1/endpoints", { url: "http://127.0.0.1:9/replay" });
+  await post(o, "/v1/commits", {
+    events: [1, 2, 3].map((n) => ({ type: "t.x", aggregate: "agg-replay", payload: { n } })),
+  });
+  const [one, two, three] = await rows(o);
+  if (!one || !two || !three) throw new Error("expected three deliveries");
+  const t0 = Date.now();
+  const claim = (now: number, owner: string) =>
+    o.db.writer.write(
+      claimDeliveries({ owner, now, leaseMs: 60_000, limit: 100, endpointRoom: {}, endpointLimit: 100 }),
+    );
+  // 1 and 2 are cancelled (dead), 3 is leased and in flight.
+  expect(await o.db.writer.write(cancelDelivery(one.id, t0))).toEqual({ kind: "cancelled" });
+  expect(await o.db.writer.write(cancelDelivery(two.id, t0))).toEqual({ kind: "cancelled" });
+  expect((await claim(t0, "first")).map((c) => c.id)).toEqual([three.id]);
+  // An operator replays 2, then 1, while 3 is in flight: nothing more of the queue is claimed.
+  expect(await o.db.writer.write(replayDelivery(two.id, t0 + 1, t0 + 3_600_000))).toBe("replayed");
+  expect(await claim(t0 + 2, "second")).toEqual([]);
+  expect(await o.db.writer.write(replayDelivery(one.id, t0 + 3, t0 + 3_600_000))).toBe("replayed");
+  expect(await claim(t0 + 4, "second")).toEqual([]);
+  await expectHeadsConsistent(o);
+  // 3's lease ends (its sender never answered): 1 goes, then 2, then 3 again.
+  const sent: number[] = [];
+  let now = t0 + 60_000;
+  for (;;) {
+    const claimed = await claim(now, `after-${now}`);
+    expect(claimed.length).toBeLessThanOrEqual(1);
+    if (claimed.length === 0) break;
+    const [c] = claimed as [ClaimedDelivery];
+    sent.push(c.sequence);
+    await complete(o, c, `after-${now}`, true);
+    await expectHeadsConsistent(o);
+    now += 1;
+  }
+  expect(sent).toEqual([1, 2, 3]);
+});
