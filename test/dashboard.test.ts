@@ -147,6 +147,93 @@ describe("dashboard", () => {
     expect(pageErrors).toEqual([]);
   });
 
+  test("endpoints and deliveries read by name: a description or URL host, an event type and aggregate", async () => {
+    const attempts = await text("#attempts tbody");
+    expect(attempts).toContain("orders service");
+    expect(attempts).toContain("billing");
+    // Ids stay on hover, not in the text.
+    expect(attempts).not.toContain(ids.orders);
+    expect(await page.getAttribute(`#attempts tbody span.endpoint[title="${ids.orders}"]`, "title")).toBe(
+      ids.orders,
+    );
+    expect(await text("#dead-letters tbody tr")).toContain("billing");
+    expect(await text(`#endpoints tbody tr:has(code:text-is("${ids.orders}"))`)).toContain("orders service");
+    expect(pageErrors).toEqual([]);
+  });
+
+  test("layout at 1,400 px: every table fits its card, and the record panel has room below it", async () => {
+    await page.setViewportSize({ width: 1400, height: 900 });
+    await page.goto(`${server.url}/#/records/orders/o-1`);
+    await page.waitForSelector("#record-history tbody tr");
+    await page.waitForSelector("#attempts tbody tr");
+    const overflow = await page.evaluate(() =>
+      ["attempts", "endpoints", "dead-letters", "record-history"].map((id) => {
+        const table = document.getElementById(id) as HTMLElement;
+        const card = table.closest("section") as HTMLElement;
+        const style = getComputedStyle(card);
+        const inner =
+          card.clientWidth - Number.parseFloat(style.paddingLeft) - Number.parseFloat(style.paddingRight);
+        return { id, over: Math.ceil(table.getBoundingClientRect().width - inner) };
+      }),
+    );
+    expect(overflow).toEqual([
+      { id: "attempts", over: 0 },
+      { id: "endpoints", over: 0 },
+      { id: "dead-letters", over: 0 },
+      { id: "record-history", over: 0 },
+    ]);
+    const gap = await page.evaluate(
+      () =>
+        (document.querySelector(".cards") as HTMLElement).getBoundingClientRect().top -
+        (document.getElementById("record") as HTMLElement).getBoundingClientRect().bottom,
+    );
+    expect(gap).toBeGreaterThanOrEqual(12);
+    await page.screenshot({ path: join(RESULTS, "dashboard-1400.png"), fullPage: true });
+    expect(pageErrors).toEqual([]);
+  });
+
+  test("at 420 px the page does not scroll sideways: wide tables scroll inside their cards", async () => {
+    await page.setViewportSize({ width: 420, height: 900 });
+    await page.goto(`${server.url}/#/records/orders/o-1`);
+    await page.waitForSelector("#record-history tbody tr");
+    const widths = await page.evaluate(() => ({
+      page: document.documentElement.scrollWidth,
+      cards: Math.max(
+        ...[...document.querySelectorAll(".card, section.panel")].map((n) => n.getBoundingClientRect().right),
+      ),
+    }));
+    expect(widths.page).toBeLessThanOrEqual(420);
+    expect(widths.cards).toBeLessThanOrEqual(420);
+    await page.screenshot({ path: join(RESULTS, "dashboard-420.png"), fullPage: true });
+    await page.setViewportSize({ width: 1360, height: 900 });
+    expect(pageErrors).toEqual([]);
+  });
+
+  test("an aggregate with events but no record lists its events instead of 'never existed'", async () => {
+    expectStatus(
+      await server.request("POST", "/v1/commits", {
+        events: [{ type: "job.started", aggregate: "jobs/j-1", payload: {} }],
+      }),
+      201,
+    );
+    await page.goto(`${server.url}/#/records/jobs/j-1`);
+    await page.waitForFunction(() =>
+      document.querySelector("#record-history")?.textContent?.includes("job.started"),
+    );
+    const shown = await text("#record-history");
+    expect(shown).toContain("No record by this name");
+    expect(shown).not.toContain("never existed");
+    await page.goto(`${server.url}/#/records/jobs/nope`);
+    await page.waitForFunction(() =>
+      document.querySelector("#record-history")?.textContent?.includes("never existed"),
+    );
+    await page.goto(`${server.url}/#`);
+    await page.waitForSelector("#record", { state: "hidden" });
+    // The browser logs the record lookups' 404s itself ("Failed to load resource: … 404").
+    expect(pageErrors.every((e) => e.includes("404"))).toBe(true);
+    pageErrors.length = 0;
+  });
+
   test("Replay on the dead letter, once the receiver is fixed, delivers it", async () => {
     bad.respond = () => new Response('{"result":"applied"}', { status: 200 });
     await page.click(`#dead-letters button[data-delivery="${ids.dead}"]`);

@@ -37,6 +37,10 @@ main { padding: 20px 24px 48px; max-width: 1280px; margin: 0 auto; }
 .card.bad .value { color: var(--bad); } .card.warn .value { color: var(--warn); }
 .card .sub { color: var(--muted); font-size: 12px; }
 section.panel { background: #fff; border: 1px solid var(--line); border-radius: 10px; padding: 14px 16px; margin-top: 16px; overflow-x: auto; }
+#record { margin: 0 0 16px; }
+#record caption { text-align: left; caption-side: top; padding: 0 8px 8px; }
+#attempts td:last-child { white-space: normal; overflow-wrap: anywhere; min-width: 14em; }
+.endpoint { font-weight: 500; }
 section.panel h2 { font-size: 15px; margin: 0 0 10px; display: flex; gap: 10px; align-items: baseline; }
 section.panel h2 .count { font-size: 12px; color: var(--muted); font-weight: 400; }
 .legend { margin-left: auto; font-size: 12px; color: var(--muted); font-weight: 400; display: flex; gap: 14px; }

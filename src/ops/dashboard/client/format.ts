@@ -54,6 +54,26 @@ export function formatKit({ h }: Dom) {
     }
     return h("span", { class: "code bad", title: error ?? "" }, clip(error ?? "–", 40));
   };
-  return { age, ago, ms, clip, safeUrl, event, answer };
+  /**
+   * An endpoint as people know it: its description, else its URL's host, else "pull endpoint"
+   * ("deleted endpoint" when it is gone); its id on hover.
+   */
+  const endpointName = (
+    id: string | null,
+    endpoint: { kind: string; url: string | null; description: string | null } | undefined,
+  ): Node => {
+    if (id === null) return h("span", { class: "muted" }, "–");
+    let name = "deleted endpoint";
+    if (endpoint?.description) name = clip(endpoint.description, 40);
+    else if (endpoint?.url) {
+      try {
+        name = new URL(endpoint.url).host;
+      } catch {
+        name = "(invalid URL)";
+      }
+    } else if (endpoint) name = "pull endpoint";
+    return h("span", { class: "endpoint", title: id }, name);
+  };
+  return { age, ago, ms, clip, safeUrl, event, answer, endpointName };
 }
 export type Format = ReturnType<typeof formatKit>;

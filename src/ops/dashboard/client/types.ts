@@ -56,6 +56,13 @@ export interface Attempt {
 }
 /** One version of a record's history, as the history route answers it. */
 export type { VersionView as RecordVersion } from "../../../ledger/history.ts";
+/** An event as the events list answers it (the fields the record page shows). */
+export interface AggregateEvent {
+  id: string;
+  type: string;
+  sequence: number;
+  occurredAt: string;
+}
 export interface EventWithDeliveries {
   id: string;
   deliveries: { id: string; endpointId: string; status: string; deadReason: string | null }[];

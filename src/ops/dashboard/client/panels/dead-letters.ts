@@ -1,10 +1,10 @@
 // The newest dead letters, each with a Replay button (needs the admin scope).
 import type { Panel, PanelFactory } from "../panel.ts";
-import type { Delivery, Page, Stats } from "../types.ts";
+import type { Delivery, Endpoint, Page, Stats } from "../types.ts";
 
 export const deadLettersPanel: PanelFactory = ({
   dom: { byId, h, table },
-  format: { event, answer },
+  format: { event, answer, endpointName },
   api: { ApiError, request },
   ui: { toast },
   refresh,
@@ -29,19 +29,24 @@ export const deadLettersPanel: PanelFactory = ({
     await refresh();
   }
 
-  function render(dead: Page<Delivery>, total: number): void {
+  function render(dead: Page<Delivery>, total: number, endpoints: Page<Endpoint>): void {
+    const byEndpoint = new Map(endpoints.data.map((e) => [e.id, e]));
     byId("dead-count").textContent =
       total > dead.data.length ? `${dead.data.length} newest of ${total}` : String(total);
     table(
       "dead-letters",
-      ["delivery", "event", "endpoint", "reason", "last answer", "attempts", ""],
+      ["event", "endpoint", "reason", "last answer", "attempts", ""],
       dead.data.map((d) => {
         const button = h("button", { type: "button", class: "replay", "data-delivery": d.id }, "Replay");
         button.addEventListener("click", () => void replay(d.id, button as HTMLButtonElement));
         return [
-          h("code", {}, d.id),
-          event(d.type, d.aggregate, d.sequence),
-          h("code", {}, d.endpointId),
+          h(
+            "span",
+            {},
+            event(d.type, d.aggregate, d.sequence),
+            h("div", {}, h("code", { class: "muted" }, d.id)),
+          ),
+          endpointName(d.endpointId, byEndpoint.get(d.endpointId)),
           h("span", { class: "reason" }, d.deadReason ?? "–"),
           answer(d.lastStatusCode, d.lastError),
           String(d.attemptCount),
@@ -54,11 +59,12 @@ export const deadLettersPanel: PanelFactory = ({
 
   return {
     async load(get) {
-      const [dead, stats] = await Promise.all([
+      const [dead, stats, endpoints] = await Promise.all([
         get<Page<Delivery>>(`/v1/deliveries?status=dead&limit=${LIMIT}`),
         get<Stats>("/v1/stats"),
+        get<Page<Endpoint>>("/v1/endpoints?limit=100"),
       ]);
-      return () => render(dead, stats.dead);
+      return () => render(dead, stats.dead, endpoints);
     },
   };
 };

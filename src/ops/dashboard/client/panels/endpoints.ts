@@ -5,7 +5,7 @@ import type { Endpoint, Page, Stats } from "../types.ts";
 
 export const endpointsPanel: PanelFactory = ({
   dom: { byId, h, table },
-  format: { ago, safeUrl },
+  format: { ago, safeUrl, endpointName },
 }): Panel => {
   function health(e: Endpoint): Node {
     if (e.disabled)
@@ -29,12 +29,7 @@ export const endpointsPanel: PanelFactory = ({
       "endpoints",
       ["endpoint", "url", "health", "last success", "last failure", "pending", "dead"],
       endpoints.data.map((e) => [
-        h(
-          "span",
-          {},
-          h("code", {}, e.id),
-          e.description ? h("div", { class: "muted" }, e.description) : null,
-        ),
+        h("span", {}, endpointName(e.id, e), h("div", {}, h("code", { class: "muted" }, e.id))),
         target(e, stats),
         health(e),
         ago(e.lastSuccessAt),

@@ -3,7 +3,7 @@
 // when, and the events each commit sent with their delivery status. Event aggregates elsewhere
 // on the dashboard link here (format.event).
 import type { Panel, PanelFactory } from "../panel.ts";
-import type { EventWithDeliveries, Page, RecordVersion } from "../types.ts";
+import type { AggregateEvent, EventWithDeliveries, Page, RecordVersion } from "../types.ts";
 
 export const recordPanel: PanelFactory = ({
   dom: { byId, h, table },
@@ -82,7 +82,7 @@ export const recordPanel: PanelFactory = ({
 
   function render(
     key: { collection: string; id: string },
-    history: Page<RecordVersion> | string,
+    history: Page<RecordVersion> | { events: Page<AggregateEvent> } | string,
     events: Map<string, EventWithDeliveries>,
   ): void {
     byId("record").hidden = false;
@@ -90,6 +90,37 @@ export const recordPanel: PanelFactory = ({
     if (typeof history === "string") {
       byId("record-count").textContent = "";
       table("record-history", ["version"], [], history);
+      return;
+    }
+    if ("events" in history) {
+      // No record: the aggregate's events were committed without one (an aggregate is any name).
+      const { events: found } = history;
+      byId("record-count").textContent = found.next
+        ? `${found.data.length} oldest events`
+        : `${found.data.length} events`;
+      table(
+        "record-history",
+        ["event", "when", "id"],
+        found.data.map((e) => [
+          h(
+            "span",
+            {},
+            h("span", { class: "type" }, e.type),
+            " ",
+            h("span", { class: "muted" }, `#${e.sequence}`),
+          ),
+          ago(e.occurredAt),
+          h("code", { class: "muted" }, e.id),
+        ]),
+        "",
+      );
+      byId("record-history").prepend(
+        h(
+          "caption",
+          { class: "muted" },
+          "No record by this name: these events were committed for the aggregate without a record.",
+        ),
+      );
       return;
     }
     const versions = history.data;
@@ -145,16 +176,19 @@ export const recordPanel: PanelFactory = ({
         };
       }
       const path = `/v1/records/${encodeURIComponent(key.collection)}/${encodeURIComponent(key.id)}/history?limit=${LIMIT}`;
-      let history: Page<RecordVersion> | string;
+      let history: Page<RecordVersion> | { events: Page<AggregateEvent> } | string;
       try {
         history = await get<Page<RecordVersion>>(path);
       } catch (error) {
-        // A record that never existed is a message on its page, not a failed refresh.
-        if (error instanceof ApiError && error.status === 404) history = "This record never existed.";
-        else throw error;
+        // A record that never existed is a message on its page, not a failed refresh; an aggregate
+        // with events but no record (events committed on their own) lists those events.
+        if (!(error instanceof ApiError && error.status === 404)) throw error;
+        const aggregate = encodeURIComponent(`${key.collection}/${key.id}`);
+        const found = await get<Page<AggregateEvent>>(`/v1/events?aggregate=${aggregate}&limit=${LIMIT}`);
+        history = found.data.length > 0 ? { events: found } : "This record never existed.";
       }
       const events = new Map<string, EventWithDeliveries>();
-      if (typeof history !== "string") {
+      if (typeof history !== "string" && !("events" in history)) {
         const ids = history.data.flatMap((v) => v.events.map((e) => e.id));
         const answers = await Promise.all(ids.map((id) => get<EventWithDeliveries>(`/v1/events/${id}`)));
         for (const answer of answers) events.set(answer.id, answer);
