@@ -1,8 +1,11 @@
-// A full disk is not fatal (DESIGN §15): a write that meets SQLITE_FULL answers 503
+// DESIGN §15 in one process. A full disk is not fatal: a write that meets SQLITE_FULL answers 503
 // `storage-full`, nothing of it is stored, and /readyz fails until a write succeeds again. The
 // disk is "full" the way SQLite itself makes it so: the writer connection's max_page_count at the
 // database's current size (SQLite then answers SQLITE_FULL for any write that needs a new page).
+// And OUTBOXD_SYNCHRONOUS=NORMAL, the opt-out, says at start that durability is void.
+// (Fatal storage errors stop the process: test/drills/durability.test.ts.)
 import { afterAll, beforeAll, expect, test } from "bun:test";
+import { createLogger } from "../../src/ops/log.ts";
 import { startServer, type TestServer } from "../helpers/server.ts";
 import { sqlWrite } from "../helpers/test-writes.ts";
 
@@ -44,4 +47,23 @@ test("SQLITE_FULL: 503 storage-full, nothing stored, /readyz 503 until a write s
   expect((await fetch(`${server.url}/readyz`)).status).toBe(200);
   expect((await server.request("POST", "/v1/commits", bigCommit("after"))).status).toBe(201);
   expect((await server.request("GET", "/v1/records/orders/after")).status).toBe(200);
+});
+
+test("OUTBOXD_SYNCHRONOUS=NORMAL: one warn line at start says durability is void; FULL says nothing", async () => {
+  for (const synchronous of ["NORMAL", "FULL"]) {
+    const lines: string[] = [];
+    const other = await startServer(
+      { OUTBOXD_SYNCHRONOUS: synchronous },
+      { dispatch: false, logger: createLogger("info", (l) => lines.push(l)) },
+      { local: true },
+    );
+    await other.stop();
+    const warnings = lines.map((l) => JSON.parse(l)).filter((l) => l.msg.includes("OUTBOXD_SYNCHRONOUS"));
+    if (synchronous === "FULL") expect(warnings).toEqual([]);
+    else {
+      expect(warnings).toHaveLength(1);
+      expect(warnings[0]).toMatchObject({ level: "warn" });
+      expect(warnings[0].msg).toContain("durability (DESIGN §15) is void");
+    }
+  }
 });
