@@ -6,10 +6,13 @@
 // (§1.7, §4 "against the address actually connected to"): `fetch` has no DNS hook, so the host
 // is resolved here, every address checked, and the request sent to the first one by IP, with
 // the original host in the Host header and as the TLS server name (SNI and certificate
-// verification), and without environment proxies. No second lookup is left to rebind.
+// verification), and without environment proxies. No second lookup is left to rebind. Where
+// the runtime's fetch cannot do that (Deno), a pinned request goes through node:http(s) with the
+// checked address as its DNS answer (pinned-post.ts).
 import ipaddr from "ipaddr.js";
 import packageJson from "../../package.json" with { type: "json" };
 import { type Resolver, sendTarget, sendTargetNow } from "../endpoints/url-guard.ts";
+import { FETCH_PINS, pinnedPost } from "./pinned-post.ts";
 import { signatureHeader } from "./signer.ts";
 
 // From package.json at build time, so the compiled executable and Deno report it too.
@@ -149,6 +152,18 @@ export async function sendWebhook(message: WebhookMessage, options: SendOptions)
       : Math.max(1, Math.ceil(options.timeoutMs - (performance.now() - started)));
   try {
     headers["webhook-signature"] = signatureHeader(options.secrets, message.id, timestamp, body);
+    if (pinned && !FETCH_PINS) {
+      // This runtime's fetch cannot pin (pinned-post.ts): node:http(s) with the checked address.
+      const answer = await pinnedPost({
+        url: target.url,
+        address: target.address as string,
+        headers,
+        body,
+        timeoutMs,
+        prefixBytes: RESPONSE_PREFIX_BYTES,
+      });
+      return answered(answer.statusCode, answer.responsePrefix, answer.retryAfter, started);
+    }
     const response = await fetch(pinned?.url ?? options.url, {
       method: "POST",
       headers,
@@ -160,14 +175,8 @@ export async function sendWebhook(message: WebhookMessage, options: SendOptions)
         ? { proxy: false, ...(pinned.serverName ? { tls: { serverName: pinned.serverName } } : {}) }
         : {}),
     });
-    const status = response.status;
-    return {
-      statusCode: status,
-      error: status >= 300 && status < 400 ? "redirect not followed" : null,
-      responsePrefix: await readPrefix(response),
-      retryAfter: response.headers.get("retry-after"),
-      durationMs: Math.round(performance.now() - started),
-    };
+    const responsePrefix = await readPrefix(response);
+    return answered(response.status, responsePrefix, response.headers.get("retry-after"), started);
   } catch (error) {
     const described = withoutQueries(describe(error, options.timeoutMs));
     return failed(started, pinned ? `${described} (address ${target.address})` : described);
@@ -198,6 +207,22 @@ async function readPrefix(response: Response): Promise<string | null> {
   }
   const bytes = Buffer.concat(chunks).subarray(0, RESPONSE_PREFIX_BYTES);
   return bytes.length === 0 ? null : new TextDecoder().decode(bytes);
+}
+
+/** A send the receiver answered, `started` (performance.now()) ago; a 3xx is not followed. */
+function answered(
+  status: number,
+  responsePrefix: string | null,
+  retryAfter: string | null,
+  started: number,
+): SendOutcome {
+  return {
+    statusCode: status,
+    error: status >= 300 && status < 400 ? "redirect not followed" : null,
+    responsePrefix,
+    retryAfter,
+    durationMs: Math.round(performance.now() - started),
+  };
 }
 
 /** A send that ended without an answer, `started` (performance.now()) ago. */
