@@ -6,6 +6,7 @@ import { existsSync, readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { REPO } from "./helpers/process.ts";
 import { startServer, type TestServer, tempDir } from "./helpers/server.ts";
+import { startSqld } from "./helpers/sqld.ts";
 
 const dirs: string[] = [];
 const servers: TestServer[] = [];
@@ -141,6 +142,24 @@ describe("no database there", () => {
     const verified = await outboxd(["verify"], other);
     expect(verified.code).toBe(0);
     expect(verified.stdout).toStartWith("ok: ");
+  });
+
+  test("a libSQL server without outboxd's migrations: exit 2 naming its URL without credentials", async () => {
+    const sqld = await startSqld();
+    try {
+      const dir = freshDir();
+      const url = `${sqld.url.replace("http://", "http://user:secret-password@")}?authToken=secret-token`;
+      const run = await outboxd(["stats"], dir, { OUTBOXD_DATABASE_URL: url });
+      expect(run.code).toBe(2);
+      expect(run.stderr.trim()).toStartWith(`no outboxd database at ${sqld.url}:`);
+      expect(run.stderr).toContain("OUTBOXD_DATABASE_URL");
+      expect(run.stderr).not.toContain("secret");
+      // Once migrated, the same command works.
+      expect((await outboxd(["migrate"], dir, { OUTBOXD_DATABASE_URL: sqld.url })).code).toBe(0);
+      expect((await outboxd(["stats"], dir, { OUTBOXD_DATABASE_URL: sqld.url })).code).toBe(0);
+    } finally {
+      await sqld.stop();
+    }
   });
 
   test("the file named in OUTBOXD_DATABASE_URL is the one named", async () => {
