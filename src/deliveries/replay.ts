@@ -8,6 +8,7 @@ import { all, get, type Op } from "../db/op.ts";
 import { defineWrite, type Writes } from "../db/writer-ops.ts";
 import { type Chunked, inChunks } from "./chunks.ts";
 import { type QueuedRow, RETURNING_QUEUE, resetHeads } from "./heads.ts";
+import { unexpandedDelivery } from "./unexpanded.ts";
 
 // is_head = 0: resetHeads decides which of them, if any, heads its queue.
 const REPLAY_SET = `status = 'pending', is_head = 0, attempt_count = 0, next_attempt_at = :now, available_at = :now,
@@ -15,7 +16,14 @@ const REPLAY_SET = `status = 'pending', is_head = 0, attempt_count = 0, next_att
 
 const REPLAY_CHUNK = 500;
 
-export type ReplayOutcome = "replayed" | "not_found" | "not_dead" | "endpoint_deleted" | "event_erased";
+export type ReplayOutcome =
+  | "replayed"
+  | "not_found"
+  | "not_dead"
+  | "endpoint_deleted"
+  | "event_erased"
+  /** Named by a commit whose deferred fan-out is not expanded yet (cancelled there): no row to replay yet. */
+  | "not_expanded";
 
 /** Whether the payload of the event of delivery `d` was erased. */
 const ERASED = "EXISTS (SELECT 1 FROM events ev WHERE ev.id = d.event_id AND ev.erased_at IS NOT NULL)";
@@ -27,7 +35,7 @@ export function* replayDelivery(id: string, now: number, deliverBy: number): Op<
      FROM deliveries d WHERE id = :id`,
     { id },
   );
-  if (!row) return "not_found";
+  if (!row) return (yield* unexpandedDelivery(id)) ? "not_expanded" : "not_found";
   if (row.status !== "dead") return "not_dead";
   if (!row.endpointExists) return "endpoint_deleted";
   if (row.erased) return "event_erased";

@@ -10,6 +10,7 @@ import { all, get } from "../../src/db/op.ts";
 import { cancelDelivery } from "../../src/deliveries/cancel.ts";
 import { EXPAND_CHUNK, expandFanOuts, INLINE_DELIVERIES } from "../../src/deliveries/enqueue.ts";
 import { getDelivery } from "../../src/deliveries/read.ts";
+import { replayDelivery } from "../../src/deliveries/replay.ts";
 import { createEndpoint, deleteEndpoint } from "../../src/endpoints/endpoints.ts";
 import { apiClient } from "../helpers/api.ts";
 import { suiteDatabase } from "../helpers/database.ts";
@@ -224,6 +225,8 @@ describe("a delivery named by a deferred fan-out, before its expansion", () => {
       kind: "not_pending",
       status: "dead",
     });
+    // Dead, but not a row yet: a replay is refused until the expansion writes it.
+    expect(await db.writer.write(replayDelivery(target.id, now, now + 3_600_000))).toBe("not_expanded");
 
     for (;;) {
       const next = await db.writer.write(expandFanOuts(EXPAND_CHUNK, Date.now()));
@@ -257,6 +260,7 @@ describe("a delivery named by a deferred fan-out, before its expansion", () => {
       get<{ n: number }>("SELECT count(*) AS n FROM deliveries WHERE status = 'pending'"),
     );
     expect(pending?.n).toBe(EVENTS * ENDPOINTS - 1);
+    expect(await db.writer.write(replayDelivery(target.id, now + 1, now + 3_600_000))).toBe("replayed");
   });
 });
 

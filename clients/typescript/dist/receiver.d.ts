@@ -1,8 +1,10 @@
 /**
  * The event in a delivery's body. `id` is also the webhook-id header, the same on every retry;
  * `sequence` counts 1, 2, 3, … per `aggregate` (e.g. "returns/r-123"), and is 0 in the
- * "outboxd.ping" that an endpoint test sends; `timestamp` is the commit time (RFC 3339); `data`
- * is the payload given at commit.
+ * "outboxd.ping" that an endpoint test sends; `previousSequence` is the aggregate's latest earlier
+ * sequence that was sent to this endpoint at all (its type patterns, filter or explicit
+ * endpoints leave gaps), null for none; `timestamp` is the commit time (RFC 3339); `data` is the
+ * payload given at commit.
  */
 export interface OutboxEvent {
     id: string;
@@ -10,6 +12,8 @@ export interface OutboxEvent {
     timestamp: string;
     aggregate: string;
     sequence: number;
+    /** Absent in bodies from servers before it. */
+    previousSequence?: number | null;
     data: unknown;
 }
 /** A delivery as your HTTP framework hands it over. */
@@ -47,11 +51,14 @@ export interface InboxEntry {
 /**
  * What applyOnce did: "duplicate" means this event (or its sequence) was applied before,
  * "stale" that a newer one was. `missed` counts the sequences skipped before this one: 0
- * normally, more when older events were dead-lettered or this receiver started late.
+ * normally, more when older events were dead-lettered, this receiver started late, or they were
+ * never meant for this endpoint. `missedForEndpoint` tells the last case apart: true only when
+ * an event that was sent to this endpoint (its `previousSequence`) was never applied here.
  */
 export interface ApplyResult {
     result: "applied" | "duplicate" | "stale";
     missed: number;
+    missedForEndpoint: boolean;
 }
 /**
  * Where applyOnce keeps, per aggregate, the last applied sequence and event id. `Tx` is what

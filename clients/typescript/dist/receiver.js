@@ -19,14 +19,17 @@
 /**
  * The event in a delivery's body. `id` is also the webhook-id header, the same on every retry;
  * `sequence` counts 1, 2, 3, … per `aggregate` (e.g. "returns/r-123"), and is 0 in the
- * "outboxd.ping" that an endpoint test sends; `timestamp` is the commit time (RFC 3339); `data`
- * is the payload given at commit.
+ * "outboxd.ping" that an endpoint test sends; `previousSequence` is the aggregate's latest earlier
+ * sequence that was sent to this endpoint at all (its type patterns, filter or explicit
+ * endpoints leave gaps), null for none; `timestamp` is the commit time (RFC 3339); `data` is the
+ * payload given at commit.
  * @typedef {object} OutboxEvent
  * @property {string} id
  * @property {string} type
  * @property {string} timestamp
  * @property {string} aggregate
  * @property {number} sequence
+ * @property {number | null} [previousSequence] Absent in bodies from servers before it.
  * @property {unknown} data
  */
 
@@ -168,6 +171,10 @@ function parseEvent(body, id) {
   if (!Number.isSafeInteger(sequence) || Number(sequence) < 0) {
     throw new WebhookError("bad_body", "event sequence is not a non-negative integer");
   }
+  const previous = event.previousSequence;
+  if (previous != null && (!Number.isSafeInteger(previous) || Number(previous) < 0)) {
+    throw new WebhookError("bad_body", "event previousSequence is not null or a non-negative integer");
+  }
   return event;
 }
 
@@ -181,10 +188,13 @@ function parseEvent(body, id) {
 /**
  * What applyOnce did: "duplicate" means this event (or its sequence) was applied before,
  * "stale" that a newer one was. `missed` counts the sequences skipped before this one: 0
- * normally, more when older events were dead-lettered or this receiver started late.
+ * normally, more when older events were dead-lettered, this receiver started late, or they were
+ * never meant for this endpoint. `missedForEndpoint` tells the last case apart: true only when
+ * an event that was sent to this endpoint (its `previousSequence`) was never applied here.
  * @typedef {object} ApplyResult
  * @property {"applied" | "duplicate" | "stale"} result
  * @property {number} missed
+ * @property {boolean} missedForEndpoint
  */
 
 /**
@@ -214,14 +224,20 @@ export async function applyOnce(event, store, apply) {
   return store.transaction(event.aggregate, async (tx) => {
     const last = await store.get(tx, event.aggregate);
     const seen = compare(event, last);
-    if (seen) return { result: seen, missed: 0 };
+    if (seen) return { result: seen, missed: 0, missedForEndpoint: false };
     // Claim the sequence before applying: a concurrent delivery of the same event then waits for
     // this row (Postgres) or the write lock (SQLite) and finds it taken instead of applying twice.
     if (!(await store.put(tx, event.aggregate, { sequence: event.sequence, eventId: event.id }))) {
-      return { result: compare(event, await store.get(tx, event.aggregate)) ?? "stale", missed: 0 };
+      const result = compare(event, await store.get(tx, event.aggregate)) ?? "stale";
+      return { result, missed: 0, missedForEndpoint: false };
     }
     await apply(event, tx);
-    return { result: "applied", missed: Math.max(0, event.sequence - Number(last?.sequence ?? 0) - 1) };
+    const applied = Number(last?.sequence ?? 0);
+    return {
+      result: "applied",
+      missed: Math.max(0, event.sequence - applied - 1),
+      missedForEndpoint: event.previousSequence != null && event.previousSequence > applied,
+    };
   });
 }
 

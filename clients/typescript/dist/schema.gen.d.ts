@@ -344,7 +344,7 @@ export interface paths {
          * Replay a dead delivery
          * @description Scope: `admin` (`admin` holds every scope).
          *
-         *     Back to `pending` with its attempts reset and a new deadline (`deliverWithin`, default as at commit). The body is optional. 409 unless the delivery is dead.
+         *     Back to `pending` with its attempts reset and a new deadline (`deliverWithin`, default as at commit). The body is optional. 409 unless the delivery is dead (`not-dead`), its endpoint exists (`endpoint-deleted`) and its event's payload was not erased (`event-erased`); `delivery-not-expanded` with `Retry-After` while a deferred fan-out has yet to write its row.
          */
         post: operations["postDeliveriesIdReplay"];
         delete?: never;
@@ -2785,6 +2785,7 @@ export interface operations {
                      *             "timestamp": "2026-11-29T10:00:00.000Z",
                      *             "aggregate": "returns/r-123",
                      *             "sequence": 7,
+                     *             "previousSequence": 6,
                      *             "data": {
                      *               "returnId": "r-123"
                      *             }
@@ -2802,6 +2803,8 @@ export interface operations {
                                 aggregate: string;
                                 data: unknown;
                                 id: string;
+                                /** @description The same aggregate's latest earlier sequence with a delivery to this endpoint, else null (DESIGN §19). */
+                                previousSequence: number | null;
                                 sequence: number;
                                 /** Format: date-time */
                                 timestamp: string;
@@ -2921,7 +2924,7 @@ export interface operations {
                     /**
                      * @example event: delivery
                      *     id: dlv_01JDZ8V7M2Q4
-                     *     data: {"deliveryId":"dlv_01JDZ8V7M2Q4","leaseToken":"lt_9f2c4e1a7b3d5f60a1b2c3d4e5f60718","attempt":1,"event":{"id":"0b7e4a0c-6a8e-4d9b-9c1e-5f0e1d2c3b4a","type":"return.approved","timestamp":"2026-11-29T10:00:00.000Z","aggregate":"returns/r-123","sequence":7,"data":{"returnId":"r-123"}}}
+                     *     data: {"deliveryId":"dlv_01JDZ8V7M2Q4","leaseToken":"lt_9f2c4e1a7b3d5f60a1b2c3d4e5f60718","attempt":1,"event":{"id":"0b7e4a0c-6a8e-4d9b-9c1e-5f0e1d2c3b4a","type":"return.approved","timestamp":"2026-11-29T10:00:00.000Z","aggregate":"returns/r-123","sequence":7,"previousSequence":6,"data":{"returnId":"r-123"}}}
                      */
                     "text/event-stream": string;
                 };
@@ -4641,6 +4644,8 @@ export interface operations {
                      * @description The event id (webhook-id).
                      */
                     id: string;
+                    /** @description The same aggregate's latest earlier sequence with a delivery to this endpoint, else null: a gap up to it was never meant for this endpoint. */
+                    previousSequence: number | null;
                     sequence: number;
                     /** Format: date-time */
                     timestamp: string;
@@ -4690,6 +4695,8 @@ export interface operations {
                      * @description The event id (webhook-id).
                      */
                     id: string;
+                    /** @description The same aggregate's latest earlier sequence with a delivery to this endpoint, else null: a gap up to it was never meant for this endpoint. */
+                    previousSequence: number | null;
                     sequence: number;
                     /** Format: date-time */
                     timestamp: string;
@@ -4734,6 +4741,8 @@ export interface operations {
                      * @description The event id (webhook-id).
                      */
                     id: string;
+                    /** @description The same aggregate's latest earlier sequence with a delivery to this endpoint, else null: a gap up to it was never meant for this endpoint. */
+                    previousSequence: number | null;
                     sequence: number;
                     /** Format: date-time */
                     timestamp: string;

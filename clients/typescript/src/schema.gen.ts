@@ -346,7 +346,7 @@ export interface paths {
          * Replay a dead delivery
          * @description Scope: `admin` (`admin` holds every scope).
          *
-         *     Back to `pending` with its attempts reset and a new deadline (`deliverWithin`, default as at commit). The body is optional. 409 unless the delivery is dead.
+         *     Back to `pending` with its attempts reset and a new deadline (`deliverWithin`, default as at commit). The body is optional. 409 unless the delivery is dead (`not-dead`), its endpoint exists (`endpoint-deleted`) and its event's payload was not erased (`event-erased`); `delivery-not-expanded` with `Retry-After` while a deferred fan-out has yet to write its row.
          */
         post: operations["postDeliveriesIdReplay"];
         delete?: never;

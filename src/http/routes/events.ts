@@ -197,7 +197,8 @@ export function eventRoutes(app: App, deps: HttpDeps): void {
       description:
         "Back to `pending` with its attempts reset and a new deadline (`deliverWithin`, default as at commit). " +
         "The body is optional. 409 unless the delivery is dead (`not-dead`), its endpoint exists " +
-        "(`endpoint-deleted`) and its event's payload was not erased (`event-erased`).",
+        "(`endpoint-deleted`) and its event's payload was not erased (`event-erased`); `delivery-not-expanded` " +
+        "with `Retry-After` while a deferred fan-out has yet to write its row.",
       body: { schema: ReplayOneSchema, required: false, example: { deliverWithin: "1h" } },
       answers: {
         200: {
@@ -227,6 +228,13 @@ export function eventRoutes(app: App, deps: HttpDeps): void {
         );
       if (outcome === "endpoint_deleted")
         throw problems.conflict("endpoint-deleted", `the endpoint of delivery ${id} was deleted`);
+      if (outcome === "not_expanded") {
+        const problem = problems.conflict(
+          "delivery-not-expanded",
+          `delivery ${id} is still being written by its commit's fan-out; retry shortly`,
+        );
+        return problemResponse(problem, { "retry-after": "1" });
+      }
       if (outcome === "event_erased") {
         const delivery = await db.driver.read(getDelivery(id));
         throw problems.conflict(
