@@ -9,9 +9,9 @@
 // package's `index.node` (loaded from memory via a temp file at run time). The executable is
 // therefore for this platform only (e.g. linux-x64 with glibc): build it where it will run, or
 // in the same kind of image (see Dockerfile).
-import { rmSync, statSync } from "node:fs";
+import { readFileSync, rmSync, statSync } from "node:fs";
 import { createRequire } from "node:module";
-import { join, relative, resolve } from "node:path";
+import { dirname, join, relative, resolve } from "node:path";
 import type { BunPlugin } from "bun";
 
 const root = join(import.meta.dir, "..");
@@ -40,6 +40,32 @@ export function libsqlTarget(): string {
 /** The one line of libsql/index.js that the plugin replaces (its source text, not a template). */
 // biome-ignore lint/suspicious/noTemplateCurlyInString: this is libsql's source text, matched as is
 const DYNAMIC_REQUIRE = "return require(`@libsql/${target}`);";
+
+/** `import name from "…" with { type: "text" };`: a text import, as src writes them. */
+const TEXT_IMPORT = /^import (\w+) from "([^"]+)" with \{ type: "text" \};$/gm;
+
+/**
+ * Text imports become string literals. Bun's bundler gives a file one loader: a file imported as
+ * text by one module and as code by another (the receiver snippet: served as text by
+ * src/http/routes/snippet.ts, run by `outboxd listen`) fails the build ("No matching export …
+ * for import default"). Running from source, both kinds of import work as they are.
+ */
+export function inlineTextImports(): BunPlugin {
+  return {
+    name: "inline-text-imports",
+    setup(build) {
+      build.onLoad({ filter: /[\\/]src[\\/].*\.ts$/ }, async ({ path }) => {
+        const source = await Bun.file(path).text();
+        if (!source.includes('with { type: "text" }')) return undefined;
+        const contents = source.replace(TEXT_IMPORT, (_line, name: string, specifier: string) => {
+          const text = readFileSync(join(dirname(path), specifier), "utf8");
+          return `const ${name} = ${JSON.stringify(text)};`;
+        });
+        return { contents, loader: "ts" };
+      });
+    },
+  };
+}
 
 export function embedLibsqlNative(target: string, rewritten: (path: string) => void): BunPlugin {
   const nativePackage = `@libsql/${target}`;
@@ -84,7 +110,7 @@ export async function build(outfile: string): Promise<{ outfile: string; bytes: 
     // parsing the bundle at every start took ~40% of the cold start (~90 of ~220 ms to /readyz).
     bytecode: true,
     format: "esm",
-    plugins: [embedLibsqlNative(libsqlTarget(), (path) => rewrites.push(path))],
+    plugins: [embedLibsqlNative(libsqlTarget(), (path) => rewrites.push(path)), inlineTextImports()],
     compile: {
       outfile,
       // Configuration is environment variables only: a .env or bunfig.toml in whatever

@@ -34,9 +34,12 @@ function repoHidingPrefix(): string[] {
 
 /** The public pages whose content is imported at build time, not read from disk at run time. */
 async function expectEmbeddedPages(url: string): Promise<void> {
-  const snippet = await fetch(`${url}/snippet/verify.js`);
-  expect(snippet.status).toBe(200);
-  expect(await snippet.text()).toBe(readFileSync(join(REPO, "src/receiver/verify.js"), "utf8"));
+  // verify.ts is also code in the executable (`outboxd listen` runs it): served as its text still.
+  for (const file of ["verify.js", "verify.ts"]) {
+    const snippet = await fetch(`${url}/snippet/${file}`);
+    expect(snippet.status).toBe(200);
+    expect(await snippet.text()).toBe(readFileSync(join(REPO, "src/receiver", file), "utf8"));
+  }
   const openapi = await fetch(`${url}/openapi.json`);
   expect(openapi.status).toBe(200);
   expect((await openapi.json()).info.version).toBe(
