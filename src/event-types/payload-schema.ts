@@ -8,7 +8,7 @@
 import { Ajv2020, type ErrorObject, type ValidateFunction } from "ajv/dist/2020.js";
 import addFormatsModule from "ajv-formats";
 import { type FieldError, Problem, problems } from "../lib/problem.ts";
-import { linearRegExp, regExpRefusal } from "./linear-regexp.ts";
+import { linearFormats, linearRegExp, regExpRefusal } from "./linear-regexp.ts";
 
 // ajv-formats is CommonJS; its default export arrives wrapped under some loaders.
 const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ??
@@ -34,6 +34,7 @@ function newAjv(): Ajv2020 {
     code: { regExp: linearRegExp },
   });
   addFormats(ajv);
+  for (const [name, format] of Object.entries(linearFormats())) ajv.addFormat(name, format);
   return ajv;
 }
 

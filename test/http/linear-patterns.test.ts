@@ -5,6 +5,8 @@
 // at start, its events 422 `schema-unsupported` until replaced. `uniqueItems` needs scalar items.
 // bench/patterns.ts prints the validation time of the hostile case.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { fullFormats } from "ajv-formats/dist/formats.js";
+import fc from "fast-check";
 import { compilePayloadSchema } from "../../src/event-types/payload-schema.ts";
 import { createLogger } from "../../src/ops/log.ts";
 import { exec } from "../dispatch/harness.ts";
@@ -203,4 +205,96 @@ test("a stored schema with a pattern RE2 cannot run: kept, a warn line at start,
   } finally {
     await first.stop();
   }
+});
+
+/** What ajv-formats' own definition says of a string; null when it does not apply to strings. */
+function referenceAccepts(reference: unknown, text: string): boolean | null {
+  if (reference instanceof RegExp) {
+    reference.lastIndex = 0;
+    return reference.test(text);
+  }
+  if (typeof reference === "function") return (reference as (s: string) => boolean)(text);
+  if (typeof reference !== "object" || reference === null) return null;
+  const { type, validate } = reference as { type?: string; validate?: unknown };
+  if (type !== undefined && type !== "string") return null;
+  if (validate instanceof RegExp) return validate.test(text);
+  return typeof validate === "function" ? (validate as (s: string) => boolean)(text) : null;
+}
+
+describe("formats (ajv-formats) stay fast too", () => {
+  const N = 64 * 1024 - 32;
+  const fill = (prefix: string, unit: string, suffix: string) =>
+    prefix + unit.repeat(Math.floor((N - prefix.length - suffix.length) / unit.length)) + suffix;
+  const HOSTILE_TEXTS = [
+    fill("", "a", "!"),
+    fill("", "1", "x"),
+    fill("a@", "a.", "!"),
+    fill("http://", "a", "\u0000"),
+    fill("http://", ":", " "),
+    fill("http://", "a:", "@ "),
+    fill("/", "~", ""),
+    fill("", "(", "a"),
+    fill("P", "1Y", "x"),
+    fill("", "a-", "-"),
+    fill("", "1:", ""),
+    fill("", "AAAA", "="),
+    fill("http://a.com/", "%aa", "\u0000"),
+    fill("", "::", "x"),
+  ];
+
+  test.each(Object.keys(fullFormats))(
+    "%s refuses hostile 64 KiB strings well within the deadline",
+    (format) => {
+      const validate = compilePayloadSchema({ properties: { s: { type: "string", format } } });
+      for (const text of HOSTILE_TEXTS) {
+        // Generous for a loaded machine: `url` took 10 s on one of these before.
+        expect({ format, ms: timed(() => validate({ s: text }, "")) < 1000 }).toEqual({ format, ms: true });
+      }
+    },
+  );
+
+  test("the formats on the linear-time engine accept exactly what ajv-formats' own expressions accept", () => {
+    const validators = Object.fromEntries(
+      Object.keys(fullFormats).map((f) => [
+        f,
+        compilePayloadSchema({ properties: { s: { type: "string", format: f } } }),
+      ]),
+    );
+    const alphabet = fc.constantFrom(..."aZ09:/.-_~%@?#[]!$&'()*+,;= \n{}\"\\é".split(""));
+    const samples = fc.oneof(
+      fc.string({ unit: alphabet, maxLength: 40 }),
+      fc.constantFrom(
+        "https://example.com/a?b=c#d",
+        "mailto:a@b.c",
+        "urn:isbn:0451450523",
+        "//host/path",
+        "/relative/path?x",
+        "http://[::1]:80/",
+        "QUJD",
+        "QUI=",
+        "x\nQUJD",
+        "{+path}/x{?q,r}",
+        "user@example.com",
+      ),
+    );
+    fc.assert(
+      fc.property(samples, (text) => {
+        for (const [format, reference] of Object.entries(fullFormats)) {
+          if (format === "url") continue;
+          const expected = referenceAccepts(reference, text);
+          if (expected === null) continue;
+          const got =
+            (validators[format] as (p: unknown, at: string) => unknown[])({ s: text }, "").length === 0;
+          if (got !== expected) throw new Error(`${format} disagrees on ${JSON.stringify(text)}: ${got}`);
+        }
+      }),
+      { numRuns: 2000, seed: 36 },
+    );
+  });
+
+  test("a url is at most 2048 characters", () => {
+    const validate = compilePayloadSchema({ properties: { s: { type: "string", format: "url" } } });
+    expect(validate({ s: `https://example.com/${"a".repeat(2000)}` }, "")).toEqual([]);
+    expect(validate({ s: `https://example.com/${"a".repeat(2100)}` }, "")).toHaveLength(1);
+  });
 });
