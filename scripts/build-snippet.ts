@@ -396,5 +396,9 @@ if (import.meta.main) {
   } else {
     writeFileSync(targetPath, js);
     console.log("wrote src/receiver/verify.js");
+    // @outboxd/client ships the snippet as its /receiver (its committed dist/): rebuilt with it.
+    Bun.spawnSync(["node", join(root, "clients/typescript/scripts/build.mjs")], {
+      stdio: ["ignore", "inherit", "inherit"],
+    });
   }
 }

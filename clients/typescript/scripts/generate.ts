@@ -69,5 +69,7 @@ if (import.meta.main) {
   } else {
     writeFileSync(target, text);
     console.error(`wrote ${target}`);
+    // The committed dist/ carries these types too (build.mjs): rebuilt with them.
+    Bun.spawnSync(["node", join(import.meta.dir, "build.mjs")], { stdio: ["ignore", "inherit", "inherit"] });
   }
 }
