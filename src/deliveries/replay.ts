@@ -115,3 +115,41 @@ export async function replayAllDead(
   });
   return replayed;
 }
+
+/** The dead deliveries `recover` takes (DESIGN §19): an endpoint's deadline_exceeded ones by event time. */
+export interface RecoverRange {
+  endpointId: string;
+  /** The events' occurredAt, both ends included (ms). */
+  since: number;
+  until: number;
+}
+
+// Dead by deadline before this recovery began, of events committed in the range.
+const RECOVERABLE = `d.endpoint_id = :endpointId AND d.status = 'dead' AND d.dead_reason = 'deadline_exceeded'
+  AND d.dead_at < :now AND e.id = d.event_id AND e.occurred_at BETWEEN :since AND :until`;
+
+/**
+ * Replays up to `limit` of the range's deliveries, oldest (aggregate, sequence) first, so that an
+ * aggregate whose deliveries span two chunks gets its earlier ones first; erased events are left.
+ */
+export function* recoverDead(range: RecoverRange, now: number, deliverBy: number, limit: number): Op<number> {
+  const rows = yield* all<QueuedRow>(
+    `UPDATE deliveries SET ${REPLAY_SET}
+     WHERE id IN (SELECT d.id FROM deliveries d INDEXED BY deliveries_dead_endpoint, events e
+                  WHERE ${RECOVERABLE} AND e.erased_at IS NULL ORDER BY d.aggregate, d.sequence LIMIT :limit)
+     ${RETURNING_QUEUE}`,
+    { ...range, now, deliverBy, limit },
+  );
+  yield* resetHeads(rows, now);
+  return rows.length;
+}
+
+/** How many of the range's deliveries `recover` skips: their events were erased (DESIGN §17). */
+export function* countUnrecoverable(range: RecoverRange, now: number): Op<number> {
+  const row = yield* get<{ n: number }>(
+    `SELECT count(*) AS n FROM deliveries d INDEXED BY deliveries_dead_endpoint, events e
+     WHERE ${RECOVERABLE} AND e.erased_at IS NOT NULL`,
+    { ...range, now },
+  );
+  return row?.n ?? 0;
+}

@@ -207,6 +207,14 @@ export const AttemptAnswer = v.strictObject({
   responsePrefix: v.nullable(v.string()),
 });
 export const ReplayedAnswer = v.strictObject({ replayed: Count });
+export const RecoveredAnswer = v.strictObject({
+  replayed: Count,
+  skipped: v.pipe(
+    Count,
+    v.description("Dead deliveries in the range whose event was erased: not replayable."),
+  ),
+  enabled: v.literal(true),
+});
 
 // Event types (DESIGN §9)
 export const EventTypeAnswer = v.strictObject({

@@ -133,6 +133,12 @@ export const ProposalDecisionSchema = v.strictObject({
 });
 
 export const ReplayOneSchema = v.strictObject({ deliverWithin: absent(Duration) });
+/** POST /v1/endpoints/{id}/recover (DESIGN §19). */
+export const RecoverSchema = v.strictObject({
+  since: Timestamp,
+  until: absent(Timestamp),
+  deliverWithin: absent(Duration),
+});
 export const ReplayManySchema = v.strictObject({
   status: v.literal("dead", "only dead deliveries can be replayed"),
   endpoint: absent(v.string()),

@@ -38,6 +38,7 @@ const CONTRACT: [method: string, path: string, scopes: string[]][] = [
   ["patch", "/v1/endpoints/{id}", ["admin"]],
   ["delete", "/v1/endpoints/{id}", ["admin"]],
   ["post", "/v1/endpoints/{id}/enable", ["admin"]],
+  ["post", "/v1/endpoints/{id}/recover", ["admin"]],
   ["post", "/v1/endpoints/{id}/test", ["admin"]],
   ["post", "/v1/endpoints/{id}/rotate-secret", ["admin"]],
   ["get", "/v1/endpoints/{id}/secret", ["admin"]],
@@ -451,6 +452,10 @@ describe("real answers follow the documented schemas", () => {
       200,
     );
     expectStatus(await call("POST", `/v1/endpoints/${good.id}/enable`), 200);
+    expectStatus(
+      await call("POST", `/v1/endpoints/${good.id}/recover`, { body: { since: "2026-01-01T00:00:00Z" } }),
+      200,
+    );
     expectStatus(await call("POST", `/v1/endpoints/${good.id}/rotate-secret`), 200);
     expectStatus(await call("GET", `/v1/endpoints/${good.id}/secret`), 200);
     expectStatus(await call("POST", `/v1/endpoints/${good.id}/test`), 200);

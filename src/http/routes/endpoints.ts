@@ -2,6 +2,7 @@
 // admin-only secret route.
 import type { Context } from "hono";
 import type * as v from "valibot";
+import { deadlineWithin } from "../../deliveries/deadline.ts";
 import { disableAfterError, filterErrors } from "../../endpoints/controls.ts";
 import {
   type EndpointKind,
@@ -11,6 +12,7 @@ import {
   type StoredControls,
 } from "../../endpoints/endpoints.ts";
 import { patternLimitErrors } from "../../endpoints/patterns.ts";
+import { recoverEndpoint } from "../../endpoints/recover.ts";
 import { activeSecrets, generateSecret, rotate } from "../../endpoints/secrets.ts";
 import type { Actor } from "../../endpoints/system-events.ts";
 import { endpointUrlProblem } from "../../endpoints/url-guard.ts";
@@ -31,10 +33,11 @@ import {
   EndpointDeletedAnswer,
   PingAnswer,
   pageOf,
+  RecoveredAnswer,
   SecretAnswer,
   SecretsAnswer,
 } from "../responses.ts";
-import { EndpointCreateSchema, EndpointPatchSchema, PageQuerySchema } from "../schemas.ts";
+import { EndpointCreateSchema, EndpointPatchSchema, PageQuerySchema, RecoverSchema } from "../schemas.ts";
 import { validate } from "../validation.ts";
 import { ENDPOINT_EXAMPLE, ENDPOINT_ID, PAGED, pageExample, SECRET, T } from "./examples.ts";
 
@@ -318,6 +321,52 @@ export function endpointRoutes(app: App, deps: HttpDeps): void {
       );
       deps.dispatch?.wake();
       return c.json(updated.endpoint);
+    },
+  );
+
+  app.post(
+    "/v1/endpoints/:id/recover",
+    scopedRoute(deps, {
+      scopes: "admin",
+      tag,
+      summary: "Recover an endpoint after an outage",
+      description:
+        "Replays this endpoint's `deadline_exceeded` deliveries whose event `occurredAt` is in [since, until] " +
+        "(until: now), in sequence order per aggregate, skipping erased events, in chunked transactions, and " +
+        "enables the endpoint in the last one. New deadline: `deliverWithin` (default as at commit).",
+      body: { schema: RecoverSchema, example: { since: T, deliverWithin: "24h" } },
+      answers: {
+        200: {
+          description: "How many went back to pending, how many were skipped.",
+          schema: RecoveredAnswer,
+          example: { replayed: 120, skipped: 0, enabled: true },
+        },
+      },
+      problems: [400, 404, 413, 422],
+    }),
+    async (c) => {
+      const id = c.req.param("id");
+      const body = validate(RecoverSchema, await readJson(c, deps.config.maxBodyBytes));
+      const now = clock();
+      const since = Date.parse(body.since);
+      const until = body.until == null ? now : Date.parse(body.until);
+      if (until < since) throw invalidField("/until", "must not be before since");
+      let deliverBy = now + deps.config.defaultDeliverWithinMs;
+      if (body.deliverWithin != null) {
+        const deadline = deadlineWithin(now, body.deliverWithin);
+        if (!deadline.ok) throw invalidField("/deliverWithin", deadline.detail);
+        deliverBy = deadline.deliverBy;
+      }
+      mustExist(await db.driver.read(getEndpointRow(id)), id);
+      const recovered = await recoverEndpoint(db, {
+        range: { endpointId: id, since, until },
+        now,
+        deliverBy,
+        by: actorOf(c),
+        settings: systemEvents,
+      });
+      deps.dispatch?.wake();
+      return c.json(recovered);
     },
   );
 
