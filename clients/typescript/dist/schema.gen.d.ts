@@ -501,6 +501,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/endpoints/{id}/recover": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Recover an endpoint after an outage
+         * @description Scope: `admin` (`admin` holds every scope).
+         *
+         *     Replays this endpoint's `deadline_exceeded` deliveries whose event `occurredAt` is in [since, until] (until: now), in sequence order per aggregate, skipping erased events, in chunked transactions, and enables the endpoint in the last one. New deadline: `deliverWithin` (default as at commit).
+         */
+        post: operations["postEndpointsIdRecover"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/endpoints/{id}/rotate-secret": {
         parameters: {
             query?: never;
@@ -2823,6 +2845,63 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            413: components["responses"]["BodyTooLarge"];
+            422: components["responses"]["Invalid"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    postEndpointsIdRecover: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "since": "2026-11-29T10:00:00.000Z",
+                 *       "deliverWithin": "24h"
+                 *     }
+                 */
+                "application/json": {
+                    deliverWithin?: components["schemas"]["Duration"] | null;
+                    since: components["schemas"]["Timestamp"];
+                    until?: components["schemas"]["Timestamp"] | null;
+                };
+            };
+        };
+        responses: {
+            /** @description How many went back to pending, how many were skipped. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "replayed": 120,
+                     *       "skipped": 0,
+                     *       "enabled": true
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        enabled: true;
+                        replayed: number;
+                        /** @description Dead deliveries in the range whose event was erased: not replayable. */
+                        skipped: number;
+                    };
+                };
+            };
+            400: components["responses"]["MalformedJson"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             413: components["responses"]["BodyTooLarge"];
             422: components["responses"]["Invalid"];
             429: components["responses"]["RateLimited"];
