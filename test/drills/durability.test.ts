@@ -24,16 +24,18 @@ const shimDir = tempDir("outboxd-slow-disk-");
 
 beforeAll(() => {
   shim = join(shimDir, "slow-disk.so");
-  const built = Bun.spawnSync([
-    "cc",
-    "-shared",
-    "-fPIC",
-    "-o",
-    shim,
-    join(REPO, "test/helpers/slow-disk.c"),
-    "-ldl",
-  ]);
-  if (built.exitCode !== 0) throw new Error(`cc could not build the slow-disk library: ${built.stderr}`);
+  const source = join(REPO, "test/helpers/slow-disk.c");
+  let built: { exitCode: number | null; stderr: unknown };
+  try {
+    built = Bun.spawnSync(["cc", "-shared", "-fPIC", "-o", shim, source, "-ldl"]);
+  } catch (error) {
+    built = { exitCode: null, stderr: String(error) };
+  }
+  if (built.exitCode !== 0) {
+    throw new Error(
+      `cc could not build the slow-disk library (install a C compiler: scripts/ensure-cc.sh): ${built.stderr}`,
+    );
+  }
 });
 
 afterAll(() => rmSync(shimDir, { recursive: true, force: true }));
