@@ -210,6 +210,8 @@ describe("Streamable HTTP at POST /mcp", () => {
     await refused("replay_delivery", { id: "a\ud800b" }, "/id");
     await refused("list_events", { aggregate: "m/\ud800" }, "/aggregate");
     await refused("list_dead_letters", { after: "\ud800" }, "/after");
+    // The API's own refusals of query and path parameters point at the tool's input too.
+    await refused("list_events", { after: "not-a-cursor" }, "/after");
     await refused("commit", { events }, "/idempotencyKey", "is required");
     await refused("propose_commit", { commit: { events }, idempotencyKey: "k" }, "/summary", "is required");
     await refused("get_record", { collection: "returns" }, "/id", "is required");

@@ -94,12 +94,17 @@ function refusal(problem: Problem | Record<string, unknown>): CallToolResult {
 function inToolTerms(problem: Record<string, unknown>): Record<string, unknown> {
   const errors = problem.errors as FieldError[] | undefined;
   if (!errors) return problem;
-  return {
-    ...problem,
-    errors: errors.map((e) =>
-      e.pointer === "header:Idempotency-Key" ? { ...e, pointer: "/idempotencyKey" } : e,
-    ),
-  };
+  return { ...problem, errors: errors.map((e) => ({ ...e, pointer: toolPointer(e.pointer) })) };
+}
+
+/**
+ * The tool input's pointer for one the API gave: the header is the tool's `idempotencyKey`, and
+ * a query or path parameter (`query:after`, `path:id`) is the tool input of the same name.
+ */
+function toolPointer(pointer: string): string {
+  if (pointer === "header:Idempotency-Key") return "/idempotencyKey";
+  const parameter = /^(?:query|path):(.+)$/.exec(pointer)?.[1];
+  return parameter === undefined ? pointer : `/${parameter.replaceAll("~", "~0").replaceAll("/", "~1")}`;
 }
 
 function inputSchema(tool: Tool): { type: "object"; [key: string]: unknown } {
