@@ -63,12 +63,12 @@ class Begun implements OpenSpan {
 
 export function otelTracing(settings: TracingSettings, warn: Warn): Tracing {
   // The SDK reports failed exports through its diagnostic logger; they become warn lines.
+  const report = (message: string, args: unknown[]) =>
+    warn(`tracing: ${readable(message)}`, details(message, args));
   diag.setLogger(
     {
-      error: (message, ...args) =>
-        warn(`tracing: ${message}`, args.length > 0 ? { details: String(args) } : {}),
-      warn: (message, ...args) =>
-        warn(`tracing: ${message}`, args.length > 0 ? { details: String(args) } : {}),
+      error: (message, ...args) => report(message, args),
+      warn: (message, ...args) => report(message, args),
       info: () => {},
       debug: () => {},
       verbose: () => {},
@@ -209,10 +209,42 @@ export function otelTracing(settings: TracingSettings, warn: Warn): Tracing {
 
     // Exports what is queued (within OTEL_BSP_EXPORT_TIMEOUT); a failure is a warning, not a throw.
     shutdown: () =>
-      provider
-        .shutdown()
-        .catch((error) => warn("tracing: the last spans could not be exported", { error: String(error) })),
+      provider.shutdown().catch((error) =>
+        warn("tracing: the last spans could not be exported", {
+          error: readable(String((error as Error)?.message ?? error)),
+        }),
+      ),
   };
+}
+
+/**
+ * The SDK reports a failed export as the error's JSON (its stringifyException): the line gets the
+ * error's message, and its code when it has one; any other message is kept as it is.
+ */
+function readable(message: string): string {
+  const error = parsedError(message);
+  return error?.message ?? message;
+}
+
+function details(message: string, args: unknown[]): Record<string, unknown> {
+  const error = parsedError(message);
+  return {
+    ...(error?.code ? { code: error.code } : {}),
+    ...(args.length > 0 ? { details: String(args) } : {}),
+  };
+}
+
+function parsedError(message: string): { message?: string; code?: string } | null {
+  if (!message.startsWith("{")) return null;
+  try {
+    const parsed = JSON.parse(message) as { message?: unknown; code?: unknown };
+    return {
+      ...(typeof parsed.message === "string" ? { message: parsed.message } : {}),
+      ...(typeof parsed.code === "string" ? { code: parsed.code } : {}),
+    };
+  } catch {
+    return null;
+  }
 }
 
 /** The context of a valid W3C traceparent (a remote parent), or the root context: a new trace. */

@@ -6,9 +6,9 @@ import { join } from "node:path";
 import { apiClient } from "../helpers/api.ts";
 import { type Child, startChild } from "../helpers/process.ts";
 import { startReceiver } from "../helpers/receiver.ts";
-import { startServer, tempDir } from "../helpers/server.ts";
+import { tempDir } from "../helpers/server.ts";
 import { Database } from "../helpers/sqlite.ts";
-import { commitEvents, expectStatus, gate, ok, waitUntil } from "./harness.ts";
+import { expectStatus, gate, ok, waitUntil } from "./harness.ts";
 
 const TOKEN = `shutdown-admin-${crypto.randomUUID()}`;
 const cleanup: (() => Promise<void> | void)[] = [];

@@ -543,13 +543,16 @@ describe("tracing off and its settings", () => {
     const tracing = await withEnv({ OTEL_EXPORTER_OTLP_TIMEOUT: "2000" }, () =>
       startTracing(
         { tracesUrl: `http://127.0.0.1:${port}/v1/traces`, serviceName: "s", protocol: "http/protobuf" },
-        (message) => warnings.push(message),
+        (message, fields) => warnings.push(`${message} ${JSON.stringify(fields)}`),
       ),
     );
     tracing.commitEnded(tracing.commitBegun(undefined), summary("lost"));
     await tracing.shutdown();
     expect(warnings.length).toBeGreaterThan(0);
     expect(warnings.every((w) => w.startsWith("tracing: "))).toBe(true);
+    // The error's own words, not the SDK's JSON of it (with its stack).
+    expect(warnings.join("\n")).toContain(`connect ECONNREFUSED 127.0.0.1:${port}`);
+    expect(warnings.join("\n")).not.toContain("stack");
   });
 
   test("the W3C traceparent rule", () => {
