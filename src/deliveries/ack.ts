@@ -26,7 +26,10 @@ export interface Nack extends LeaseRef {
 }
 
 /** What a nack decision needs of its row. */
-export type FailedRow = Pick<Delivery, "attemptCount" | "availableAt" | "deliverBy">;
+export type FailedRow = Pick<Delivery, "attemptCount" | "availableAt" | "deliverBy"> & {
+  /** Its endpoint's retrySchedule (DESIGN §19), JSON text or null. */
+  retrySchedule: string | null;
+};
 
 /** A failed attempt's outcome: a retry or, past the deadline, dead (the dispatcher's rule). */
 export type DecideFailure = (row: FailedRow, retryAfterMs: number | null, now: number) => Completion;
@@ -85,7 +88,8 @@ export function* ackDeliveries(request: AckRequest): Op<AckResult> {
       : yield* all<Row>(
           `SELECT id, endpoint_id AS endpointId, event_id AS eventId, aggregate, sequence, status,
              lease_owner AS leaseOwner, attempt_count AS attemptCount, available_at AS availableAt,
-             deliver_by AS deliverBy
+             deliver_by AS deliverBy,
+             (SELECT e.retry_schedule FROM endpoints e WHERE e.id = deliveries.endpoint_id) AS retrySchedule
            FROM deliveries WHERE id IN (SELECT value FROM json_each(:ids))`,
           { ids: JSON.stringify(others) },
         );

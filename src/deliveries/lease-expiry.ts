@@ -23,7 +23,7 @@ type Expired = Pick<
   | "availableAt"
   | "deliverBy"
   | "leaseOwner"
->;
+> & { retrySchedule: string | null };
 
 export interface ExpiredLease {
   deliveryId: string;
@@ -45,7 +45,7 @@ export function* expireConsumerLeases(
   const rows = yield* all<Expired>(
     `SELECT d.id, d.endpoint_id AS endpointId, d.event_id AS eventId, d.aggregate, d.sequence,
        d.attempt_count AS attemptCount, d.available_at AS availableAt, d.deliver_by AS deliverBy,
-       d.lease_owner AS leaseOwner
+       d.lease_owner AS leaseOwner, e.retry_schedule AS retrySchedule
      FROM endpoints e JOIN deliveries d INDEXED BY deliveries_endpoint_ready ON d.endpoint_id = e.id
      WHERE e.kind = 'pull' AND d.status = 'pending' AND d.is_head = 1
        AND d.lease_owner IS NOT NULL AND d.lease_expires_at <= :now

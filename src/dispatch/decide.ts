@@ -3,7 +3,7 @@
 // so every rule is tested without HTTP (test/dispatch/decide.test.ts).
 import type { ClaimedDelivery } from "../deliveries/claim.ts";
 import type { Completion } from "../deliveries/complete.ts";
-import { type RetryPolicy, retryAfterMs, retryDelay } from "./retry-policy.ts";
+import { type RetryPolicy, retryAfterCap, retryAfterMs, retryDelay } from "./retry-policy.ts";
 import type { SendOutcome } from "./sender.ts";
 
 /** How long before its deadline the last attempt of a failing delivery is due. */
@@ -26,7 +26,7 @@ export function decide(
     // Wait at least what the receiver asks (up to the cap), but never less than the backoff:
     // `Retry-After: 0` from a receiver that keeps failing must not turn into a hot retry loop.
     const asked = retryAfterMs(outcome.retryAfter, now);
-    if (asked !== null) delay = Math.max(delay, Math.min(asked, policy.capMs));
+    if (asked !== null) delay = Math.max(delay, Math.min(asked, retryAfterCap(policy)));
   }
   return retryAfter(delivery, now, delay);
 }

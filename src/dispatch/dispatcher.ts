@@ -34,6 +34,7 @@ import { CompletionQueue, type PendingCompletion } from "./completions.ts";
 import { decide } from "./decide.ts";
 import { type HintedDelivery, Hints } from "./hints.ts";
 import { KnownEndpoints } from "./known-endpoints.ts";
+import { scheduleOf } from "./retry-policy.ts";
 import { type EndpointToSend, type EventToSend, loadSendContext, type SendContext } from "./send-context.ts";
 import { type SendOutcome, sendWebhook, type WebhookMessage } from "./sender.ts";
 import { type ClaimRoom, isTrouble, Slots } from "./slots.ts";
@@ -635,7 +636,8 @@ export class Dispatcher extends EventEmitter {
     const ok = outcome.statusCode !== null && outcome.statusCode >= 200 && outcome.statusCode < 300;
     if (ok) failpoint("dispatch.after_send");
     const { retryBaseMs: baseMs, retryCapMs: capMs } = this.#deps.config;
-    const completion = decide(delivery, outcome, this.#deps.clock(), { baseMs, capMs });
+    const schedule = scheduleOf(claim.endpoint?.retrySchedule);
+    const completion = decide(delivery, outcome, this.#deps.clock(), { baseMs, capMs, schedule });
     if (completion.kind === "retry") this.#wakeAt(completion.nextAttemptAt);
     this.#completions.push({
       attempt: {

@@ -21,6 +21,9 @@ export interface EndpointToSend {
   disabled: number;
   /** Changes with every change of the endpoint (url, secrets, disabled): its version. */
   updatedAt: number;
+  /** DESIGN §19 controls, JSON text or null: the waits between attempts, the token bucket. */
+  retrySchedule: string | null;
+  rateLimit: string | null;
 }
 
 /** What the sends of a batch of claimed deliveries need: their events and endpoints. */
@@ -37,7 +40,9 @@ export function* loadSendContext(eventIds: string[], endpointIds: string[]): Op<
     { ids: JSON.stringify(eventIds) },
   );
   const endpoints = yield* all<EndpointToSend>(
-    "SELECT id, url, secrets, kind, disabled, updated_at AS updatedAt FROM endpoints WHERE id IN (SELECT value FROM json_each(:ids))",
+    `SELECT id, url, secrets, kind, disabled, updated_at AS updatedAt, retry_schedule AS retrySchedule,
+       rate_limit AS rateLimit
+     FROM endpoints WHERE id IN (SELECT value FROM json_each(:ids))`,
     { ids: JSON.stringify(endpointIds) },
   );
   return { events, endpoints };

@@ -14,7 +14,7 @@ import type { Completion } from "../deliveries/complete.ts";
 import type { LeaseRequest } from "../deliveries/lease.ts";
 import { type ExpiredLease, expireConsumerLeases } from "../deliveries/lease-expiry.ts";
 import { retryAfter } from "../dispatch/decide.ts";
-import { retryDelay } from "../dispatch/retry-policy.ts";
+import { retryDelay, scheduleOf } from "../dispatch/retry-policy.ts";
 import { problems } from "../lib/problem.ts";
 import { leaseMessages, type Pulled } from "./messages.ts";
 
@@ -67,7 +67,11 @@ export function* deadStreams<S extends { endpointId: string; holder: string | nu
 /** A nack or a lapsed lease: at `retryAfter` if the consumer asked, else the backoff. */
 function failureDecision(retry: RetrySettings) {
   return (row: FailedRow, asked: number | null, now: number): Completion =>
-    retryAfter(row, now, asked ?? retryDelay(row.attemptCount, retry));
+    retryAfter(
+      row,
+      now,
+      asked ?? retryDelay(row.attemptCount, { ...retry, schedule: scheduleOf(row.retrySchedule) }),
+    );
 }
 
 /** The consumer's token must still be live when it leases (null: OUTBOXD_ADMIN_TOKEN, not stored). */
