@@ -8,7 +8,7 @@
 // sockets, and their limit), peers (PostgreSQL outbox and pg-boss), backlog (100,000
 // deliveries, default settings), latency (commit and deliver at 1,000-5,000/s, default
 // settings, with the bare Hono + fetch limit), isolation (hanging receivers beside a healthy
-// one), growth, coldstart, remote (a libSQL server through a simulated 2 ms round trip), pull
+// one), growth, coldstart, remote (a real libSQL server, sqld, with and without 2 ms added per round trip), pull
 // (pull endpoints: 4 pollers draining 1,000 aggregates, SSE latency at 1,000/s, 1,000 idle streams).
 import { mkdirSync, writeFileSync } from "node:fs";
 import { cpus, totalmem } from "node:os";

@@ -11,6 +11,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { newSecret } from "../../test/helpers/snippet-receiver.ts";
 import { type Sqld, startSqld } from "../../test/helpers/sqld.ts";
+import { startTcpProxy, type TcpProxy } from "../../test/helpers/tcp-proxy.ts";
 import {
   BUN,
   cpuMs,
@@ -25,6 +26,7 @@ import {
 } from "../lib.ts";
 import { COMMIT_BODY } from "./commit.ts";
 import { prefill } from "./delivery.ts";
+import { type CommitLimit, commitLimit } from "./remote-limit.ts";
 
 const PRELOAD = ["--preload", "./test/helpers/network-preload.ts"];
 
@@ -135,12 +137,26 @@ function delta(after: Network, before: Network): Network {
   };
 }
 
-function networkEnv(roundTripMs: number, statsFile: string, server: Sqld | null): Record<string, string> {
+/**
+ * A serve's or dispatcher's environment: its database is `url` (the server, or the delay proxy in
+ * front of it); test/helpers/network-preload.ts only counts the requests (no simulated delay).
+ */
+function networkEnv(statsFile: string, url: string): Record<string, string> {
   return {
-    OUTBOXD_SIMULATED_RTT_MS: String(roundTripMs),
+    OUTBOXD_SIMULATED_RTT_MS: "0",
     OUTBOXD_SIMULATED_NETWORK_STATS: statsFile,
-    ...(server ? { OUTBOXD_DATABASE_URL: server.url } : {}),
+    OUTBOXD_DATABASE_URL: url,
   };
+}
+
+/** A real sqld, and a delay proxy in front of it when a round trip is to be added. */
+async function startDatabase(
+  roundTripMs: number,
+): Promise<{ server: Sqld; proxy: TcpProxy | null; url: string }> {
+  const server = await startSqld();
+  const proxy =
+    roundTripMs > 0 ? await startTcpProxy({ host: "127.0.0.1", port: server.port }, roundTripMs / 2) : null;
+  return { server, proxy, url: proxy?.url ?? server.url };
 }
 
 /**
@@ -163,8 +179,6 @@ export async function remoteCommitScenario(options: {
   roundTripMs: number;
   serves: number;
   connections: number;
-  /** false: each process runs its requests itself through @libsql/client on the file (session 3's simulation). */
-  server?: boolean;
   /**
    * Unmeasured load first (JIT), this long; unless given, until each serve process has answered
    * `warmUpCommits` (WARM_UP_COMMITS), at most MAX_WARM_UP_SECONDS.
@@ -177,16 +191,11 @@ export async function remoteCommitScenario(options: {
   const dir = tempDir("outboxd-bench-remote-");
   const stats = Array.from({ length: options.serves }, (_, i) => join(dir, `network-${i}.json`));
   const profile = cpuProfile(options.profileDir);
-  const server = options.server === false ? null : await startSqld();
+  const { server, proxy, url } = await startDatabase(options.roundTripMs);
   const serves: Running[] = [];
   // One after the other: the first applies the migrations.
   for (const file of stats) {
-    serves.push(
-      await startOutboxd(networkEnv(options.roundTripMs, file, server), "serve", dir, [
-        ...profile,
-        ...PRELOAD,
-      ]),
-    );
+    serves.push(await startOutboxd(networkEnv(file, url), "serve", dir, [...profile, ...PRELOAD]));
   }
   try {
     const perServe = Math.max(1, Math.round(options.connections / options.serves));
@@ -225,7 +234,7 @@ export async function remoteCommitScenario(options: {
     const cpuBefore = serves.map((serve) => cpuMs(serve.pid));
     const threadsBefore = serves.map((serve) => threadCpuMs(serve.pid));
     const serverCpuBefore = server ? cpuMs(server.pid) : 0;
-    const serverThreadsBefore = server ? threadCpuMs(server.pid) : {};
+    const serverThreadsBefore = threadCpuMs(server.pid);
     const lockBefore = null as LockStats | null;
     const loadStarted = performance.now();
     const idleBefore = machineIdle();
@@ -278,7 +287,7 @@ export async function remoteCommitScenario(options: {
     const verify = Bun.spawnSync({
       cmd: [BUN, "src/main.ts", "verify"],
       cwd: REPO,
-      env: { PATH: process.env.PATH ?? "", OUTBOXD_DATABASE_URL: `file:${join(dir, "outboxd.db")}` },
+      env: { PATH: process.env.PATH ?? "", OUTBOXD_DATABASE_URL: server.url },
     });
     const ledger = `${verify.stdout.toString()}${verify.stderr.toString()}`.trim().split("\n")[0] ?? "";
     const row: RemoteCommitRow = {
@@ -343,7 +352,8 @@ export async function remoteCommitScenario(options: {
     return row;
   } finally {
     for (const serve of serves) await serve.stop();
-    await server?.stop();
+    proxy?.stop();
+    await server.stop();
   }
 }
 
@@ -420,33 +430,31 @@ export async function remoteDeliveryScenario(options: {
   aggregates: number;
   roundTripMs: number;
   env?: Record<string, string>;
-  server?: boolean;
   /** Writes a CPU profile of the `dispatch` process into this folder. */
   profileDir?: string;
 }): Promise<RemoteDeliveryRow> {
   const receiver = orderCheckingReceiver();
   const dir = tempDir("outboxd-bench-remote-delivery-");
-  let server: Sqld | null = null;
+  const { server, proxy, url } = await startDatabase(options.roundTripMs);
   try {
-    server = options.server === false ? null : await startSqld();
     await prefill(
       dir,
       { url: receiver.url, secret: newSecret() },
       options.total,
       options.aggregates,
-      server?.url,
+      server.url,
     );
     const statsFile = join(dir, "network.json");
     const profile = cpuProfile(options.profileDir);
     const dispatcher = await startOutboxd(
-      { ...networkEnv(options.roundTripMs, statsFile, server), ...options.env },
+      { ...networkEnv(statsFile, url), ...options.env },
       "dispatch",
       dir,
       [...profile, ...PRELOAD],
     );
     const started = performance.now();
     const threadsBefore = threadCpuMs(dispatcher.pid);
-    const serverThreadsBefore = server ? threadCpuMs(server.pid) : {};
+    const serverThreadsBefore = threadCpuMs(server.pid);
     const idleBefore = machineIdle();
     await waitUntil("the backlog to drain", async () => receiver.state.count >= options.total, 600_000);
     const seconds = (performance.now() - started) / 1000;
@@ -454,7 +462,7 @@ export async function remoteDeliveryScenario(options: {
     const used = (after: Record<string, number>, before: Record<string, number>) =>
       Object.entries(after).map(([name, ms]) => [name, ms - (before[name] ?? 0)] as const);
     const threads = used(threadCpuMs(dispatcher.pid), threadsBefore);
-    const serverThreads = server ? used(threadCpuMs(server.pid), serverThreadsBefore) : [];
+    const serverThreads = used(threadCpuMs(server.pid), serverThreadsBefore);
     const total = (list: (readonly [string, number])[]) =>
       Math.round((list.reduce((n, [, ms]) => n + ms, 0) * 1000) / options.total);
     const network = readNetwork(statsFile);
@@ -483,40 +491,63 @@ export async function remoteDeliveryScenario(options: {
     return row;
   } finally {
     receiver.stop();
-    await server?.stop();
+    proxy?.stop();
+    await server.stop();
   }
 }
 
 export interface RemoteResults {
+  /** One serve, two serves (64 connections), then one serve with ROUND_TRIP_MS added per round trip. */
   commits: RemoteCommitRow[];
+  /** The server's bare limit in the same run: directly, and through the delay proxy. */
+  limit?: CommitLimit;
+  limitDelayed?: CommitLimit;
   deliveries: RemoteDeliveryRow;
-  /** The same drain through session 3's simulation (the dispatch process runs @libsql/client on the file itself). */
-  deliveriesInProcess?: RemoteDeliveryRow;
 }
 
-/** The whole scenario: one and two `serve` processes at 64 connections, then a backlog. */
+/** Added per round trip by the delay proxy in the delayed rows. */
+const ROUND_TRIP_MS = 2;
+
 export async function remoteScenarios(quick: boolean): Promise<RemoteResults> {
   const seconds = quick ? 2 : 5;
   // (A quick run is a smoke test: a shorter warm-up.)
   const warmUp = quick ? { warmUpCommits: 3_000 } : {};
+  const limits = await startDatabase(0);
+  const delayed = await startTcpProxy({ host: "127.0.0.1", port: limits.server.port }, ROUND_TRIP_MS / 2);
+  let limit: CommitLimit;
+  let limitDelayed: CommitLimit;
+  try {
+    limit = await commitLimit(limits.url, seconds);
+    limitDelayed = await commitLimit(delayed.url, seconds);
+    console.error(
+      `remote limit: ${limit.rowByRow}/s row by row, ${limit.setBased}/s set-based; +${ROUND_TRIP_MS} ms: ${limitDelayed.rowByRow}/s, ${limitDelayed.setBased}/s`,
+    );
+  } finally {
+    delayed.stop();
+    await limits.server.stop();
+  }
   return {
     commits: [
-      await remoteCommitScenario({ seconds, roundTripMs: 2, serves: 1, connections: 64, ...warmUp }),
-      await remoteCommitScenario({ seconds, roundTripMs: 2, serves: 2, connections: 64, ...warmUp }),
+      await remoteCommitScenario({ seconds, roundTripMs: 0, serves: 1, connections: 64, ...warmUp }),
+      await remoteCommitScenario({ seconds, roundTripMs: 0, serves: 2, connections: 64, ...warmUp }),
+      await remoteCommitScenario({
+        seconds,
+        roundTripMs: ROUND_TRIP_MS,
+        serves: 1,
+        connections: 64,
+        ...warmUp,
+      }),
     ],
-    deliveries: await remoteDeliveryScenario(drain(true)),
-    deliveriesInProcess: await remoteDeliveryScenario(drain(false)),
-  };
-  function drain(server: boolean) {
-    return {
+    limit,
+    limitDelayed,
+    deliveries: await remoteDeliveryScenario({
       total: quick ? 5_000 : 20_000,
       aggregates: 1000,
-      roundTripMs: 2,
+      roundTripMs: 0,
       // Raised as in the other one-endpoint delivery scenarios: a politeness limit, not a throughput setting.
       env: { OUTBOXD_ENDPOINT_CONCURRENCY: "64" },
-      server,
-    };
-  }
+    }),
+  };
 }
 
 /** The write lock's figures for the report (— for results from before they were measured). */
@@ -532,38 +563,38 @@ function phasesCell(row: RemoteCommitRow): string {
   return `${ms.gather} / ${ms.reads} / ${ms.build} / ${ms.commit}`;
 }
 
-/** Its section of the bench report, with issue 15's targets. */
+/** Its section of the bench report, with its targets. */
 export function remoteReport(r: RemoteResults): string[] {
   const lines = [
-    "## 7. Remote database: a real libSQL server (sqld), a delay added per round trip",
+    "## 7. Remote database: a real libSQL server (sqld)",
     "",
-    "A real libSQL server (sqld 0.24.32, its defaults: WAL, synchronous NORMAL) on 127.0.0.1, one for every run; every request @libsql/client's HTTP client makes is delayed by the round trip given and counted (test/helpers/network.ts). The server shares this machine's cores: its CPU is reported apart (on a real deployment it is another machine's). Unmeasured load first, until each serve process has answered 15,000 commits (3,000 in a quick run; at most 45 s): JavaScriptCore compiles a serve's hot code over its first ~15,000. One load process for all serves.",
+    `A real libSQL server (sqld 0.24.32, its defaults: WAL, synchronous NORMAL) on 127.0.0.1, one for every run, on this machine's cores too (its CPU is reported apart; on a real deployment it is another machine's). Delayed rows go through a loopback TCP proxy that holds each chunk ${ROUND_TRIP_MS / 2} ms each way (${ROUND_TRIP_MS} ms per round trip); test/helpers/network.ts counts the requests. The limit: @libsql/client batch(…, "write") requests one after the other, each of 64 one-record-one-event commits, as 2 INSERTs per commit (row by row) or as 2 INSERT … SELECT … FROM json_each(?) for the batch (set-based), in the same run. Unmeasured load first, until each serve process has answered 15,000 commits (3,000 in a quick run; at most 45 s). One load process for all serves.`,
     "",
-    "| serve processes | connections | commits/s | p50 ms | p99 ms | round trips per group commit | commits per group | groups locked % | write batches failed % | serve CPU µs/commit (each) | of it main threads | server CPU µs/commit | machine idle % | write lock held % (turns/s × ms, of it working) | racing group ms: gather / locked reads / build / batch | errors | outboxd verify |",
-    "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
-    ...r.commits.map(
-      (row) =>
-        `| ${row.serves} | ${row.connections} | ${row.commitsPerSecond} | ${row.p50Ms} | ${row.p99Ms} | ${row.roundTripsPerGroup} | ${row.commitsPerGroup} | ${row.lockedPercent} | ${row.failedWritesPercent} | ${row.serveCpuUsPerCommit} (${row.serveCpuUsPerCommitEach.join(" + ")}) | ${row.serveMainThreadUsPerCommit} | ${row.serverCpuUsPerCommit} | ${row.machineIdlePercent} | ${lockCell(row)} | ${phasesCell(row)} | ${row.errors} | ${row.ledger} |`,
-    ),
+    "| serve processes | connections | added per round trip ms | commits/s | of the row-by-row limit | of the set-based limit | p50 ms | p99 ms | requests per group commit | commits per group | statements per commit | groups locked % | write batches failed % | serve CPU µs/commit (each) | server CPU µs/commit | machine idle % | errors | outboxd verify |",
+    "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ...r.commits.map((row) => {
+      const limit = row.roundTripMs > 0 ? r.limitDelayed : r.limit;
+      const of = (bare: number | undefined) => (bare ? (row.commitsPerSecond / bare).toFixed(2) : "—");
+      return `| ${row.serves} | ${row.connections} | ${row.roundTripMs} | ${row.commitsPerSecond} | ${of(limit?.rowByRow)} | ${of(limit?.setBased)} | ${row.p50Ms} | ${row.p99Ms} | ${row.roundTripsPerGroup} | ${row.commitsPerGroup} | ${row.statementsPerCommit} | ${row.lockedPercent} | ${row.failedWritesPercent} | ${row.serveCpuUsPerCommit} (${row.serveCpuUsPerCommitEach.join(" + ")}) | ${row.serverCpuUsPerCommit} | ${row.machineIdlePercent} | ${row.errors} | ${row.ledger} |`;
+    }),
     "",
   ];
+  if (r.limit && r.limitDelayed) {
+    lines.push(
+      `Limit of the same run: ${r.limit.rowByRow} commits/s row by row, ${r.limit.setBased}/s set-based; with ${ROUND_TRIP_MS} ms added per round trip ${r.limitDelayed.rowByRow}/s and ${r.limitDelayed.setBased}/s.`,
+      "",
+    );
+  }
   const d = r.deliveries;
-  const [one, two] = r.commits;
+  const [one, two, delayed] = r.commits;
+  const ratio = (a: number | undefined, b: number | undefined) => (a && b ? (a / b).toFixed(2) : "—");
   lines.push(
-    `Deliveries: ${d.deliveriesPerSecond}/s (${d.deliveries} over ${d.aggregates} aggregates, one dispatch process), ${d.orderViolations} order violations, ${d.roundTripsPerSecond} round trips/s, the database busy ${Math.round(d.databaseBusy * 100)}% of the time.`,
-    ...(r.deliveriesInProcess
-      ? [
-          `The same drain through session 3's in-process simulation (the dispatch process runs @libsql/client on the file itself, fsync inside COMMIT): ${r.deliveriesInProcess.deliveriesPerSecond}/s, ${r.deliveriesInProcess.orderViolations} order violations.`,
-        ]
-      : []),
+    `Deliveries: ${d.deliveriesPerSecond}/s (a backlog of ${d.deliveries} over ${d.aggregates} aggregates to one endpoint, one dispatch process), ${d.orderViolations} order violations, ${d.roundTripsPerSecond} requests/s.`,
     "",
-    `- issue 15 targets: one serve ${one?.commitsPerSecond}/s (≥ 2,000); two serves ${two?.commitsPerSecond}/s (≥ one); ` +
-      `${Math.max(one?.roundTripsPerGroup ?? 0, two?.roundTripsPerGroup ?? 0)} round trips per group commit (≤ 4); ` +
-      `deliveries ${d.deliveriesPerSecond}/s with ${d.orderViolations} order violations` +
-      (r.deliveriesInProcess
-        ? ` (in-process simulation: ${r.deliveriesInProcess.deliveriesPerSecond}/s)`
-        : "") +
-      " (≥ 2,000, order kept)",
+    `- targets: one serve ${ratio(one?.commitsPerSecond, r.limit?.rowByRow)} of the row-by-row limit (≥ 0.5; aim ≥ 1.0 set-based: ${ratio(one?.commitsPerSecond, r.limit?.setBased)}); ` +
+      `+${ROUND_TRIP_MS} ms: ${delayed?.commitsPerSecond}/s (≥ 2,000) with ${delayed?.roundTripsPerGroup} requests per group (≤ 4); ` +
+      `two serves ${ratio(two?.commitsPerSecond, one?.commitsPerSecond)} of one (≥ 0.9); ` +
+      `deliveries ${d.deliveriesPerSecond}/s with ${d.orderViolations} order violations (≥ 2,000, order kept)`,
   );
   return lines;
 }
