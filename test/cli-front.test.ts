@@ -7,6 +7,7 @@ import { join } from "node:path";
 import { REPO } from "./helpers/process.ts";
 import { startServer, type TestServer, tempDir } from "./helpers/server.ts";
 import { startSqld } from "./helpers/sqld.ts";
+import { Database } from "./helpers/sqlite.ts";
 
 const dirs: string[] = [];
 const servers: TestServer[] = [];
@@ -123,8 +124,8 @@ describe("no database there", () => {
   test("a SQLite file without outboxd's migrations is no outboxd database either", async () => {
     const dir = freshDir();
     const file = join(dir, "other.db");
-    const sqlite = new (await import("bun:sqlite")).Database(file);
-    sqlite.run("CREATE TABLE t (x)");
+    const sqlite = new Database(file);
+    sqlite.exec("CREATE TABLE t (x)");
     sqlite.close();
     const run = await outboxd(["verify"], dir, { OUTBOXD_DATABASE_URL: `file:${file}` });
     expect(run.code).toBe(2);
