@@ -4,8 +4,7 @@ import type { Driver } from "./driver.ts";
 import { makeDatabaseFilesPrivate } from "./private-files.ts";
 import { localPath } from "./sqlite.ts";
 import { Writer } from "./writer.ts";
-import { LocalWrites } from "./writer-local.ts";
-import type { Writes } from "./writer-ops.ts";
+import { operationOf, type Writes } from "./writer-ops.ts";
 
 export interface Database {
   driver: Driver;
@@ -47,15 +46,18 @@ export async function openDatabase(config: DatabaseConfig): Promise<Database> {
         options,
       );
   const writer = new Writer(driver);
-  const writes = new LocalWrites(writer);
+  // What the writes that borrow it use (writer-ops.ts): the dispatcher's head leases, once lent.
+  let loan: unknown;
   return {
     driver,
     writer,
-    write: (request, options) => writes.write(request, options),
-    lend: (loan) => writes.lend(loan),
+    write: (request, options) => writer.write(operationOf(request, loan), options),
+    lend: (lent) => {
+      loan = lent;
+    },
     file,
     async close() {
-      await writes.idle();
+      await writer.idle();
       await driver.close();
     },
   };

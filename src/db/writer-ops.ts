@@ -1,6 +1,5 @@
 // Named writes: every write outboxd makes is an operation made from its arguments by a
-// definition (defineWrite), with a name for what it does, and queued on the Writer
-// (writer-local.ts).
+// definition (defineWrite), with a name for what it does, and queued on the Writer (open.ts).
 //
 // An operation may use something of the process's memory while it runs: the commit's head leases
 // read the dispatcher's endpoints and slots (deliveries/enqueue.ts HeadLeases). That is a loan:
@@ -47,15 +46,13 @@ export function defineBorrowingWrite<A extends unknown[], T>(
 }
 
 /** What Writer.write takes for a named write: the operation, or (re-runnable) its maker. */
-export function operationOf(request: NamedWrite<unknown>, lent: unknown): Op<unknown> | (() => Op<unknown>) {
+export function operationOf<T>(request: NamedWrite<T>, lent: unknown): Op<T> | (() => Op<T>) {
   return request.again ? () => request.make(lent) : request.make(lent);
 }
 
 /** Where named writes go: the Writer. */
 export interface Writes {
   write<T>(request: NamedWrite<T>, options?: WriteOptions): Promise<T>;
-  /** Resolves once everything written so far has been committed or failed. */
-  idle(): Promise<void>;
   /** Lends the writes that borrow this object from now on (the dispatcher's head leases). */
   lend(loan: unknown): void;
 }
