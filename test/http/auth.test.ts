@@ -112,6 +112,7 @@ describe("scopes", () => {
     ["PATCH", "/v1/endpoints/:endpoint", { description: "changed" }, []],
     ["POST", "/v1/endpoints/:endpoint/rotate-secret", undefined, []],
     ["POST", "/v1/endpoints/:endpoint/enable", undefined, []],
+    ["POST", "/v1/endpoints/:endpoint/recover", { since: "2020-01-01T00:00:00Z" }, []],
     ["POST", "/v1/deliveries/:delivery/replay", undefined, []],
     ["POST", "/v1/deliveries/:delivery/cancel", undefined, []],
     ["POST", "/v1/deliveries/replay", { status: "dead" }, []],
