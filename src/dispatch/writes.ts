@@ -11,7 +11,7 @@ import {
 } from "../deliveries/claim.ts";
 import { type CompletionItem, completeDeliveries } from "../deliveries/complete.ts";
 import type { PromotedHead } from "../deliveries/heads.ts";
-import { disableEndpoint } from "../endpoints/endpoints.ts";
+import { clearFailing, disableEndpoint, recordFailures } from "../endpoints/endpoints.ts";
 import { commitStateChange, type SystemEventSettings } from "../endpoints/system-events.ts";
 import { Hints } from "./hints.ts";
 import { loadSendContext, type SendContext } from "./send-context.ts";
@@ -54,6 +54,7 @@ function* completeAndClaim(
     const change = yield* disableEndpoint(endpointId, "gone", detail, at);
     if (change) yield* commitStateChange(change, null, system, at);
   }
+  yield* trackFailing(items, recorded, system);
   if (!along || leased.length === 0) return { recorded, claimed: null, unclaimed: promoted.map(headOf) };
   const fit = new Hints();
   fit.offer(leased);
@@ -69,6 +70,39 @@ function* completeAndClaim(
   if (rows.length === 0) return { recorded, claimed: null, unclaimed };
   const context = yield* sendContextOf(rows);
   return { recorded, claimed: { owner, claimedAt: now, rows, context }, unclaimed };
+}
+
+/**
+ * disableAfter (DESIGN §19): per endpoint of the batch, a 2xx clears failing_since, and failed
+ * attempts (non-2xx but 429 and 410, or no answer) are counted, which may disable it (with its
+ * system event) in this transaction.
+ */
+function* trackFailing(items: CompletionItem[], recorded: boolean[], system: SystemEventSettings): Op<void> {
+  const succeeded = new Set<string>();
+  const failed = new Map<string, { n: number; at: number; error: string | null }>();
+  for (let i = 0; i < items.length; i++) {
+    if (!recorded[i]) continue;
+    const { attempt, completion } = items[i] as CompletionItem;
+    if (completion.kind === "delivered") {
+      succeeded.add(attempt.endpointId);
+      failed.delete(attempt.endpointId);
+      continue;
+    }
+    const code = attempt.statusCode;
+    if (code === 429 || code === 410) continue;
+    const seen = failed.get(attempt.endpointId);
+    const error = attempt.error ?? (code === null ? null : `the receiver answered ${code}`);
+    if (seen) {
+      seen.n += 1;
+      seen.at = Math.max(seen.at, completion.at);
+      seen.error = error;
+    } else failed.set(attempt.endpointId, { n: 1, at: completion.at, error });
+  }
+  for (const endpointId of succeeded) yield* clearFailing(endpointId);
+  for (const [endpointId, { n, at, error }] of failed) {
+    const change = yield* recordFailures(endpointId, n, error, at);
+    if (change) yield* commitStateChange(change, null, system, at);
+  }
 }
 
 /** A promoted head as a hint (what the dispatcher keeps of it). */

@@ -1,10 +1,16 @@
 // Storage operations on endpoints (DESIGN §3 Endpoints): webhook endpoints, which the dispatcher
 // sends to, and pull endpoints (§12), whose consumers poll or stream (no url, no secret).
-import { all, get, type Op, run } from "../db/op.ts";
+import { all, exec, get, type Op, run } from "../db/op.ts";
 import { deadLetterEndpoint } from "../deliveries/dead-letter.ts";
 import { newId } from "../lib/ids.ts";
 import { iso } from "../lib/time.ts";
-import { type Condition, DEFAULT_DISABLE_AFTER, type RateLimit } from "./controls.ts";
+import {
+  type Condition,
+  DEFAULT_DISABLE_AFTER,
+  DISABLE_MIN_FAILURES,
+  disableAfterMs,
+  type RateLimit,
+} from "./controls.ts";
 
 export type EndpointKind = "webhook" | "pull";
 export type DisabledReason = "operator" | "gone" | "failing";
@@ -258,6 +264,44 @@ export function* disableEndpoint(
     failingSince: row.failingSince,
     lastError: reason === "operator" ? null : detail,
   };
+}
+
+/**
+ * disableAfter (DESIGN §19): `failures` more failed attempts (non-2xx but 429, or no answer) at
+ * `at`; failing_since is set by the first after the latest 2xx, enable or creation. Disables the
+ * endpoint (reason failing) once failing_since ≤ at − disableAfter and at least
+ * DISABLE_MIN_FAILURES failed since: the change, or null.
+ */
+export function* recordFailures(
+  id: string,
+  failures: number,
+  lastError: string | null,
+  at: number,
+): Op<StateChange | null> {
+  const row = yield* get<{
+    failingSince: number;
+    failuresSince: number;
+    disableAfter: string;
+    disabled: number;
+  }>(
+    `UPDATE endpoints SET failing_since = coalesce(failing_since, :at), failures_since = failures_since + :failures
+     WHERE id = :id AND kind = 'webhook'
+     RETURNING failing_since AS failingSince, failures_since AS failuresSince, disable_after AS disableAfter, disabled`,
+    { id, failures, at },
+  );
+  if (!row || row.disabled === 1) return null;
+  const after = disableAfterMs(row.disableAfter);
+  if (after === null || row.failingSince > at - after || row.failuresSince < DISABLE_MIN_FAILURES)
+    return null;
+  return yield* disableEndpoint(id, "failing", lastError, at);
+}
+
+/** A 2xx: the endpoint is no longer failing (a no-op write when it was not). */
+export function* clearFailing(id: string): Op<void> {
+  yield* exec(
+    "UPDATE endpoints SET failing_since = NULL, failures_since = 0 WHERE id = :id AND failing_since IS NOT NULL",
+    { id },
+  );
 }
 
 /**
