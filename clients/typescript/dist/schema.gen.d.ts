@@ -146,7 +146,7 @@ export interface paths {
          * Ready to serve
          * @description Public: no token.
          *
-         *     Database reachable, migrations applied, dispatcher heartbeat fresh.
+         *     Database reachable and its last write not refused for a full disk, migrations applied, dispatcher heartbeat fresh.
          */
         get: operations["getReadyz"];
         put?: never;

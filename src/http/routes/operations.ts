@@ -36,7 +36,8 @@ export function operationRoutes(app: App, deps: HttpDeps): void {
     publicRoute({
       tag: "Public",
       summary: "Ready to serve",
-      description: "Database reachable, migrations applied, dispatcher heartbeat fresh.",
+      description:
+        "Database reachable and its last write not refused for a full disk, migrations applied, dispatcher heartbeat fresh.",
       answers: {
         200: { description: "Ready.", schema: ReadyAnswer, example: READY_EXAMPLE },
         503: {
