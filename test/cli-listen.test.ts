@@ -136,6 +136,18 @@ describe("registered with a token", () => {
     await named.waitFor(new RegExp(`pulling from ${pull.id}`), "err");
     await commit(server, "orders/o-3", {});
     await named.waitFor(/orders\/o-3 #1 {2}applied/);
+
+    // A webhook endpoint elsewhere: its secrets are read, and listen says where it sends.
+    const hook = expectStatus(
+      await server.request("POST", "/v1/endpoints", { url: "http://127.0.0.1:9/elsewhere" }),
+      201,
+    );
+    const webhook = listen(["--port", "0", "--endpoint", hook.id], env);
+    const [, here] = await webhook.waitFor(/listening on (http:\/\/127\.0\.0\.1:\d+\/webhooks)/, "err");
+    expect(webhook.err()).toContain("sends to http://127.0.0.1:9/elsewhere, not here");
+    expectStatus(await server.request("PATCH", `/v1/endpoints/${hook.id}`, { url: here }), 200);
+    await commit(server, "orders/o-4", {});
+    await webhook.waitFor(/orders\/o-4 #1 {2}applied/);
   });
 
   test("without a token or a secret: exit 2 saying where a token comes from", async () => {

@@ -81,11 +81,19 @@ export class Api {
 }
 
 /** `--endpoint ID`: that endpoint, a webhook (its secrets are read) or a pull endpoint. */
-export async function namedSource(api: Api, id: string): Promise<Source> {
+export async function namedSource(
+  api: Api,
+  id: string,
+  url: string,
+  note: (line: string) => void,
+): Promise<Source> {
   const { status, data } = await api.call<EndpointAnswer>("GET", `/v1/endpoints/${encodeURIComponent(id)}`);
   if (status === 404) throw new UsageError(`no endpoint ${id} at ${api.base}`);
   if (status >= 300) throw new CommandError(`outboxd answered ${status} to GET /v1/endpoints/${id}`);
   if (data.kind === "pull") return { kind: "pull", id };
+  if (data.url !== url) {
+    note(`endpoint ${id} sends to ${data.url}, not here: PATCH its url to ${url} to receive its webhooks`);
+  }
   return { kind: "webhook", id, secrets: await secretsOf(api, id) };
 }
 

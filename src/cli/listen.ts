@@ -118,7 +118,7 @@ export async function listenCommand(args: string[]): Promise<void> {
       source =
         options.endpoint === undefined
           ? await registeredSource(api, url, note)
-          : await namedSource(api, options.endpoint);
+          : await namedSource(api, options.endpoint, url, note);
       if (source.kind === "webhook") secrets = source.secrets;
     }
   } catch (error) {
