@@ -58,8 +58,8 @@ export interface GroupConnection {
 }
 
 /**
- * Groups running at once (nextGroup). Three measured worse than two (session 7, one serve,
- * simulated 2 ms round trip): a group starts once the one before has sent its batch, so the
+ * Groups running at once (nextGroup). Three measure worse than two (one serve, a simulated 2 ms
+ * round trip): a group starts once the one before has sent its batch, so the
  * cycle is a read request's latency and a third rarely started, while groups got smaller.
  */
 const GROUPS_IN_FLIGHT = 2;
@@ -81,7 +81,7 @@ export interface Held {
  * had, besides those already waiting when it opened) and a pause is over, or at the latest a
  * round trip (the window's fastest locked reads) after the pause: a group started the moment the
  * one before ended would hold only the few already waiting, and the rest, back a moment later,
- * would pay a turn of their own (session 7's try: 15 per group). The pause costs nothing while
+ * would pay a turn of their own (about 15 commits per group where gathering takes them all). The pause costs nothing while
  * the other Machine holds the lock: it is GATHER_SHARE of how long the last locked reads waited
  * for it beyond that round trip, so the next reads still reach the server before that turn ends
  * (in a steady alternation it settles at half of what the other's turn lasts beyond a round

@@ -159,17 +159,17 @@ export const deliveries = sqliteTable(
   (t) => [
     // The ready heads, endpoint by endpoint: the dispatcher's scanning claim and a consumer's poll
     // walk one endpoint's range (src/deliveries/claim.ts, lease.ts), stats count them per
-    // endpoint. (A second index of the same heads by next_attempt_at alone was dropped in issue 12,
-    // session 4: every head entered and left both, and nothing needed it.)
+    // endpoint. There is no second index of the heads by next_attempt_at alone: every head would
+    // enter and leave both, and no query needs it.
     index("deliveries_endpoint_ready")
       .on(t.endpointId, t.nextAttemptAt)
       .where(sql`status = 'pending' AND is_head = 1`),
     // The head of each (endpoint, aggregate) queue, by queue: whether a queue has a pending row
     // (it has one iff it has a head), for a new delivery's head flag and a replay's. Heads only:
     // a queue's next head is found through events(aggregate, sequence) when its head leaves
-    // (src/deliveries/heads.ts), so a waiting row enters and leaves no index of its queue. (Was
-    // deliveries_queue, every pending row by (endpoint, aggregate, sequence): a drain of 1,000
-    // aggregates wrote a leaf page of it per delivery; issue 12, session 7.)
+    // (src/deliveries/heads.ts), so a waiting row enters and leaves no index of its queue (an index
+    // of every pending row by (endpoint, aggregate, sequence) would cost a drain of 1,000
+    // aggregates a leaf page per delivery).
     index("deliveries_heads").on(t.endpointId, t.aggregate).where(sql`status = 'pending' AND is_head = 1`),
     // Pending rows by endpoint, oldest deadline first: the sweep's expiry walks each endpoint's
     // range; counts of an endpoint's pending rows and its dead-lettering read its range alone.
@@ -228,7 +228,7 @@ export const attempts = sqliteTable(
   (t) => [
     // A delivery's attempts but the success its row points at: a drain appends one attempt per
     // delivery, and each success entered this index at its delivery's place, a random leaf page
-    // per delivery (~a quarter of a drain's WAL pages; issue 12, session 10). Failures, fenced
+    // per delivery (~a quarter of a drain's WAL pages). Failures, fenced
     // successes and acks are still found here.
     index("attempts_delivery").on(t.deliveryId, t.pos).where(sql`on_delivery IS NULL`),
   ],

@@ -77,7 +77,7 @@ export function openBunSqlite(path: string, options: SqliteOptions, closed: () =
       // sqlite3_close_v2, which leaves a connection whose statements live (the engine driver keeps
       // its prepared ones) open as a "zombie" until they are garbage-collected: its files stay
       // open and mapped, and the real close comes at a random later time, after another process
-      // may have reset the -shm it still maps (a SIGBUS seen in drains, issue 12 session 11).
+      // may have reset the -shm it still maps (a SIGBUS in a drain).
       db.close(true);
       closed();
     },

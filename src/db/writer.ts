@@ -158,7 +158,7 @@ export class Writer {
  * same COMMIT: they are concurrent for their clients, so a commit that does not see an endpoint
  * created earlier in the same batch is indistinguishable from one ordered before it. It is not
  * sound across a write to that table: a commit after an endpoint's delete that still saw the
- * endpoint would write deliveries to it after the delete dead-lettered its deliveries (issue 19),
+ * endpoint would write deliveries to it after the delete dead-lettered its deliveries,
  * so any write to the table drops the shared answer and the next read sees the write.
  */
 function* batchOp(batch: Queued[]): Op<Outcome[]> {

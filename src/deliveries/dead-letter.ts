@@ -28,10 +28,10 @@ export function* deadLetterEndpoint(endpointId: string, at: number): Op<number> 
 }
 
 /**
- * Start-up repair: pending deliveries whose endpoint no longer exists (left by versions before
- * issue 19's fix, when a delete shared a group commit with commits to the endpoint) become dead
- * with `endpoint_deleted`, as the delete would have made them. Without it they were never
- * claimed, counted as due, and died at their deadline for the wrong reason.
+ * Start-up repair: pending deliveries whose endpoint no longer exists (an older version left them
+ * when a delete shared a group commit with commits to the endpoint) become dead with
+ * `endpoint_deleted`, as the delete would have made them. Left pending, they would never be
+ * claimed, would count as due, and would die at their deadline for the wrong reason.
  */
 export function* deadLetterOrphans(at: number): Op<number> {
   return yield* run(

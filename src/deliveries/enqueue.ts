@@ -7,7 +7,7 @@
 //     into deliveries right after, EXPAND_CHUNK at a time, oldest row first, each chunk in its
 //     own small transaction between commit groups (src/commit/fan-out-expander.ts runs it).
 //     10,000 deliveries in one transaction held the single writer for ~300 ms, and every other
-//     commit with it (issue 13); a chunk holds it for a few milliseconds.
+//     commit with it; a chunk holds it for a few milliseconds.
 // The delivery ids are chosen by the commit either way, so its answer names every delivery.
 // Nothing is lost on a crash: the fan_outs row commits with the events, and a chunk's inserts
 // commit with the row's progress (`done`) or its deletion; any process expands what is left.
@@ -21,7 +21,7 @@
 //   - a delivery whose endpoint was deleted before its row expanded is dead with
 //     `endpoint_deleted`, as the delete would have made it (dead-letter.ts).
 //
-// Own leases (issue 12): a commit in a process with a dispatcher asks it for a lease per inline
+// Own leases: a commit in a process with a dispatcher asks it for a lease per inline
 // delivery (HeadLeases). When the new row is its queue's head, due now, and its endpoint is still
 // the enabled webhook endpoint the dispatcher knows (same updated_at), the INSERT itself leases it
 // (pending → in flight, as a claim would: claim.ts), and the dispatcher is handed the row and its

@@ -108,8 +108,8 @@ export type LeasedHead = PromotedHead & ClaimedDelivery & { rid: number; leased:
  * promoteQueues that also leases, in the same statement, each head it makes that a claim could
  * take now (claim.ts CLAIMABLE_NOW: due, not leased or its lease ran out, before its deadline, at
  * an enabled webhook endpoint; it is pending and now the head), under `lease.owner`: the row is
- * written once, where a claim after the promotion would write it a second time (issue 12,
- * session 10). `leased` says which; the caller gives back what it cannot take (claim.ts
+ * written once, where a claim after the promotion would write it a second time. `leased` says
+ * which; the caller gives back what it cannot take (claim.ts
  * releaseLeases). Local files only (the dispatcher's completeAndClaim): the remote write path
  * answers no rows of a write but its last, so its dispatcher claims apart.
  */

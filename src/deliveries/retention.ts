@@ -5,7 +5,7 @@
 //     delivered, so nothing undelivered disappears;
 //   - an idempotency response younger than its window (IDEMPOTENCY_TTL_MS, 24 h) is kept even
 //     when OUTBOXD_RETENTION is shorter: a client retrying within the window must get the stored
-//     answer, not a second commit (issue 19). Retention shorter than a day still prunes
+//     answer, not a second commit. Retention shorter than a day still prunes
 //     deliveries on time.
 import { type Op, run } from "../db/op.ts";
 import { defineWrite, type Writes } from "../db/writer-ops.ts";

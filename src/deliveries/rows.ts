@@ -2,8 +2,7 @@
 // position, instead of one JSON text that SQLite parses again for every `value ->> k` it reads.
 // In SQLite 3.45 (libsql) and 3.54 (bun:sqlite) alike each `->>` re-parses its row's JSON text:
 // 64 rows of 7 columns cost 120-200 us through json_each, 60-80 us as VALUES bound by position
-// through libsql and 25-30 us through bun:sqlite (issue 12, session 11; /tmp scripts in the
-// notes). A completion batch reads ~15 such values per delivery (attempts, delivered rows,
+// through libsql and 25-30 us through bun:sqlite. A completion batch reads ~15 such values per delivery (attempts, delivered rows,
 // promoted queues).
 //
 // The statement's text starts `WITH name(columns) AS (VALUES (:r0, :r1, …), …)`: local engine

@@ -8,7 +8,7 @@ import type { AppEnv } from "./context.ts";
  * JSON line per request when the log takes info: method, path, status, duration and the token's
  * id. Never a header value, a token, a query string or a body: those may hold secrets or personal
  * data. One layer for both, and none of its own work when neither is on: a middleware layer of its
- * own per request cost tracing a measurable part of a commit (issue 18).
+ * own per request costs tracing a measurable part of a commit.
  */
 export function requestLog(logger: Logger, tracing: Tracing): MiddlewareHandler<AppEnv> {
   async function around(c: Context<AppEnv>, next: Next, span: OpenSpan | null, logged: boolean) {

@@ -1,6 +1,6 @@
 // The remote write path's round trips, counted through the simulated network
 // (test/helpers/network.ts): a group commit, a group of claims and a group of completions each
-// cost the same few requests whatever the group's size (issue 15: at most 4 per group commit).
+// cost the same few requests whatever the group's size (at most 4 per group commit).
 // Run through @libsql/client's HTTP client against a real libSQL server (sqld on 127.0.0.1,
 // round-trips-sqld.test.ts), where the batches' errors are the server's own.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
@@ -100,7 +100,7 @@ export function roundTripTests(backend: "file" | "sqld"): void {
   describe("round trips per group on the remote write path", () => {
     test.each(SIZES)(
       // The ledger's head (DESIGN §13) is read once per group with the group's other reads, and
-      // each commit's entry is built on the one before it as the write batch is: issue 15's bound.
+      // each commit's entry is built on the one before it as the write batch is: at most 4 requests.
       "a group commit of %i commits (idempotency keys, two events each, the ledger's chain): their reads in 1 request, their writes in 1",
       async (n) => {
         const { requests, results } = await group(
