@@ -118,6 +118,8 @@ export function pullClient(
   };
 }
 
+const BLANK_LINE = /\r\n\r\n|\n\n|\r\r/;
+
 /** The `delivery` events of a Server-Sent Events body (comments and other events skipped). */
 async function* deliveries(body: ReadableStream<Uint8Array>, signal?: AbortSignal): AsyncGenerator<Pulled> {
   const reader = body.getReader();
@@ -127,13 +129,14 @@ async function* deliveries(body: ReadableStream<Uint8Array>, signal?: AbortSigna
     for (;;) {
       const { value, done } = await reader.read();
       if (done) return;
-      buffer += decoder.decode(value, { stream: true }).replace(/\r\n?/g, "\n");
-      for (let end = buffer.indexOf("\n\n"); end !== -1; end = buffer.indexOf("\n\n")) {
-        const block = buffer.slice(0, end);
-        buffer = buffer.slice(end + 2);
+      buffer += decoder.decode(value, { stream: true });
+      // An event ends at a blank line; a CRLF split across two chunks is only matched once whole.
+      for (let end = BLANK_LINE.exec(buffer); end !== null; end = BLANK_LINE.exec(buffer)) {
+        const block = buffer.slice(0, end.index);
+        buffer = buffer.slice(end.index + end[0].length);
         let event = "message";
         const data: string[] = [];
-        for (const line of block.split("\n")) {
+        for (const line of block.split(/\r\n|\r|\n/)) {
           if (line.startsWith("event:")) event = line.slice(6).trim();
           else if (line.startsWith("data:")) data.push(line.slice(5).replace(/^ /, ""));
         }
