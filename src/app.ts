@@ -87,6 +87,9 @@ export async function createOutboxd(config: Config, options: OutboxdOptions = {}
         });
   const metrics = new Metrics();
   dispatcher?.on("attempt", (attempt: AttemptEvent) => metrics.recordAttempt(attempt));
+  dispatcher?.on("throttled", (t: { endpointId: string; seconds: number }) =>
+    metrics.recordThrottled(t.endpointId, t.seconds),
+  );
   const pull = new PullService({ db, clock, hub: new PullHub(), logger, config, tracing });
   pull.on("attempt", (attempt: PullAttempt) => metrics.recordAttempt(attempt));
   const catalog = new EventTypeCatalog({

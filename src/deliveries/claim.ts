@@ -1,7 +1,7 @@
 // Transition: pending → in flight (a pending row with a live lease; docs/delivery-lifecycle.md).
 // "In flight" is not a status, so a crash can never strand a row: its lease simply runs out and
 // the row is claimable again. Invariant used here: only queue heads are claimed (heads.ts).
-import { all, type Op } from "../db/op.ts";
+import { all, get, type Op } from "../db/op.ts";
 import { webhookEndpoint } from "./endpoint-kind.ts";
 import type { Delivery } from "./read.ts";
 import { chunks, rowsStatement } from "./rows.ts";
@@ -191,3 +191,37 @@ export function* releaseLeases(leases: { id: string; owner: string }[]): Op<void
 
 const RELEASE = `UPDATE deliveries SET lease_owner = NULL, lease_expires_at = NULL, attempt_count = attempt_count - 1
   FROM r WHERE deliveries.id = +r.id AND deliveries.lease_owner = r.owner AND deliveries.status = 'pending'`;
+
+/**
+ * Claims up to `limit` claimable heads of one enabled, rate-limited webhook endpoint, oldest due
+ * first (DESIGN §19: the tokens its bucket allows; src/dispatch/rate-limit.ts), and tells how many
+ * more were due then (`waiting`: held back by the limit or the room).
+ */
+export function* claimLimitedHeads(request: {
+  owner: string;
+  now: number;
+  leaseMs: number;
+  endpointId: string;
+  limit: number;
+}): Op<{ rows: ClaimedDelivery[]; waiting: number }> {
+  const { owner, now, leaseMs, endpointId, limit } = request;
+  const rows =
+    limit <= 0
+      ? []
+      : yield* all<ClaimedDelivery>(
+          `UPDATE deliveries SET ${LEASE_SET}
+           WHERE rowid IN (
+             SELECT h.rowid FROM deliveries h INDEXED BY deliveries_endpoint_ready
+             WHERE h.endpoint_id = :endpointId AND ${claimableRow("h")}
+               AND EXISTS (SELECT 1 FROM endpoints e WHERE e.id = :endpointId AND e.disabled = 0 AND e.kind = 'webhook')
+             ORDER BY h.next_attempt_at LIMIT :limit)
+           ${RETURNING_CLAIMED}`,
+          { owner, now, leaseMs, endpointId, limit },
+        );
+  const left = yield* get<{ n: number }>(
+    `SELECT count(*) AS n FROM (SELECT 1 FROM deliveries h INDEXED BY deliveries_endpoint_ready
+       WHERE h.endpoint_id = :endpointId AND ${claimableRow("h")} LIMIT 1)`,
+    { endpointId, now },
+  );
+  return { rows, waiting: left?.n ?? 0 };
+}

@@ -107,7 +107,7 @@ const INSERT = `INSERT INTO deliveries (id, event_id, endpoint_id, aggregate, se
  * (one INSERT … SELECT … RETURNING did both and cost ~30 µs more per row).
  */
 const HEAD_AND_FRESH = `SELECT ${IS_FIRST_IN_QUEUE} AS head, ${PREVIOUS} AS previous, EXISTS (SELECT 1 FROM endpoints e WHERE e.id = :endpointId
-    AND e.updated_at = :endpointVersion AND e.disabled = 0 AND e.kind = 'webhook') AS fresh`;
+    AND e.updated_at = :endpointVersion AND e.disabled = 0 AND e.kind = 'webhook' AND e.rate_limit IS NULL) AS fresh`;
 
 const INSERT_LEASED = `INSERT INTO deliveries (id, event_id, endpoint_id, aggregate, sequence, event_type, status,
     is_head, attempt_count, lease_owner, lease_expires_at, available_at, next_attempt_at, deliver_by, created_at,

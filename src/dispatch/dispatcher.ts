@@ -34,6 +34,7 @@ import { CompletionQueue, type PendingCompletion } from "./completions.ts";
 import { decide } from "./decide.ts";
 import { type HintedDelivery, Hints } from "./hints.ts";
 import { KnownEndpoints } from "./known-endpoints.ts";
+import { anyRateLimited, claimThroughBucketsWrite } from "./rate-limit.ts";
 import { scheduleOf } from "./retry-policy.ts";
 import { type EndpointToSend, type EventToSend, loadSendContext, type SendContext } from "./send-context.ts";
 import { type SendOutcome, sendWebhook, type WebhookMessage } from "./sender.ts";
@@ -116,6 +117,8 @@ interface Claim {
 }
 
 const PRUNE_EVERY_MS = 3_600_000;
+/** The longest between two claims through the rate-limited endpoints' buckets. */
+const BUCKET_TICK_MS = 100;
 /**
  * Outcomes are held for a larger batch (completions.ts HOLD_BATCH, HOLD_MS) while at least this
  * many claimed sends wait to start at each of their endpoints (the old default endpoint limit's
@@ -251,6 +254,9 @@ export class Dispatcher extends EventEmitter {
     this.#cron = null;
     if (this.#retryTimer) clearTimeout(this.#retryTimer);
     this.#retryTimer = null;
+    if (this.#bucketTimer) clearTimeout(this.#bucketTimer);
+    this.#bucketTimer = null;
+    await this.#bucketClaim;
     // A claim already under way still starts its sends; wait for it so they are waited for too
     // (otherwise they outlive the database and stay leased until their lease runs out).
     await this.#pumped;
@@ -432,9 +438,63 @@ export class Dispatcher extends EventEmitter {
     );
   }
 
+  /**
+   * Rate-limited endpoints (DESIGN §19, rate-limit.ts): while any exists, their deliveries are
+   * claimed through their buckets every BUCKET_TICK_MS at most (sooner when a token comes sooner).
+   */
+  #bucketTimer: ReturnType<typeof setTimeout> | null = null;
+  #bucketClaim: Promise<void> = Promise.resolve();
+  #rateLimited = false;
+  #bucketAt = 0;
+
+  #scheduleBuckets(inMs: number): void {
+    if (!this.#running || !this.#rateLimited || this.#bucketTimer) return;
+    this.#bucketTimer = setTimeout(() => {
+      this.#bucketTimer = null;
+      this.#bucketClaim = this.#claimThroughBuckets();
+    }, inMs);
+  }
+
+  async #claimThroughBuckets(): Promise<void> {
+    let next = BUCKET_TICK_MS;
+    try {
+      const { config, db, clock } = this.#deps;
+      const now = clock();
+      const owner = this.#nextOwner();
+      const room = this.#slots.claimRoom();
+      const claimed = await db.write(
+        claimThroughBucketsWrite({
+          owner,
+          now,
+          leaseMs: config.leaseMs,
+          endpointRoom: room.endpointRoom,
+          endpointLimit: room.endpointLimit,
+        }),
+        BOOKKEEPING,
+      );
+      const seconds = this.#bucketAt === 0 ? 0 : Math.min(1, (now - this.#bucketAt) / 1000);
+      this.#bucketAt = now;
+      for (const endpointId of claimed.throttled) this.emit("throttled", { endpointId, seconds });
+      if (claimed.rows.length > 0) {
+        this.leasedBy.claim += claimed.rows.length;
+        this.#hold(claimed.rows, now, () => owner, claimed.context);
+      }
+      if (claimed.nextInMs !== null) next = Math.max(1, Math.min(next, claimed.nextInMs));
+    } catch (error) {
+      this.#deps.logger.log("error", "rate-limited claim failed", { error: String(error) });
+    }
+    this.#scheduleBuckets(next);
+  }
+
   /** The scheduled pass: heartbeat, deadlines, retention, then a claim. */
   async sweep(): Promise<void> {
     if (!this.#running) return;
+    try {
+      this.#rateLimited = await this.#deps.db.driver.read(anyRateLimited());
+      this.#scheduleBuckets(0);
+    } catch (error) {
+      this.#deps.logger.log("warn", "could not read the rate-limited endpoints", { error: String(error) });
+    }
     try {
       await this.#deps.beforeSweep?.();
     } catch (error) {

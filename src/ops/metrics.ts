@@ -135,6 +135,15 @@ export class Metrics {
     "Proposal decisions seen by this process (approved, rejected, conflicted, expired).",
   );
 
+  readonly throttled = new Counter(
+    "outboxd_endpoint_throttled_seconds_total",
+    "Seconds this process saw an endpoint with due work held back only by its rateLimit (DESIGN §19).",
+  );
+
+  recordThrottled(endpointId: string, seconds: number): void {
+    this.throttled.inc({ endpoint: endpointId }, seconds);
+  }
+
   recordProposalDecision(decision: string, count = 1): void {
     this.proposalDecisions.inc({ decision }, count);
   }
@@ -216,6 +225,7 @@ export class Metrics {
       ...this.commits.render(),
       ...this.commitDuration.render(),
       ...this.attempts.render(),
+      ...this.throttled.render(),
       ...this.latency.render(),
     );
     return `${lines.join("\n")}\n`;
