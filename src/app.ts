@@ -185,7 +185,7 @@ export async function createOutboxd(config: Config, options: OutboxdOptions = {}
   if (config.synchronous === "NORMAL" && db.file) {
     logger.log(
       "warn",
-      "OUTBOXD_SYNCHRONOUS=NORMAL: durability (DESIGN §15) is void: a power loss may undo commits already answered and sent",
+      "OUTBOXD_SYNCHRONOUS=NORMAL: durability (DESIGN §1.8) is void: a power loss may undo commits already answered and sent",
     );
   }
   await catalog.load();

@@ -16,7 +16,7 @@ export interface Config extends DatabaseConfig {
   maxRecordsPerCommit: number;
   maxEventsPerCommit: number;
   maxDocumentBytes: number;
-  /** DESIGN Part II Limits: an event-type pattern's length and how many an endpoint may have. */
+  /** DESIGN §3 limits: an event-type pattern's length and how many an endpoint may have. */
   maxPatternLength: number;
   maxPatternsPerEndpoint: number;
   /** How many deliveries one commit may create (its fan-out); more is 422. */

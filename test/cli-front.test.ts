@@ -1,4 +1,4 @@
-// The command line's front door (DESIGN §18) as real child processes in temp directories:
+// The command line's front door (DESIGN §8) as real child processes in temp directories:
 // `--help` and `--version` touch nothing, commands that must not create a database refuse a
 // place without one, an unknown endpoint is a usage error, a busy port is one line.
 import { afterEach, describe, expect, test } from "bun:test";

@@ -74,7 +74,7 @@ describe("token create", () => {
     const env = { OUTBOXD_DATABASE_URL: databaseUrl(dir) };
     const created = await outboxd(["token", "create", "--name", "ci", "--scopes", "read"], env);
     expect(created.code).toBe(0);
-    // The Part II scope names are accepted too (DESIGN Part II, Scopes).
+    // The agents' and consumers' scope names are accepted too (DESIGN §3, Scopes).
     const agent = await outboxd(
       ["token", "create", "--name", "agent", "--scopes", "propose,approve,consume"],
       env,

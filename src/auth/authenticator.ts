@@ -49,7 +49,7 @@ export class Authenticator {
   }
 }
 
-/** Scopes that hold others (DESIGN Part II): admin holds every scope, commit holds propose. */
+/** Scopes that hold others (DESIGN §3): admin holds every scope, commit holds propose. */
 const IMPLIED: Partial<Record<Scope, readonly Scope[]>> = {
   admin: SCOPES,
   commit: ["propose"],

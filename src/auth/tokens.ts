@@ -7,7 +7,7 @@ import { iso } from "../lib/time.ts";
 import { type Actor, rejectProposalsOf } from "../proposals/store.ts";
 
 /**
- * Every scope a token can hold (DESIGN Part II, Scopes): the one list the API, the CLI and the
+ * Every scope a token can hold (DESIGN §3, Scopes): the one list the API, the CLI and the
  * OpenAPI document take their names from. What each one allows is `allows` in authenticator.ts.
  */
 export const SCOPES = ["read", "commit", "propose", "approve", "consume", "admin"] as const;
@@ -113,7 +113,7 @@ export function* countTokens(): Op<number> {
 }
 
 /**
- * Revokes a token and, in the same transaction, rejects its pending proposals (DESIGN §17:
+ * Revokes a token and, in the same transaction, rejects its pending proposals (DESIGN §10:
  * revocation reaches everything the token holds), decided by `by`, the revoking token (null from
  * the command line). False if there is no such token (or it was already revoked).
  */

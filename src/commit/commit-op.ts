@@ -313,7 +313,7 @@ export function* commitOp(input: CommitInput, leases?: HeadLeases): Op<CommitOut
 /**
  * The whole fan-out is counted before anything is inserted: one commit that would write more
  * than `max` deliveries is refused (422), so no single transaction holds the writer long
- * enough to stall everyone else's commits (DESIGN Part II Limits).
+ * enough to stall everyone else's commits (DESIGN §3 limits).
  */
 function checkFanOut(targets: string[][], max: number): number {
   const total = targets.reduce((sum, list) => sum + list.length, 0);

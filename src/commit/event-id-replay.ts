@@ -1,4 +1,4 @@
-// Event-id replay (DESIGN §17): a commit whose event ids are all already stored, by the same
+// Event-id replay (DESIGN §3 `id`): a commit whose event ids are all already stored, by the same
 // token, with the same content, all by one commit (the first), and whose records equal the first
 // commit's, is a retry of that commit (a client without Idempotency-Key). It answers the first commit's response — the stored
 // one while an Idempotency-Key kept it, else rebuilt from the ledger — and writes nothing: no
@@ -16,7 +16,7 @@ import type { CommitInput, CommitOutcome, CommitResult, EventWrite, WrittenRecor
 export const EVENT_SQL = {
   // The token that committed the event comes from its commit row (NULL only for events whose
   // commit was pruned before the ledger existed); for an approved proposal it is the proposer's
-  // (DESIGN Part II §3 change). This runs only for a client-chosen id, so the scan of the small
+  // (DESIGN §3 `id`). This runs only for a client-chosen id, so the scan of the small
   // proposals table is rare.
   findEvent: `SELECT e.type, e.aggregate, e.payload, e.deliver_after AS deliverAfter, e.sequence,
       e.deliver_by AS deliverBy, e.commit_id AS commitId, e.payload_digest AS payloadDigest, coalesce(p.proposed_by_token_id, c.token_id) AS tokenId

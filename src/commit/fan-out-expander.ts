@@ -69,7 +69,7 @@ export class FanOutExpander {
         this.#again = false;
         for (;;) {
           if (this.#stopped) return;
-          // Durable: its deliveries may be sent as soon as any connection sees them (DESIGN §15).
+          // Durable: its deliveries may be sent as soon as any connection sees them (DESIGN §1.8).
           const expanded = await db.write(expandFanOutsWrite(EXPAND_CHUNK, clock()));
           if (expanded.deliveries > 0) this.#deps.onDeliveries?.(expanded.deliveries, expanded.endpointIds);
           if (!expanded.more) break;

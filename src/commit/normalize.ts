@@ -85,7 +85,7 @@ export function normalizeCommit(body: CommitBody, ctx: CommitContext): CommitInp
         detail: "required when the commit does not have exactly one record",
       });
     } else if (isReservedAggregate(aggregate)) {
-      // DESIGN §17: outboxd's own aggregates; a record's default one counts too.
+      // DESIGN §9 reserved names: outboxd's own aggregates; a record's default one counts too.
       errors.push({ pointer: `${at}/aggregate`, detail: "must not start with outboxd/ (reserved)" });
     }
     if (isReservedType(event.type)) {

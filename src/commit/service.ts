@@ -25,7 +25,7 @@ export interface CommitRequest {
   conflictStatus?: 409 | 412;
   /**
    * For an approved proposal (DESIGN §10; `by` is the approver, with the proposal id): the
-   * proposer, whose event ids these are (Part II §3 change).
+   * proposer, whose event ids these are (DESIGN §3 `id`).
    */
   eventIdOwner?: string;
   /**

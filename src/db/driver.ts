@@ -46,7 +46,7 @@ export type DriverName = "engine" | "client";
 export interface TransactionOptions {
   /**
    * false: this transaction only changes leases or attempt outcomes and may skip its sync
-   * (PRAGMA synchronous = NORMAL for it) even when the database is configured FULL (DESIGN §15).
+   * (PRAGMA synchronous = NORMAL for it) even when the database is configured FULL (DESIGN §1.8).
    * Default true.
    */
   durable?: boolean;

@@ -1,7 +1,7 @@
 // Local database files through this process's copy of SQLite (sqlite.ts: bun:sqlite under Bun,
 // the `libsql` engine package elsewhere) with every statement prepared once. Calls are synchronous;
 // the writer connection is used only by the Writer's one-at-a-time transactions. Durability is
-// SQLite's own (DESIGN §15): with synchronous FULL, COMMIT syncs the WAL before it publishes the
+// SQLite's own (DESIGN §1.8): with synchronous FULL, COMMIT syncs the WAL before it publishes the
 // commit to any connection, so no process on the file can see (claim, send, stream) a commit that
 // a power loss could undo, and a transaction returns only once its commit is durable.
 import { BACKSTOP_FRAMES, CHECKPOINT_FRAMES, Checkpointer } from "./checkpointer.ts";
@@ -40,7 +40,7 @@ export function openEngineDriver(path: string, options: DriverOptions): EngineDr
       throw error;
     }
   };
-  // Transactions that only change leases or attempt outcomes may skip their sync (DESIGN §15):
+  // Transactions that only change leases or attempt outcomes may skip their sync (DESIGN §1.8):
   // NORMAL for them alone, FULL again after. The next durable commit's sync covers their frames
   // too (a sync is per file), and one lost to a power failure only repeats a delivery.
   const relaxed = options.synchronous === "FULL";

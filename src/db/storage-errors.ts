@@ -1,4 +1,4 @@
-// The one rule for storage errors of a local database (DESIGN §15).
+// The one rule for storage errors of a local database (DESIGN §1.8).
 //
 // Fatal: any SQLITE_IOERR_* or SQLITE_CORRUPT on a connection to a local file. After a failed
 // sync the kernel may have dropped the pages it could not write, and a later sync "succeeds"

@@ -35,7 +35,7 @@ export class Writer {
   /**
    * Queues `op`. `durable: false` is for transactions that only change leases or attempt
    * outcomes, whose loss on power failure is harmless (a redelivery, which at-least-once
-   * allows): a batch of only such operations commits without a sync of its own (DESIGN §15).
+   * allows): a batch of only such operations commits without a sync of its own (DESIGN §1.8).
    * The WAL keeps order, so the next durable commit makes them durable too.
    *
    * Given a function that makes the operation, the driver may run it more than once (only one

@@ -192,7 +192,7 @@ const PROMOTE_AND_LEASE = `, n AS MATERIALIZED (
  * than their queue's head): per queue, the lowest of them becomes the head unless the queue's
  * head comes before it; a head that comes after it stops being one.
  *
- * One lease per queue (DESIGN §17): a later row of the queue may be leased right now (the head
+ * One lease per queue (DESIGN §3 replay, §6): a later row of the queue may be leased right now (the head
  * it displaces, or a row an earlier replay displaced while leased). The new head is then due no
  * earlier than the end of that lease, so no claim or poll takes it while the other is in flight;
  * the displaced row, pending again after its attempt, waits behind it like any later row. Only

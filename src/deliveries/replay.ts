@@ -144,7 +144,7 @@ export function* recoverDead(range: RecoverRange, now: number, deliverBy: number
   return rows.length;
 }
 
-/** How many of the range's deliveries `recover` skips: their events were erased (DESIGN §17). */
+/** How many of the range's deliveries `recover` skips: their events were erased (DESIGN §13). */
 export function* countUnrecoverable(range: RecoverRange, now: number): Op<number> {
   const row = yield* get<{ n: number }>(
     `SELECT count(*) AS n FROM deliveries d INDEXED BY deliveries_dead_endpoint, events e

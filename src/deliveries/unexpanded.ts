@@ -1,6 +1,6 @@
 // The deliveries a commit named whose deferred fan-out (enqueue.ts) is not expanded yet: read
 // as the rows they become, and cancelled where they wait, so a delivery id in a commit's answer
-// is found by GET and cancel from the moment the commit answers (DESIGN §17).
+// is found by GET and cancel from the moment the commit answers (DESIGN §2).
 import { exec, get, type Op } from "../db/op.ts";
 
 /**

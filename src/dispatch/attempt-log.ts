@@ -1,4 +1,4 @@
-// Attempt logs (DESIGN Part II, §6 change): each failed attempt is one `warn` line, each
+// Attempt logs (DESIGN §6 logs): each failed attempt is one `warn` line, each
 // successful one a `debug` line, and once a minute one `info` line per endpoint sums up what
 // happened: delivered, failed, and p50/p99 of the attempts' duration and of the latency from
 // commit (or deliverAfter, or replay) to the 2xx. At thousands of deliveries a second a line

@@ -17,7 +17,7 @@ export function matchesEventType(patterns: readonly string[], type: string): boo
 }
 
 /**
- * Where a list of patterns breaks the limits (DESIGN Part II): every commit matches its events
+ * Where a list of patterns breaks the limits (DESIGN §3 limits): every commit matches its events
  * against every endpoint's patterns, so their size is bounded (a megabyte of patterns once
  * made every commit 5-10 times slower).
  */

@@ -1,4 +1,4 @@
-// The reserved names (DESIGN §17) and the built-in catalog entries: event types starting
+// The reserved names (DESIGN §9) and the built-in catalog entries: event types starting
 // `outboxd.` and aggregates starting `outboxd/` belong to outboxd itself. Clients cannot commit
 // or propose them, nor register or remove such a type; outboxd's own events (the endpoint test
 // and the endpoint state changes of DESIGN §19) are listed in the catalog with their schemas,

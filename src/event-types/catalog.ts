@@ -206,7 +206,7 @@ export class EventTypeCatalog {
   }
 }
 
-/** DESIGN §17: `outboxd.*` types are outboxd's own; registering or removing one is 409. */
+/** DESIGN §9 reserved names: `outboxd.*` types are outboxd's own; registering or removing one is 409. */
 function refuseReserved(type: string): void {
   if (isReservedType(type)) {
     throw problems.conflict(

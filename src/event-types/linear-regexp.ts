@@ -1,5 +1,5 @@
 // The regular-expression engine of payload schemas' `pattern` and `patternProperties` (DESIGN
-// §17): RE2 semantics on re2js, a pure-JavaScript port of RE2 whose matching time is linear in
+// §9): RE2 semantics on re2js, a pure-JavaScript port of RE2 whose matching time is linear in
 // the input whatever the pattern. JavaScript's own RegExp backtracks: `^(a|a)+$` takes time
 // doubling with every character of a non-matching string, so one event could stall the process.
 // re2js has no native part, so it runs under Bun, Deno and the compiled executable alike.

@@ -1,4 +1,4 @@
-// One rule for JSON that every reader understands alike (DESIGN Part II Limits): a number must
+// One rule for JSON that every reader understands alike (DESIGN §3 limits): a number must
 // come back as written and a string must be valid Unicode. JSON.parse silently turns `1e400`
 // into Infinity (stored as null), rounds 12345678901234567890 to …7000, and keeps lone
 // surrogates (`"\ud800"`) that UTF-8 cannot encode (so "x\ud800", "x\udfff" and "x\ufffd"

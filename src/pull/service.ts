@@ -103,7 +103,7 @@ const SWEEP_CHUNK = 500;
 /**
  * How often open streams are checked for a revoked token or a deleted or disabled endpoint (one
  * read for all of them, only while a stream is open), so that such a stream closes within 1 s
- * whichever process made the change (DESIGN §17).
+ * whichever process made the change (DESIGN §12).
  */
 export const STREAM_CHECK_MS = 400;
 

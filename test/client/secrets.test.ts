@@ -1,4 +1,4 @@
-// @outboxd/client keeps the secrets it sends (DESIGN §17): a token that no header can carry is
+// @outboxd/client keeps the secrets it sends (DESIGN §14): a token that no header can carry is
 // refused by createClient without echoing it, and no error the client makes (message, detail,
 // cause) quotes a header value: not a fetch that quotes the bad header (Node's does), not a
 // proxy that echoes the request. Checked under Bun from source and under Node on the bundled

@@ -329,7 +329,7 @@ describe("engine driver", () => {
     }
 
     // FULL: every acknowledged write survives power loss: SQLite syncs the WAL inside COMMIT,
-    // before any connection can see the commit (DESIGN §15).
+    // before any connection can see the commit (DESIGN §1.8).
 
     test("journal_mode=wal and synchronous=FULL on the writer and reader connections", async () => {
       const db = await open();

@@ -1,4 +1,4 @@
-// Attempt logs (DESIGN Part II, §6 change): a failed attempt is one warn line, a successful one
+// Attempt logs (DESIGN §6 logs): a failed attempt is one warn line, a successful one
 // is logged at debug only, and one info line per endpoint sums the minute up (delivered,
 // failed, p50/p99). Stopping the dispatcher writes the summary of the minute so far.
 import { expect, test } from "bun:test";

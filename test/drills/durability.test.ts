@@ -1,4 +1,4 @@
-// Durability belongs to SQLite (DESIGN §15), proven with real processes on a disk made slow or
+// Durability belongs to SQLite (DESIGN §1.8), proven with real processes on a disk made slow or
 // failing: test/helpers/slow-disk.c, an LD_PRELOAD library built here with `cc`, wraps fsync and
 // fdatasync of the outboxd processes (Bun links glibc dynamically, so it sees bun:sqlite's syncs).
 // It acts only while a trigger file exists, so the processes start and migrate at full speed.
@@ -94,7 +94,7 @@ function commitBody(id: string, deliverAfter?: string) {
   };
 }
 
-describe("durability on a slow or failing disk (DESIGN §15)", () => {
+describe("durability on a slow or failing disk (DESIGN §1.8)", () => {
   test("every sync slowed: with serve and a separate dispatch process, no webhook arrives before its commit's answer", async () => {
     const s = setup();
     const receiver = startReceiver();

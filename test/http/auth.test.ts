@@ -240,7 +240,7 @@ describe("scopes", () => {
     expectProblem(await as(token, "POST", "/v1/tokens", { name: "x", scopes: ["admin"] }), 403);
   });
 
-  test("tokens take the Part II scope names; an unknown one is 422 naming it", async () => {
+  test("tokens take every scope name (admin, commit, propose, approve, consume, read); an unknown one is 422 naming it", async () => {
     const { token } = await createToken("agent", ["propose", "read"]);
     expectStatus(await as(token, "GET", "/v1/records/auth/fixture"), 200);
     expectProblem(await as(token, "PUT", "/v1/records/auth/by-agent", { data: {} }), 403);

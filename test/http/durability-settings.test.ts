@@ -1,4 +1,4 @@
-// DESIGN §15 in one process. A full disk is not fatal: a write that meets SQLITE_FULL answers 503
+// DESIGN §1.8 in one process. A full disk is not fatal: a write that meets SQLITE_FULL answers 503
 // `storage-full`, nothing of it is stored, and /readyz fails until a write succeeds again. The
 // disk is "full" the way SQLite itself makes it so: the writer connection's max_page_count at the
 // database's current size (SQLite then answers SQLITE_FULL for any write that needs a new page).
@@ -63,7 +63,7 @@ test("OUTBOXD_SYNCHRONOUS=NORMAL: one warn line at start says durability is void
     else {
       expect(warnings).toHaveLength(1);
       expect(warnings[0]).toMatchObject({ level: "warn" });
-      expect(warnings[0].msg).toContain("durability (DESIGN §15) is void");
+      expect(warnings[0].msg).toContain("durability (DESIGN §1.8) is void");
     }
   }
 });

@@ -235,7 +235,7 @@ describe("OUTBOXD_EVENT_TYPES=strict", () => {
   });
 });
 
-describe("reserved names (DESIGN §17)", () => {
+describe("reserved names (DESIGN §9)", () => {
   const BUILTIN = ["outboxd.endpoint.disabled", "outboxd.endpoint.enabled", "outboxd.ping"];
 
   test("outboxd.* types and outboxd/ aggregates are 422 in commits, PUT records and proposals", async () => {

@@ -1,4 +1,4 @@
-// Linear-time patterns (DESIGN §17): JSON Schema `pattern` and `patternProperties` run on an RE2
+// Linear-time patterns (DESIGN §9): JSON Schema `pattern` and `patternProperties` run on an RE2
 // engine, so a hostile pattern and payload cannot stall the process (JavaScript's backtracking
 // RegExp takes time doubling per character on `^(a|a)+$`); patterns it cannot run are refused at
 // registration with their pointer, and a stored schema with one is kept, named in a `warn` line

@@ -294,7 +294,7 @@ describe("approve", () => {
   });
 });
 
-test("event ids of an approved proposal are the proposer's (Part II §3 change)", async () => {
+test("event ids of an approved proposal are the proposer's (DESIGN §3 `id`)", async () => {
   const id = crypto.randomUUID();
   const event = { id, type: "ids.proposed", aggregate: "ids/1", payload: { n: 1 } };
   const proposal = expectStatus(

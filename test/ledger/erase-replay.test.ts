@@ -1,4 +1,4 @@
-// Erasure and replay (DESIGN §17): `outboxd erase --event` is refused while a delivery of the
+// Erasure and replay (DESIGN §13): `outboxd erase --event` is refused while a delivery of the
 // event is pending (exit 1); once its deliveries are dead it erases, and those dead deliveries
 // can no longer be replayed: 409 `event-erased` for one, skipped by a bulk replay (REST and CLI),
 // so a receiver is never sent an erased payload.

@@ -1,4 +1,4 @@
-// An approval re-checks expiresAt inside its own transaction (DESIGN §17): one that passed the
+// An approval re-checks expiresAt inside its own transaction (DESIGN §10): one that passed the
 // service's pending check just before expiresAt, and reaches the writer after it, is refused
 // and writes nothing. The interleaving is driven step by step: the proposal is pending when the
 // approving write runs, at a time past its expiresAt.

@@ -1,4 +1,4 @@
-// Replay keeps one lease per queue (DESIGN §17): replaying an older dead delivery while a later
+// Replay keeps one lease per queue (DESIGN §3 replay): replaying an older dead delivery while a later
 // one of the same (endpoint, aggregate) is leased makes the replayed one wait until that lease
 // ends; it is then the queue's head and goes first, the later one after it.
 import { afterAll, beforeAll, expect, test } from "bun:test";

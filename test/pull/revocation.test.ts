@@ -1,4 +1,4 @@
-// Revocation reaches open streams (DESIGN §17): an SSE stream whose token is revoked, or whose
+// Revocation reaches open streams (DESIGN §12): an SSE stream whose token is revoked, or whose
 // endpoint is deleted or disabled, closes within 1 s and leases nothing after; a long poll whose
 // token is revoked while it waits leases nothing either. A real server, real streams over HTTP,
 // and a revocation written behind the server's back (as another process or the CLI would).

@@ -1,4 +1,4 @@
-// An answer lost after the server committed (DESIGN §16): a real libSQL server (sqld on 127.0.0.1)
+// An answer lost after the server committed (DESIGN §8): a real libSQL server (sqld on 127.0.0.1)
 // behind a loopback TCP proxy that forwards a group commit's write request whole, lets the server
 // answer, and closes outboxd's connection instead of passing the answer on. Every client of that
 // group hears 503 `outcome-unknown`; the group is all there or not at all; a retry with the same

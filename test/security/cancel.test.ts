@@ -1,5 +1,5 @@
-// Cancel (DESIGN Part II §2/§3 change: a deliverAfter in year 9999 once
-// blocked its aggregate for good and nothing could cancel it). A pending delivery that is not
+// Cancel (DESIGN §3: without it, a deliverAfter in year 9999 would block its aggregate for good).
+// A pending delivery that is not
 // leased becomes dead with reason `cancelled`, visible and replayable, and the next event of
 // its aggregate goes out; anything else is 409 — a leased one with Retry-After.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";

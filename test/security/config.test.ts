@@ -1,6 +1,6 @@
 // Configuration errors: a malformed OUTBOXD_DATABASE_URL is reported
 // without its credentials, by the real executable's start-up; every on/off setting reads the
-// same words, exactly those docs/configuration.md lists; and the Part II limits are validated
+// same words, exactly those docs/configuration.md lists; and the limits of DESIGN §3 are validated
 // at start like every other setting.
 import { describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
@@ -67,7 +67,7 @@ describe("on/off settings", () => {
   });
 });
 
-describe("Part II limits are validated at start", () => {
+describe("the commit and pattern limits are validated at start", () => {
   test.each([
     ["OUTBOXD_MAX_PATTERN_LENGTH", "0"],
     ["OUTBOXD_MAX_PATTERNS_PER_ENDPOINT", "many"],

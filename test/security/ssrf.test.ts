@@ -20,7 +20,7 @@ function tableResolver(table: Record<string, string[] | (() => string[])>): Reso
   return Object.assign(resolve, { calls });
 }
 
-// Every refusal that OUTBOXD_ALLOW_PRIVATE_ENDPOINTS lifts says so (DESIGN §18).
+// Every refusal that OUTBOXD_ALLOW_PRIVATE_ENDPOINTS lifts says so (DESIGN §4).
 const ALLOW_HINT =
   " (for a receiver on this machine or a private network, start outboxd with OUTBOXD_ALLOW_PRIVATE_ENDPOINTS=1)";
 

@@ -16,7 +16,7 @@ import { validate } from "../validation.ts";
 import { deprecationHeader } from "./event-types.ts";
 import { COMMIT_EXAMPLE, RECORD_EXAMPLE } from "./examples.ts";
 
-/** Who may read records (DESIGN Part II scopes): readers, writers, proposers and approvers. */
+/** Who may read records (DESIGN §3 scopes): readers, writers, proposers and approvers. */
 export const RECORD_READERS = ["read", "commit", "propose", "approve"] as const;
 
 const TAG = "Commits and records";

@@ -3,7 +3,7 @@
 // against the proposed data, field by field), every field of every event that would be sent, and
 // a reason field with Approve / Reject (a token with the approve scope, not the proposer's).
 // Cards already on the page are kept as they are on refresh, so a reason being typed is not wiped.
-// What the approver sees is what is applied (DESIGN §17): every value in full (wrapped, never
+// What the approver sees is what is applied (DESIGN §10): every value in full (wrapped, never
 // cut), and characters that render as nothing or reorder the text around them (bidirectional
 // controls such as U+202E, zero-width and other format or control characters) as escapes.
 import type { Panel, PanelFactory } from "../panel.ts";
