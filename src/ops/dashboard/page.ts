@@ -57,6 +57,10 @@ code { font: 12px ui-monospace, "SFMono-Regular", Menlo, "Liberation Mono", mono
 .muted { color: var(--muted); font-size: 12px; }
 .type { font-weight: 600; }
 .url { font: 12px ui-monospace, Menlo, "Liberation Mono", monospace; }
+.endpoint-actions { display: flex; flex-wrap: wrap; gap: 4px; margin-top: 4px; max-width: 15em; white-space: normal; }
+.endpoint-actions input { width: 13em; font: 11px ui-monospace, Menlo, monospace; }
+.disabled-why .detail { white-space: normal; max-width: 15em; }
+.controls-summary { font-size: 12px; } details.controls textarea { width: 22em; font: 11px ui-monospace, Menlo, monospace; }
 .code { font: 600 12px ui-monospace, Menlo, "Liberation Mono", monospace; padding: 1px 6px; border-radius: 4px; }
 .code.ok { background: #e1f3e8; color: var(--ok); } .code.bad { background: #fbe7e7; color: var(--bad); }
 .reason { color: var(--bad); font-weight: 600; }

@@ -36,9 +36,17 @@ export interface Endpoint {
   url: string | null;
   description: string | null;
   disabled: boolean;
+  /** operator | gone | failing (DESIGN §19), with the text and since when. */
   disabledReason: string | null;
+  disabledDetail: string | null;
+  disabledAt: string | null;
   lastSuccessAt: string | null;
   lastFailureAt: string | null;
+  rateLimit: { perSecond: number; burst: number } | null;
+  retrySchedule: string[] | null;
+  disableAfter: string;
+  failingSince: string | null;
+  filter: { path: string; op: string; value: unknown }[] | null;
   pending: number;
   dead: number;
 }
