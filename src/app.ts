@@ -193,7 +193,7 @@ export async function createOutboxd(config: Config, options: OutboxdOptions = {}
   if (unsupported.length > 0) {
     logger.log(
       "warn",
-      "event types whose schemas have patterns the linear-time engine cannot run: their events are refused (422 schema-unsupported) until the schema is replaced",
+      "event types whose schemas have patterns the linear-time engine cannot run or cost more to validate than the limit: their events are refused (422 schema-unsupported) until the schema is replaced",
       { types: unsupported },
     );
   }

@@ -84,8 +84,9 @@ export class EventTypeCatalog {
   }
 
   /**
-   * The stored types whose schema has patterns the linear-time engine cannot run: kept, their
-   * events refused (422 schema-unsupported) until the schema is replaced.
+   * The stored types whose schema has patterns the linear-time engine cannot run or costs over
+   * the limit to validate: kept, their events refused (422 schema-unsupported) until the schema
+   * is replaced.
    */
   unsupported(): string[] {
     return [...this.#entries.values()].filter((e) => e.validate === "unsupported").map((e) => e.row.type);

@@ -5,10 +5,11 @@
 // compile. Nothing here can fail at commit time except the payload itself. ajv is a large
 // module that most instances never need: the catalog imports this file only when a type with a
 // schema exists (catalog.ts), so it stays off the start path.
-import { Ajv2020, type ErrorObject, type ValidateFunction } from "ajv/dist/2020.js";
+import { _, Ajv2020, type ErrorObject, type ValidateFunction } from "ajv/dist/2020.js";
 import addFormatsModule from "ajv-formats";
 import { type FieldError, Problem, problems } from "../lib/problem.ts";
 import { linearFormats, linearRegExp, regExpRefusal } from "./linear-regexp.ts";
+import { SchemaTooCostly, schemaCost } from "./schema-cost.ts";
 
 // ajv-formats is CommonJS; its default export arrives wrapped under some loaders.
 const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ??
@@ -21,13 +22,13 @@ export const MAX_SCHEMA_BYTES = 64 * 1024;
 /** A compiled payload schema: the payload's violations as field errors, pointers under `at`. */
 export type PayloadValidator = (payload: unknown, at: string) => FieldError[];
 
-function newAjv(): Ajv2020 {
-  // allErrors: the client sees every violation at once. strict off: unknown keywords are
-  // annotations in JSON Schema, not mistakes. addUsedSchema off: two types whose schemas carry
-  // the same $id must not collide in one shared registry.
-  // code.regExp: `pattern` and `patternProperties` run on a linear-time engine (./linear-regexp.ts).
+function newAjv(allErrors: boolean): Ajv2020 {
+  // allErrors (on the second validator): the client sees every violation at once. strict off:
+  // unknown keywords are annotations in JSON Schema, not mistakes. addUsedSchema off: two types
+  // whose schemas carry the same $id must not collide in one shared registry. code.regExp:
+  // `pattern` and `patternProperties` run on a linear-time engine (./linear-regexp.ts).
   const ajv = new Ajv2020({
-    allErrors: true,
+    allErrors,
     strict: false,
     addUsedSchema: false,
     validateFormats: true,
@@ -35,17 +36,59 @@ function newAjv(): Ajv2020 {
   });
   addFormats(ajv);
   for (const [name, format] of Object.entries(linearFormats())) ajv.addFormat(name, format);
+  // ajv compares a value with each `enum` value in turn; scalars here are one hash lookup, so an
+  // enum of thousands of strings costs what one of three does (./schema-cost.ts counts it so).
+  ajv.removeKeyword("enum");
+  ajv.addKeyword({
+    keyword: "enum",
+    schemaType: "array",
+    errors: false,
+    error: {
+      message: "must be equal to one of the allowed values",
+      params: ({ schema }) => _`{allowedValues: ${schema}}`,
+    },
+    compile: (values: unknown[]) => {
+      const scalars = new Set(values.filter((v) => typeof v !== "object" || v === null));
+      const composites = values.filter((v) => typeof v === "object" && v !== null);
+      return (data: unknown) =>
+        typeof data !== "object" || data === null
+          ? scalars.has(data)
+          : composites.some((value) => deepEqual(value, data));
+    },
+  });
   return ajv;
 }
 
-const ajv = newAjv();
+/** JSON equality: objects whatever their key order, numbers by value. */
+function deepEqual(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== "object" || typeof b !== "object" || a === null || b === null) return false;
+  if (Array.isArray(a) !== Array.isArray(b)) return false;
+  if (Array.isArray(a) && Array.isArray(b)) {
+    return a.length === b.length && a.every((v, i) => deepEqual(v, b[i]));
+  }
+  const ka = Object.keys(a);
+  const kb = b as Record<string, unknown>;
+  return (
+    ka.length === Object.keys(kb).length &&
+    ka.every((k) => Object.hasOwn(kb, k) && deepEqual((a as Record<string, unknown>)[k], kb[k]))
+  );
+}
+
+// Two compilers: the first stops at the first violation (what a valid payload costs, and what
+// decides), the second collects every violation of a payload the first refused, when the payload
+// is small enough for that to stay within the cost limit (./schema-cost.ts): with every error
+// collected, each failing check of each value makes an error object.
+const firstError = newAjv(false);
+const allErrors = newAjv(true);
 
 /**
  * Compiles a payload schema or throws a 422 whose pointers start at `at` (e.g. `/schema`).
  * `schema` is the parsed JSON value. A new schema (`stored` false) must also keep validation
- * bounded: every pattern runs on the linear-time engine, and `uniqueItems` needs scalar items.
- * A stored schema is compiled as it was accepted, except for patterns the engine cannot run:
- * those throw UnsupportedSchema (the catalog keeps the type and refuses its events).
+ * bounded: every pattern runs on the linear-time engine, `uniqueItems` needs scalar items, and the
+ * worst-case cost of validating a 64 KiB payload is within the limit (./schema-cost.ts).
+ * A stored schema is compiled as it was accepted, except for patterns the engine cannot run and
+ * costs over the limit: those throw UnsupportedSchema (the catalog keeps the type and refuses its events).
  */
 export function compilePayloadSchema(schema: unknown, at = "/schema", stored = false): PayloadValidator {
   const errors: FieldError[] = [];
@@ -82,21 +125,61 @@ export function compilePayloadSchema(schema: unknown, at = "/schema", stored = f
       });
     }
   });
+  let perValue = 1;
+  if (errors.length === 0) {
+    try {
+      perValue = Math.max(1, schemaCost(schema, at).perValue);
+    } catch (error) {
+      if (!(error instanceof SchemaTooCostly)) throw error;
+      unsupported.push(error.error);
+    }
+  }
   if (stored && unsupported.length > 0) throw new UnsupportedSchema(unsupported);
   errors.push(...unsupported);
   if (errors.length > 0) throw problems.invalid(errors);
-  let validate: ValidateFunction;
+  let first: ValidateFunction;
+  let every: ValidateFunction;
   try {
-    validate = ajv.compile(schema as object);
+    first = firstError.compile(schema as object);
+    every = allErrors.compile(schema as object);
   } catch (error) {
     throw problems.invalid([
       { pointer: at, detail: `does not compile: ${error instanceof Error ? error.message : String(error)}` },
     ]);
   }
-  return (payload, at) => payloadErrors(validate, payload, at);
+  return (payload, at) => {
+    if (first(payload)) return [];
+    let validate = first;
+    if (countValues(payload, MAX_ERROR_CHECKS / perValue)) {
+      every(payload);
+      validate = every;
+    }
+    return (validate.errors ?? []).map((error) => fieldError(error, at));
+  };
 }
 
-/** A stored schema whose patterns the linear-time engine cannot run: its events are refused. */
+/**
+ * The checks over which every violation is still collected; a larger payload that fails reports
+ * its first violation (a problem lists 10 anyway, src/lib/problem.ts).
+ */
+const MAX_ERROR_CHECKS = 16 * 1024;
+
+/** Whether `value` holds at most `limit` JSON values (stops counting past it). */
+function countValues(value: unknown, limit: number): boolean {
+  let left = limit;
+  const walk = (v: unknown): boolean => {
+    if (--left < 0) return false;
+    if (typeof v !== "object" || v === null) return true;
+    for (const item of Array.isArray(v) ? v : Object.values(v)) if (!walk(item)) return false;
+    return true;
+  };
+  return walk(value);
+}
+
+/**
+ * A stored schema whose patterns the linear-time engine cannot run, or whose validation cost is
+ * over the limit (./schema-cost.ts): its events are refused.
+ */
 export class UnsupportedSchema extends Error {
   constructor(readonly errors: FieldError[]) {
     super(errors.map((e) => `${e.pointer}: ${e.detail}`).join("; "));
@@ -109,7 +192,7 @@ export function schemaUnsupported(type: string, pointer: string): Problem {
     422,
     "schema-unsupported",
     "Schema unsupported",
-    `the schema of ${type} has patterns the linear-time engine cannot run; replace the event type's schema`,
+    `the schema of ${type} has patterns the linear-time engine cannot run or costs more to validate than the limit; replace the event type's schema`,
     {
       errors: [
         { pointer, detail: "its event type's schema must be replaced before such events are accepted" },
@@ -166,12 +249,6 @@ function visitKeywords(
 
 const INSTANCE_KEYWORDS = new Set(["const", "enum", "examples", "default"]);
 const NAME_MAPS = new Set(["properties", "patternProperties", "$defs", "definitions", "dependentSchemas"]);
-
-/** The payload's violations as field errors, pointers under `at` (e.g. `/events/0/payload`). */
-function payloadErrors(validate: ValidateFunction, payload: unknown, at: string): FieldError[] {
-  if (validate(payload)) return [];
-  return (validate.errors ?? []).map((error) => fieldError(error, at));
-}
 
 function fieldError(error: ErrorObject, at: string): FieldError {
   const params = error.params as Record<string, unknown>;
