@@ -121,9 +121,9 @@ const PRUNE_EVERY_MS = 3_600_000;
 const BUCKET_TICK_MS = 100;
 /**
  * Outcomes are held for a larger batch (completions.ts HOLD_BATCH, HOLD_MS) while at least this
- * many claimed sends wait to start at each of their endpoints (the old default endpoint limit's
- * worth, START_LIMIT in slots.ts), so its slots stay busy meanwhile. Not retuned for the limit of 64
- * (a higher threshold would write smaller batches, a lower one hold more).
+ * many claimed sends wait to start at each of their endpoints (an endpoint's starting limit,
+ * START_LIMIT in slots.ts), so its slots stay busy meanwhile. A higher threshold would write
+ * smaller batches, a lower one hold more.
  */
 const HOLD_READY = 8;
 /**
@@ -762,8 +762,8 @@ export class Dispatcher extends EventEmitter {
     try {
       secrets = this.#openSecrets(endpoint.secrets).activeAt(startedAt);
     } catch (error) {
-      // E.g. another OUTBOXD_MASTER_KEY. A throw here used to leave the row leased, re-claimed
-      // each time the lease ran out, with nothing in last_error or the attempt log.
+      // E.g. another OUTBOXD_MASTER_KEY. A failed attempt, not a throw: a throw would leave the row
+      // leased, re-claimed each time the lease ran out, with nothing in last_error or the log.
       return failedBeforeSend(`cannot open the endpoint's signing secrets: ${String(error)}`);
     }
     return sendWebhook(toMessage(event, delivery, traceparent), {

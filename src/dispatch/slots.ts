@@ -5,15 +5,15 @@
 //   when the pool is full. Receivers that never answer can fill the pool; they cannot keep a
 //   healthy endpoint waiting for one of their timeouts. The default pool (128) is twice the
 //   default endpoint limit: eight that never answer hold 8 each (START_LIMIT), and a healthy
-//   endpoint still gets its 64 (with 64 in all it got one send at a time).
+//   endpoint still gets its 64 (a pool of 64 would leave it one send at a time).
 // - Per endpoint, an adaptive limit between 1 and `endpointConcurrency` (additive increase,
 //   multiplicative decrease): a send that times out, cannot connect, or is told to slow down
 //   (429, 502, 503, 504) halves it, once per round of sends; each success adds one. An endpoint
 //   starts at START_LIMIT and earns the rest by answering (one more per answer: the limit
-//   doubles each round), so receivers that never answer hold no more than they did when the
-//   limit was 8, while a healthy one soon has `endpointConcurrency` in flight. An endpoint that
-//   goes idle keeps what it earned: under a commit flood a round is one busy event-loop turn
-//   (tens of ms), so starting each burst again at 8 put rounds of ramp into its tail latency.
+//   doubles each round), so receivers that never answer hold no more than 8 each, while a
+//   healthy one soon has `endpointConcurrency` in flight. An endpoint that goes idle keeps what
+//   it earned: under a commit flood a round is one busy event-loop turn (tens of ms), so
+//   starting each burst again at 8 would put rounds of ramp into its tail latency.
 //   An endpoint in trouble ends up with one probe in flight and recovers as soon as it answers.
 // - Claims run ahead: per healthy endpoint up to CLAIM_AHEAD times more than it may send, kept here,
 //   so a slot freed by an answer is refilled at once instead of after a claim has waited its
@@ -99,7 +99,7 @@ export interface ClaimRoom {
 }
 
 /**
- * Where an endpoint's limit starts (or `endpointConcurrency` if lower): the old default limit.
+ * Where an endpoint's limit starts (or `endpointConcurrency` if lower).
  * Under a commit flood a send's slot cycle is one turn of the busy event loop (the answer waits
  * for the thread), so one endpoint's deliveries per second are its limit over that turn: 8 slots
  * delivered ~1,000/s beside 4,000 commits/s. The default `endpointConcurrency` is 64;
