@@ -164,7 +164,8 @@ class Graph {
         });
       } else if (SAME_SCHEMAS.includes(key) && isSchema(value)) {
         const inner = this.#add(value, here, base);
-        if (key === "not") inner.weight++;
+        // `not` and `if` make an error object when their subschema fails, as a branch does.
+        if (key === "not" || key === "if") inner.weight++;
         node.same.push({ node: inner, via: here });
       } else if ((key === "$ref" || key === "$dynamicRef") && typeof value === "string") {
         node.same.push({ node: `${base}\u0000${value}`, via: here });
