@@ -18,11 +18,13 @@ const clients: Client[] = [];
 
 const ALL_TOOLS = [
   "commit",
+  "get_endpoint",
   "get_event",
   "get_proposal",
   "get_record",
   "get_stats",
   "list_dead_letters",
+  "list_endpoints",
   "list_events",
   "list_records",
   "propose_commit",
@@ -91,11 +93,13 @@ afterAll(async () => {
 describe("Streamable HTTP at POST /mcp", () => {
   test("lists only the tools the token's scopes allow (commit holds propose; no approve tool)", async () => {
     expect(await names(await overHttp(tokens.read as string))).toEqual([
+      "get_endpoint",
       "get_event",
       "get_proposal",
       "get_record",
       "get_stats",
       "list_dead_letters",
+      "list_endpoints",
       "list_events",
       "list_records",
     ]);
@@ -256,15 +260,43 @@ describe("Streamable HTTP at POST /mcp", () => {
   });
 });
 
+test("get_endpoint and list_endpoints show an endpoint's controls and why it is disabled", async () => {
+  const created = await server.request("POST", "/v1/endpoints", {
+    url: "https://controls.example.com/hook",
+    rateLimit: { perSecond: 5 },
+    retrySchedule: ["10s"],
+    filter: [{ path: "/data/x", op: "exists", value: true }],
+  });
+  expect(created.status).toBe(201);
+  const id = created.body.id as string;
+  expect((await server.request("PATCH", `/v1/endpoints/${id}`, { disabled: true })).status).toBe(200);
+  const reader = await overHttp(tokens.read as string);
+  const one = await call(reader, "get_endpoint", { id });
+  expect(one.structuredContent).toMatchObject({
+    id,
+    rateLimit: { perSecond: 5, burst: 5 },
+    retrySchedule: ["10s"],
+    disableAfter: "5d",
+    filter: [{ path: "/data/x", op: "exists", value: true }],
+    disabled: true,
+    disabledReason: "operator",
+  });
+  expect(one.content[0].text).toContain("disabled (operator)");
+  const all = await call(reader, "list_endpoints", { limit: 500 });
+  expect(all.structuredContent.data.map((e: { id: string }) => e.id)).toContain(id);
+});
+
 describe("stdio: outboxd mcp --url (a real child process)", () => {
   test("lists tools by the token's scopes, proposes, reads the proposal; logs only on stderr", async () => {
     const { client, stderr } = await overStdio(tokens["propose+read"] as string);
     expect(await names(client)).toEqual([
+      "get_endpoint",
       "get_event",
       "get_proposal",
       "get_record",
       "get_stats",
       "list_dead_letters",
+      "list_endpoints",
       "list_events",
       "list_records",
       "propose_commit",

@@ -184,6 +184,29 @@ export const TOOLS: readonly Tool[] = [
     summary: (a) => `${String(a.pending)} pending, ${String(a.dead)} dead`,
   }),
   tool({
+    name: "list_endpoints",
+    description:
+      "List endpoints with their health and controls (rateLimit, retrySchedule, disableAfter, filter; " +
+      "whether disabled, why and since when), newest first. No secrets.",
+    scopes: ["read"],
+    input: v.strictObject({ limit: v.optional(Limit), after: v.optional(Cursor) }),
+    request: (i) => ({ method: "GET", path: `/v1/endpoints${query(i)}` }),
+    summary: (a) => listed(a, "endpoints"),
+  }),
+  tool({
+    name: "get_endpoint",
+    description:
+      "Read an endpoint: its health (lastSuccessAt, lastFailureAt, failingSince, pending, dead), its controls, " +
+      "and when disabled why (operator, gone, failing) and since when.",
+    scopes: ["read"],
+    input: v.strictObject({ id: Id }),
+    request: (i) => ({ method: "GET", path: `/v1/endpoints/${path(i.id)}` }),
+    summary: (a) =>
+      a.disabled
+        ? `endpoint ${String(a.id)} is disabled (${String(a.disabledReason)}) since ${String(a.disabledAt)}`
+        : `endpoint ${String(a.id)} is enabled: ${String(a.pending)} pending, ${String(a.dead)} dead`,
+  }),
+  tool({
     name: "list_dead_letters",
     description: "List dead deliveries (the dead-letter queue), newest first.",
     scopes: ["read"],
