@@ -48,6 +48,7 @@ const COMMANDS: Record<string, (args: string[]) => Promise<unknown>> = {
   // The MCP SDK is heavy for every other command.
   mcp: async (args) => (await import("./mcp/stdio.ts")).mcpCommand(args),
   listen: async (args) => (await import("./cli/listen.ts")).listenCommand(args),
+  endpoint: async (args) => (await import("./cli/endpoint.ts")).endpointCommand(args),
   verify: async (args) => (await ledger()).verifyCommand(args),
   erase: async (args) => (await ledger()).eraseCommand(args),
 };

@@ -91,6 +91,18 @@ digest stays, so the chain still verifies.`,
     text: `Re-seals every endpoint secret: opened with OUTBOXD_MASTER_KEY (or plain if unset), sealed
 with OUTBOXD_NEW_MASTER_KEY (or stored plain with --decrypt). Stop outboxd first.`,
   },
+  endpoint: {
+    summary: "show and change an endpoint's controls through the API",
+    synopsis: [
+      "endpoint list|show ID --url URL",
+      "endpoint set ID [--rate-limit N[/BURST]|none] [--retry-schedule 5s,30s|none] [--disable-after 5d|never] [--filter JSON|none] [--disabled true|false] --url URL",
+      "endpoint enable ID --url URL",
+      "endpoint recover ID --since TIME [--until TIME] [--deliver-within D] --url URL",
+    ],
+    text: `Calls the HTTP API of the outboxd at URL (or OUTBOXD_URL) with the token in OUTBOXD_TOKEN
+and prints its JSON answer; a refusal prints the problem's pointers, exit 1
+(docs/endpoint-controls.md).`,
+  },
   mcp: {
     summary: "the MCP server for AI agents on stdio",
     synopsis: ["mcp --url URL"],
