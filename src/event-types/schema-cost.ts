@@ -266,7 +266,7 @@ export function schemaCost(schema: unknown, at = "/schema"): SchemaCost {
   const analysis = new Analysis(graph);
   const single = analysis.explore(new Map([[graph.nodes[0] as Node, 1]]), false, 0, new Set());
   const total = analysis.perValue * MAX_PAYLOAD_VALUES + single;
-  if (total > MAX_CHECKS) throw analysis.refusal(total);
+  if (total > MAX_CHECKS) throw analysis.refusal(total, single > analysis.perValue * MAX_PAYLOAD_VALUES);
   return { perValue: analysis.perValue, total, scans: analysis.scans };
 }
 
@@ -274,8 +274,9 @@ class Analysis {
   perValue = 0;
   scans = 0;
   states = 0;
-  /** The costliest repeating value's subschemas, for the refusal. */
+  /** The costliest repeating value's subschemas, and the costliest single one's, for the refusal. */
   #worst: { evaluated: Counts; via: Map<Node, string> } | null = null;
+  #worstSingle: { evaluated: Counts; via: Map<Node, string>; load: number } | null = null;
   #memo = new Map<string, number>();
 
   constructor(readonly graph: Graph) {}
@@ -312,20 +313,25 @@ class Analysis {
       this.#worst = { evaluated, via };
       if (load > MAX_CHECKS_PER_VALUE) throw this.refusal(load * MAX_PAYLOAD_VALUES);
     }
+    if (!repeating && !recursive && load > (this.#worstSingle?.load ?? -1)) {
+      this.#worstSingle = { evaluated, via, load };
+      if (load > MAX_CHECKS) throw this.refusal(load, true);
+    }
     if (recursive || depth >= MAX_DEPTH) return 0;
     let single = repeating ? 0 : load;
     path.add(signature);
     for (const [child, childRepeats] of children(this.graph, evaluated)) {
       single += this.explore(child, repeating || childRepeats, depth + 1, path);
-      if (single > MAX_CHECKS) throw this.refusal(single);
+      if (single > MAX_CHECKS) throw this.refusal(single, true);
     }
     path.delete(signature);
     this.#memo.set(key, single);
     return single;
   }
 
-  refusal(total: number): SchemaTooCostly {
-    const worst = this.#worst;
+  /** The refusal naming the keyword that weighs most in the costliest value (`single`: one that does not repeat). */
+  refusal(total: number, single = false): SchemaTooCostly {
+    const worst = single ? this.#worstSingle : this.#worst;
     const blame = new Map<string, number>();
     if (worst) {
       for (const [node, count] of worst.evaluated) {
@@ -333,7 +339,21 @@ class Analysis {
         blame.set(pointer, (blame.get(pointer) ?? 0) + node.weight * count);
       }
     }
-    const [pointer = ""] = [...blame].sort((a, b) => b[1] - a[1])[0] ?? [];
+    let [pointer = ""] = [...blame].sort((a, b) => b[1] - a[1])[0] ?? [];
+    // Mostly subschemas met along several paths: blame the reference to the most repeated one.
+    if (worst) {
+      let load = 0;
+      let repeated = 0;
+      let most: Node | null = null;
+      for (const [node, count] of worst.evaluated) {
+        load += node.weight * count;
+        if (count < 2) continue;
+        repeated += node.weight * count;
+        if (most === null || count > (worst.evaluated.get(most) ?? 0)) most = node;
+      }
+      const ref = most && worst.via.get(most);
+      if (ref && repeated * 2 > load) pointer = ref;
+    }
     const keyword = pointer.slice(pointer.lastIndexOf("/") + 1);
     const advice =
       keyword === "anyOf" || keyword === "oneOf"
@@ -345,13 +365,15 @@ class Analysis {
             : "apply fewer and smaller subschemas to the items and members of arrays and maps";
     return new SchemaTooCostly({
       pointer,
-      detail:
-        `makes validating a 64 KiB payload cost up to ${Math.round(total).toLocaleString("en")} checks ` +
-        `(about ${Math.round(this.perValue).toLocaleString("en")} on each of up to ${MAX_PAYLOAD_VALUES.toLocaleString("en")} values; ` +
-        `the limit is ${MAX_CHECKS_PER_VALUE} per value): ${advice}`,
+      detail: single
+        ? `makes validating one payload cost up to ${count(total)} checks (the limit is ${count(MAX_CHECKS)}): ${advice}`
+        : `makes validating a 64 KiB payload cost up to ${count(total)} checks (about ${count(this.perValue)} ` +
+          `on each of up to ${count(MAX_PAYLOAD_VALUES)} values; the limit is ${MAX_CHECKS_PER_VALUE} per value): ${advice}`,
     });
   }
 }
+
+const count = (n: number) => Math.round(n).toLocaleString("en");
 
 function scanRefusal(evaluated: Counts, via: Map<Node, string>, scans: number): SchemaTooCostly {
   let pointer = "";

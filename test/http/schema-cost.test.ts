@@ -123,6 +123,14 @@ const ORDINARY: Record<string, unknown> = {
   },
 };
 
+/** d1 → d0 along both branches of an anyOf, d2 → d1 the same…, the payload itself a dk. */
+function rootPaths(k: number): unknown {
+  const defs: Record<string, unknown> = { d0: { minimum: 0 } };
+  for (let i = 1; i <= k; i++)
+    defs[`d${i}`] = { anyOf: [{ $ref: `#/$defs/d${i - 1}` }, { $ref: `#/$defs/d${i - 1}` }] };
+  return { $defs: defs, $ref: `#/$defs/d${k}` };
+}
+
 describe("the cost of a schema", () => {
   test("the 1,500-const anyOf over items is over the limit, at its anyOf, with what to do", () => {
     expect(() => schemaCost(WIDE_ANY_OF)).toThrow(/use enum instead of an anyOf or oneOf of const/);
@@ -193,9 +201,11 @@ describe("the cost of a schema", () => {
           },
           items: { $ref: "#/$defs/a" },
         },
-        "",
-        /per value/,
+        "/schema/$defs/c/anyOf/1/$ref",
+        /reach each definition along one path/,
       ],
+      // The same at the payload itself, 2^24 paths: one value, but over the limit in all.
+      [rootPaths(24), "/schema/$defs/d1/anyOf/1/$ref", /one payload cost .* one path/],
     ];
     for (const [schema, pointer, detail] of refused) {
       let error: { pointer: string; detail: string } | undefined;
