@@ -234,8 +234,12 @@ interface PipelineAnswer {
   )[];
 }
 
-/** Stored SQL texts a request may hold (sqld caps them per stream). */
-const MAX_STORED_SQL = 100;
+/**
+ * sqld's caps per stream (0.24: 50 stored SQL texts, each under 5 kB): a `store_sql` beyond them
+ * fails, and then the batch that names its id is refused whole (400 "SQL text N not found").
+ */
+const MAX_STORED_SQL = 50;
+const MAX_STORED_SQL_BYTES = 4096;
 
 /**
  * The SQL texts a batch uses more than once, stored once ahead of it (Hrana's `store_sql`, as
@@ -246,11 +250,18 @@ class SqlTexts {
   readonly stored: { type: "store_sql"; sql_id: number; sql: string }[] = [];
   readonly #ids = new Map<string, number>();
 
+  /** `firstId`: the stream's next free id (ids stay taken for the stream's life, and count against its cap). */
   constructor(statements: WireStatement[], firstId: number) {
+    const room = MAX_STORED_SQL - (firstId - 1);
     const seen = new Set<string>();
     for (const { sql } of statements) {
       if (!seen.has(sql)) seen.add(sql);
-      else if (!this.#ids.has(sql) && this.stored.length < MAX_STORED_SQL) {
+      else if (
+        !this.#ids.has(sql) &&
+        this.stored.length < room &&
+        sql.length <= MAX_STORED_SQL_BYTES &&
+        Buffer.byteLength(sql) <= MAX_STORED_SQL_BYTES
+      ) {
         const id = firstId + this.stored.length;
         this.#ids.set(sql, id);
         this.stored.push({ type: "store_sql", sql_id: id, sql });

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { loadConfig } from "../../src/config.ts";
+import { hranaBatcher } from "../../src/db/hrana-batch.ts";
 import { migrate, pendingMigrations } from "../../src/db/migrate.ts";
 import { migrations } from "../../src/db/migrations.gen.ts";
 import { all } from "../../src/db/op.ts";
@@ -50,4 +51,22 @@ test("a migration whose text changed after it was applied (a new hash, the same 
     await db.close();
     rmSync(dir, { recursive: true, force: true });
   }
+});
+
+test("outboxd's batches stay within sqld's stored SQL texts: more than 50 repeated texts, and texts over 5 kB", async () => {
+  const batcher = hranaBatcher(sqld.url, undefined);
+  if (!batcher) throw new Error("no batcher for a server URL");
+  // 60 texts, each twice (each would be stored once), and a 6 kB text twice.
+  const texts = Array.from({ length: 60 }, (_, i) => `SELECT ${i} AS n`);
+  const long = `SELECT '${"x".repeat(6_000)}' AS n`;
+  const statements = [...texts, ...texts, long, long].map((sql) => ({ sql, args: {} }));
+  const answers = await batcher.batch(statements, "read");
+  expect(answers).toHaveLength(statements.length);
+  // One stream, several requests: the texts stored count against the stream's cap.
+  const tx = await batcher.transaction("write");
+  for (let round = 0; round < 3; round++) {
+    const mine = Array.from({ length: 30 }, (_, i) => `SELECT ${round * 100 + i} AS n`);
+    expect(await tx.batch([...mine, ...mine].map((sql) => ({ sql, args: {} })))).toHaveLength(60);
+  }
+  await tx.batch([{ sql: "COMMIT", args: {} }]);
 });
