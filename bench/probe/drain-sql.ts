@@ -1,10 +1,10 @@
 // The drain's SQL alone, in process (no HTTP, no receiver, no send worker): a backlog over 1,000
 // aggregates (bench/scenarios/delivery.ts prefill) completed as delivered, GROUP at a time, each
 // batch's promoted heads claimed by id and their events read in the same transaction, as the
-// dispatcher's completeAndClaim does (since session 10 leased by the promotion itself), with up to
+// dispatcher's completeAndClaim does (leased by the promotion itself), with up to
 // 64 leased at a time as its slots are. Prints the
 // main thread's CPU per delivery: a steadier figure than drain.ts's for comparing the delivery
-// rows' SQL (issue 12, session 7: the heads-only index). Also the pages each of the last drain
+// rows' SQL (e.g. an index change). Also the pages each of the last drain
 // transactions wrote to the WAL, by b-tree (its frame headers, mapped through dbstat): where
 // the index maintenance goes. ROOT=other checkout: its SQL and schema.
 //   [ROOT=/path] bun bench/probe/drain-sql.ts [total=30000] [group=64]
@@ -26,7 +26,7 @@ const { all } = await import(join(root, "src/db/op.ts"));
 const { claimDeliveries, claimDeliveriesById, claimDeliveriesByRowid } = await import(
   join(root, "src/deliveries/claim.ts")
 );
-// Trees since session 10 lease the promoted heads in the promotion itself (heads.ts promoteAndLease).
+// A tree whose promotion leases the promoted heads itself has heads.ts promoteAndLease.
 const leasing = "promoteAndLease" in (await import(join(root, "src/deliveries/heads.ts")));
 const { completeDeliveries } = await import(join(root, "src/deliveries/complete.ts"));
 
@@ -82,7 +82,7 @@ while (leased.length > 0) {
           statusCode: 200,
           error: null,
           responsePrefix: null,
-          // Where the row is (trees since session 9 find it by rowid, as the dispatcher does).
+          // Where the row is (found by rowid, as the dispatcher does).
           sent: { rid: d.rid, aggregate: d.aggregate, sequence: d.sequence },
         },
         completion: { kind: "delivered", at: now, latencyMs: 1 },

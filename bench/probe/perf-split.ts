@@ -1,5 +1,5 @@
-// Where one thread of a drain goes, from `perf` samples with the JIT's own names (issue 12, session
-// 11): bench/probe/drain.ts with PERF=file records one thread of the dispatcher (`perf record -g`, at
+// Where one thread of a drain goes, from `perf` samples with the JIT's own names:
+// bench/probe/drain.ts with PERF=file records one thread of the dispatcher (`perf record -g`, at
 // the default frequency; frame pointers work in bun.exe and in JSC's code) with JSC's JITDump on;
 // this reads the dump's code-load records into /tmp/perf-<pid>.map (what `perf report` and `perf
 // script` look JIT addresses up in), then splits the samples: inside JS (a JIT frame on the stack:
