@@ -119,6 +119,8 @@ interface Claim {
 const PRUNE_EVERY_MS = 3_600_000;
 /** The longest between two claims through the rate-limited endpoints' buckets. */
 const BUCKET_TICK_MS = 100;
+/** … and between two while a rate-limited endpoint's tokens wait for room in the slots. */
+const BUCKET_ROOM_MS = 10;
 /**
  * Outcomes are held for a larger batch (completions.ts HOLD_BATCH, HOLD_MS) while at least this
  * many claimed sends wait to start at each of their endpoints (an endpoint's starting limit,
@@ -480,6 +482,7 @@ export class Dispatcher extends EventEmitter {
         this.#hold(claimed.rows, now, () => owner, claimed.context);
       }
       if (claimed.nextInMs !== null) next = Math.max(1, Math.min(next, claimed.nextInMs));
+      if (claimed.roomBound) next = Math.min(next, BUCKET_ROOM_MS);
     } catch (error) {
       this.#deps.logger.log("error", "rate-limited claim failed", { error: String(error) });
     }

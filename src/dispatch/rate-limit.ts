@@ -27,6 +27,8 @@ export interface LimitedClaimed {
   throttled: string[];
   /** The soonest a token comes for an endpoint that still has due work (ms from now), or null. */
   nextInMs: number | null;
+  /** Some endpoint had tokens and due work left but no room: claim again as soon as sends end. */
+  roomBound: boolean;
 }
 
 /** The bucket's tokens at `now`: what was stored, refilled since, at most `burst` (a new bucket is full). */
@@ -46,6 +48,7 @@ function* claimThroughBuckets(request: LimitedClaim): Op<LimitedClaimed> {
   const rows: ClaimedDelivery[] = [];
   const throttled: string[] = [];
   let nextInMs: number | null = null;
+  let roomBound = false;
   for (const endpoint of limited) {
     const limit = JSON.parse(endpoint.rateLimit) as RateLimit;
     const stored = yield* get<{ tokens: number; at: number }>(
@@ -58,11 +61,14 @@ function* claimThroughBuckets(request: LimitedClaim): Op<LimitedClaimed> {
     const claimed = yield* claimLimitedHeads({ ...request, endpointId: endpoint.id, limit: allowed });
     tokens -= claimed.rows.length;
     rows.push(...claimed.rows);
+    // Never moved back: a dispatcher whose clock read came before another's write would
+    // otherwise refill the same interval twice.
     yield* run(
-      `INSERT INTO endpoint_buckets (endpoint_id, tokens, at) VALUES (:id, :tokens, :now)
+      `INSERT INTO endpoint_buckets (endpoint_id, tokens, at) VALUES (:id, :tokens, :at)
        ON CONFLICT (endpoint_id) DO UPDATE SET tokens = excluded.tokens, at = excluded.at`,
-      { id: endpoint.id, tokens, now: request.now },
+      { id: endpoint.id, tokens, at: Math.max(request.now, stored?.at ?? request.now) },
     );
+    if (claimed.waiting > 0 && allowed >= room && tokens >= 1) roomBound = true;
     if (claimed.waiting > 0 && allowed < room) {
       throttled.push(endpoint.id);
       const wait = Math.ceil(((1 - tokens) * 1000) / limit.perSecond);
@@ -76,7 +82,7 @@ function* claimThroughBuckets(request: LimitedClaim): Op<LimitedClaimed> {
           [...new Set(rows.map((d) => d.eventId))],
           [...new Set(rows.map((d) => d.endpointId))],
         );
-  return { rows, context, throttled, nextInMs };
+  return { rows, context, throttled, nextInMs, roomBound };
 }
 
 export const claimThroughBucketsWrite = defineWrite("dispatch.claimThroughBuckets", claimThroughBuckets, {
