@@ -193,9 +193,22 @@ const RELEASE = `UPDATE deliveries SET lease_owner = NULL, lease_expires_at = NU
   FROM r WHERE deliveries.id = +r.id AND deliveries.lease_owner = r.owner AND deliveries.status = 'pending'`;
 
 /**
+ * How many heads of one endpoint a claim could take now, counting at most `cap` (the bucket's
+ * claim reads it before it writes: rate-limit.ts).
+ */
+export function* countClaimableHeads(endpointId: string, now: number, cap: number): Op<number> {
+  const row = yield* get<{ n: number }>(
+    `SELECT count(*) AS n FROM (SELECT 1 FROM deliveries h INDEXED BY deliveries_endpoint_ready
+       WHERE h.endpoint_id = :endpointId AND ${claimableRow("h")} LIMIT :cap)`,
+    { endpointId, now, cap },
+  );
+  return row?.n ?? 0;
+}
+
+/**
  * Claims up to `limit` claimable heads of one enabled, rate-limited webhook endpoint, oldest due
- * first (DESIGN §19: the tokens its bucket allows; src/dispatch/rate-limit.ts), and tells how many
- * more were due then (`waiting`: held back by the limit or the room).
+ * first (DESIGN §19: as many as its bucket allows; src/dispatch/rate-limit.ts). One returning
+ * write, so it may end an operation on the remote write path.
  */
 export function* claimLimitedHeads(request: {
   owner: string;
@@ -203,25 +216,17 @@ export function* claimLimitedHeads(request: {
   leaseMs: number;
   endpointId: string;
   limit: number;
-}): Op<{ rows: ClaimedDelivery[]; waiting: number }> {
+}): Op<ClaimedDelivery[]> {
   const { owner, now, leaseMs, endpointId, limit } = request;
-  const rows =
-    limit <= 0
-      ? []
-      : yield* all<ClaimedDelivery>(
-          `UPDATE deliveries SET ${LEASE_SET}
-           WHERE rowid IN (
-             SELECT h.rowid FROM deliveries h INDEXED BY deliveries_endpoint_ready
-             WHERE h.endpoint_id = :endpointId AND ${claimableRow("h")}
-               AND EXISTS (SELECT 1 FROM endpoints e WHERE e.id = :endpointId AND e.disabled = 0 AND e.kind = 'webhook')
-             ORDER BY h.next_attempt_at LIMIT :limit)
-           ${RETURNING_CLAIMED}`,
-          { owner, now, leaseMs, endpointId, limit },
-        );
-  const left = yield* get<{ n: number }>(
-    `SELECT count(*) AS n FROM (SELECT 1 FROM deliveries h INDEXED BY deliveries_endpoint_ready
-       WHERE h.endpoint_id = :endpointId AND ${claimableRow("h")} LIMIT 1)`,
-    { endpointId, now },
+  if (limit <= 0) return [];
+  return yield* all<ClaimedDelivery>(
+    `UPDATE deliveries SET ${LEASE_SET}
+     WHERE rowid IN (
+       SELECT h.rowid FROM deliveries h INDEXED BY deliveries_endpoint_ready
+       WHERE h.endpoint_id = :endpointId AND ${claimableRow("h")}
+         AND EXISTS (SELECT 1 FROM endpoints e WHERE e.id = :endpointId AND e.disabled = 0 AND e.kind = 'webhook')
+       ORDER BY h.next_attempt_at LIMIT :limit)
+     ${RETURNING_CLAIMED}`,
+    { owner, now, leaseMs, endpointId, limit },
   );
-  return { rows, waiting: left?.n ?? 0 };
 }

@@ -34,7 +34,7 @@ import { CompletionQueue, type PendingCompletion } from "./completions.ts";
 import { decide } from "./decide.ts";
 import { type HintedDelivery, Hints } from "./hints.ts";
 import { KnownEndpoints } from "./known-endpoints.ts";
-import { anyRateLimited, claimThroughBucketsWrite } from "./rate-limit.ts";
+import { claimThroughBucketWrite, rateLimitedEndpoints } from "./rate-limit.ts";
 import { scheduleOf } from "./retry-policy.ts";
 import { type EndpointToSend, type EventToSend, loadSendContext, type SendContext } from "./send-context.ts";
 import { type SendOutcome, sendWebhook, type WebhookMessage } from "./sender.ts";
@@ -462,27 +462,31 @@ export class Dispatcher extends EventEmitter {
     try {
       const { config, db, clock } = this.#deps;
       const now = clock();
-      const owner = this.#nextOwner();
-      const room = this.#slots.claimRoom();
-      const claimed = await db.write(
-        claimThroughBucketsWrite({
-          owner,
-          now,
-          leaseMs: config.leaseMs,
-          endpointRoom: room.endpointRoom,
-          endpointLimit: room.endpointLimit,
-        }),
-        BOOKKEEPING,
-      );
       const seconds = this.#bucketAt === 0 ? 0 : Math.min(1, (now - this.#bucketAt) / 1000);
       this.#bucketAt = now;
-      for (const endpointId of claimed.throttled) this.emit("throttled", { endpointId, seconds });
-      if (claimed.rows.length > 0) {
-        this.leasedBy.claim += claimed.rows.length;
-        this.#hold(claimed.rows, now, () => owner, claimed.context);
+      const endpointIds = await db.driver.read(rateLimitedEndpoints());
+      this.#rateLimited = endpointIds.length > 0;
+      const room = this.#slots.claimRoom();
+      for (const endpointId of endpointIds) {
+        const owner = this.#nextOwner();
+        const claimed = await db.write(
+          claimThroughBucketWrite({
+            owner,
+            now,
+            leaseMs: config.leaseMs,
+            endpointId,
+            room: room.endpointRoom[endpointId] ?? room.endpointLimit,
+          }),
+          BOOKKEEPING,
+        );
+        if (claimed.throttled) this.emit("throttled", { endpointId, seconds });
+        if (claimed.nextInMs !== null) next = Math.min(next, claimed.nextInMs);
+        if (claimed.roomBound) next = Math.min(next, BUCKET_ROOM_MS);
+        if (claimed.rows.length > 0) {
+          this.leasedBy.claim += claimed.rows.length;
+          await this.#addClaimed(claimed.rows, owner, now);
+        }
       }
-      if (claimed.nextInMs !== null) next = Math.max(1, Math.min(next, claimed.nextInMs));
-      if (claimed.roomBound) next = Math.min(next, BUCKET_ROOM_MS);
     } catch (error) {
       this.#deps.logger.log("error", "rate-limited claim failed", { error: String(error) });
     }
@@ -493,7 +497,7 @@ export class Dispatcher extends EventEmitter {
   async sweep(): Promise<void> {
     if (!this.#running) return;
     try {
-      this.#rateLimited = await this.#deps.db.driver.read(anyRateLimited());
+      this.#rateLimited = (await this.#deps.db.driver.read(rateLimitedEndpoints())).length > 0;
       this.#scheduleBuckets(0);
     } catch (error) {
       this.#deps.logger.log("warn", "could not read the rate-limited endpoints", { error: String(error) });

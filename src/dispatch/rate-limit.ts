@@ -3,31 +3,31 @@
 // same bucket. A rate-limited endpoint's deliveries are leased only here (the other lease paths
 // leave them: deliveries/endpoint-kind.ts), each lease taking one token in the transaction that
 // takes it, so a delivery waiting for a token is not leased, not an attempt and not a failure;
-// the head-of-line rule and deadlines are those of any claim.
+// the head-of-line rule and deadlines are those of any claim. One operation per endpoint: its
+// reads, the bucket's write, and the claim last (the remote write path answers an operation's
+// returning write only as its last statement: db/remote-writer.ts).
 
-import { all, get, type Op, run } from "../db/op.ts";
+import { all, exec, get, type Op } from "../db/op.ts";
 import { defineWrite } from "../db/writer-ops.ts";
-import { type ClaimedDelivery, claimLimitedHeads } from "../deliveries/claim.ts";
+import { type ClaimedDelivery, claimLimitedHeads, countClaimableHeads } from "../deliveries/claim.ts";
 import type { RateLimit } from "../endpoints/controls.ts";
-import { loadSendContext, type SendContext } from "./send-context.ts";
 
-export interface LimitedClaim {
+export interface BucketClaimRequest {
   owner: string;
   now: number;
   leaseMs: number;
-  /** How many more sends each endpoint may start now; endpoints not listed get `endpointLimit`. */
-  endpointRoom: Record<string, number>;
-  endpointLimit: number;
+  endpointId: string;
+  /** How many more sends the endpoint may start in this process now. */
+  room: number;
 }
 
-export interface LimitedClaimed {
+export interface BucketClaim {
   rows: ClaimedDelivery[];
-  context: SendContext;
-  /** Endpoints whose due work the limit alone held back (the throttled metric). */
-  throttled: string[];
-  /** The soonest a token comes for an endpoint that still has due work (ms from now), or null. */
+  /** Due work was left that the limit alone held back (the throttled metric). */
+  throttled: boolean;
+  /** When throttled: how soon the next token comes (ms). */
   nextInMs: number | null;
-  /** Some endpoint had tokens and due work left but no room: claim again as soon as sends end. */
+  /** Due work and tokens were left but no room: claim again as soon as sends end. */
   roomBound: boolean;
 }
 
@@ -41,58 +41,52 @@ export function refill(
   return Math.min(limit.burst, stored.tokens + (Math.max(0, now - stored.at) * limit.perSecond) / 1000);
 }
 
-function* claimThroughBuckets(request: LimitedClaim): Op<LimitedClaimed> {
-  const limited = yield* all<{ id: string; rateLimit: string }>(
-    "SELECT id, rate_limit AS rateLimit FROM endpoints WHERE rate_limit IS NOT NULL AND disabled = 0 AND kind = 'webhook'",
+const NONE: BucketClaim = { rows: [], throttled: false, nextInMs: null, roomBound: false };
+
+function* claimThroughBucket(request: BucketClaimRequest): Op<BucketClaim> {
+  const { endpointId, now, room } = request;
+  const endpoint = yield* get<{ rateLimit: string | null }>(
+    "SELECT rate_limit AS rateLimit FROM endpoints WHERE id = :id AND disabled = 0 AND kind = 'webhook'",
+    { id: endpointId },
   );
-  const rows: ClaimedDelivery[] = [];
-  const throttled: string[] = [];
-  let nextInMs: number | null = null;
-  let roomBound = false;
-  for (const endpoint of limited) {
-    const limit = JSON.parse(endpoint.rateLimit) as RateLimit;
-    const stored = yield* get<{ tokens: number; at: number }>(
-      "SELECT tokens, at FROM endpoint_buckets WHERE endpoint_id = :id",
-      { id: endpoint.id },
-    );
-    let tokens = refill(stored, limit, request.now);
-    const room = request.endpointRoom[endpoint.id] ?? request.endpointLimit;
-    const allowed = Math.min(Math.floor(tokens), room);
-    const claimed = yield* claimLimitedHeads({ ...request, endpointId: endpoint.id, limit: allowed });
-    tokens -= claimed.rows.length;
-    rows.push(...claimed.rows);
-    // Never moved back: a dispatcher whose clock read came before another's write would
-    // otherwise refill the same interval twice.
-    yield* run(
-      `INSERT INTO endpoint_buckets (endpoint_id, tokens, at) VALUES (:id, :tokens, :at)
-       ON CONFLICT (endpoint_id) DO UPDATE SET tokens = excluded.tokens, at = excluded.at`,
-      { id: endpoint.id, tokens, at: Math.max(request.now, stored?.at ?? request.now) },
-    );
-    if (claimed.waiting > 0 && allowed >= room && tokens >= 1) roomBound = true;
-    if (claimed.waiting > 0 && allowed < room) {
-      throttled.push(endpoint.id);
-      const wait = Math.ceil(((1 - tokens) * 1000) / limit.perSecond);
-      nextInMs = nextInMs === null ? wait : Math.min(nextInMs, wait);
-    }
-  }
-  const context =
-    rows.length === 0
-      ? { events: [], endpoints: [] }
-      : yield* loadSendContext(
-          [...new Set(rows.map((d) => d.eventId))],
-          [...new Set(rows.map((d) => d.endpointId))],
-        );
-  return { rows, context, throttled, nextInMs, roomBound };
+  if (!endpoint?.rateLimit) return NONE;
+  const limit = JSON.parse(endpoint.rateLimit) as RateLimit;
+  const stored = yield* get<{ tokens: number; at: number }>(
+    "SELECT tokens, at FROM endpoint_buckets WHERE endpoint_id = :id",
+    { id: endpointId },
+  );
+  const tokens = refill(stored, limit, now);
+  const allowed = Math.min(Math.floor(tokens), room);
+  // One more than can be taken: whether work is left behind.
+  const due = yield* countClaimableHeads(endpointId, now, allowed + 1);
+  const taking = Math.min(allowed, due);
+  const left = tokens - taking;
+  // Never moved back: a dispatcher whose clock read came before another's write would
+  // otherwise refill the same interval twice.
+  yield* exec(
+    `INSERT INTO endpoint_buckets (endpoint_id, tokens, at) VALUES (:id, :tokens, :at)
+     ON CONFLICT (endpoint_id) DO UPDATE SET tokens = excluded.tokens, at = excluded.at`,
+    { id: endpointId, tokens: left, at: Math.max(now, stored?.at ?? now) },
+  );
+  const rows = yield* claimLimitedHeads({ ...request, limit: taking });
+  const behind = due > taking;
+  const throttled = behind && allowed < room;
+  return {
+    rows,
+    throttled,
+    nextInMs: throttled ? Math.max(1, Math.ceil(((1 - left) * 1000) / limit.perSecond)) : null,
+    roomBound: behind && !throttled && left >= 1,
+  };
 }
 
-export const claimThroughBucketsWrite = defineWrite("dispatch.claimThroughBuckets", claimThroughBuckets, {
+export const claimThroughBucketWrite = defineWrite("dispatch.claimThroughBucket", claimThroughBucket, {
   again: true,
 });
 
-/** Whether any endpoint has a rateLimit (the dispatcher then runs its bucket claims). */
-export function* anyRateLimited(): Op<boolean> {
-  return (
-    (yield* get("SELECT 1 AS one FROM endpoints WHERE rate_limit IS NOT NULL AND disabled = 0 LIMIT 1")) !==
-    undefined
+/** The enabled rate-limited webhook endpoints (the dispatcher claims theirs through their buckets). */
+export function* rateLimitedEndpoints(): Op<string[]> {
+  const rows = yield* all<{ id: string }>(
+    "SELECT id FROM endpoints WHERE rate_limit IS NOT NULL AND disabled = 0 AND kind = 'webhook'",
   );
+  return rows.map((r) => r.id);
 }

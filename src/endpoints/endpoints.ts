@@ -237,33 +237,25 @@ export function* updateEndpoint(id: string, changes: EndpointChanges, now: numbe
   return { endpoint: (yield* getEndpoint(id)) as EndpointView, change };
 }
 
-/**
- * enabled → disabled, for `reason` (`detail`: the text shown with it; for gone and failing the
- * last error): the change, or null when it was disabled already (then nothing is written: a
- * transition happens once).
- */
-export function* disableEndpoint(
-  id: string,
-  reason: DisabledReason,
-  detail: string | null,
-  now: number,
-): Op<StateChange | null> {
-  const row = yield* get<{ description: string | null; failingSince: number | null }>(
-    `UPDATE endpoints SET disabled = 1, disabled_reason = :reason, disabled_detail = :detail, disabled_at = :now,
-       updated_at = :now
-     WHERE id = :id AND disabled = 0
-     RETURNING description, failing_since AS failingSince`,
-    { id, reason, detail, now },
+// The state changes below read the row first and then write without RETURNING: on the remote
+// write path (db/remote-writer.ts) a read is answered and guarded, and a write that returns rows
+// must be an operation's last statement, which these are not (a system event's commit follows).
+
+interface StateRow {
+  description: string | null;
+  disabled: number;
+  failingSince: number | null;
+  failuresSince: number;
+  disableAfter: string;
+  kind: EndpointKind;
+}
+
+function* stateOf(id: string): Op<StateRow | undefined> {
+  return yield* get<StateRow>(
+    `SELECT description, disabled, failing_since AS failingSince, failures_since AS failuresSince,
+       disable_after AS disableAfter, kind FROM endpoints WHERE id = :id`,
+    { id },
   );
-  if (!row) return null;
-  return {
-    endpointId: id,
-    description: row.description,
-    to: "disabled",
-    reason,
-    failingSince: row.failingSince,
-    lastError: reason === "operator" ? null : detail,
-  };
 }
 
 /**
@@ -278,22 +270,17 @@ export function* recordFailures(
   lastError: string | null,
   at: number,
 ): Op<StateChange | null> {
-  const row = yield* get<{
-    failingSince: number;
-    failuresSince: number;
-    disableAfter: string;
-    disabled: number;
-  }>(
-    `UPDATE endpoints SET failing_since = coalesce(failing_since, :at), failures_since = failures_since + :failures
-     WHERE id = :id AND kind = 'webhook'
-     RETURNING failing_since AS failingSince, failures_since AS failuresSince, disable_after AS disableAfter, disabled`,
-    { id, failures, at },
+  const row = yield* stateOf(id);
+  if (!row || row.kind !== "webhook" || row.disabled === 1) return null;
+  const failingSince = row.failingSince ?? at;
+  const failuresSince = row.failuresSince + failures;
+  yield* exec(
+    "UPDATE endpoints SET failing_since = :failingSince, failures_since = :failuresSince WHERE id = :id",
+    { id, failingSince, failuresSince },
   );
-  if (!row || row.disabled === 1) return null;
   const after = disableAfterMs(row.disableAfter);
-  if (after === null || row.failingSince > at - after || row.failuresSince < DISABLE_MIN_FAILURES)
-    return null;
-  return yield* disableEndpoint(id, "failing", lastError, at);
+  if (after === null || failingSince > at - after || failuresSince < DISABLE_MIN_FAILURES) return null;
+  return yield* disableRow(id, { ...row, failingSince }, "failing", lastError, at);
 }
 
 /** A 2xx: the endpoint is no longer failing (a no-op write when it was not). */
@@ -305,17 +292,56 @@ export function* clearFailing(id: string): Op<void> {
 }
 
 /**
+ * enabled → disabled, for `reason` (`detail`: the text shown with it; for gone and failing the
+ * last error): the change, or null when it was disabled already (then nothing is written: a
+ * transition happens once).
+ */
+export function* disableEndpoint(
+  id: string,
+  reason: DisabledReason,
+  detail: string | null,
+  now: number,
+): Op<StateChange | null> {
+  const row = yield* stateOf(id);
+  if (!row || row.disabled === 1) return null;
+  return yield* disableRow(id, row, reason, detail, now);
+}
+
+function* disableRow(
+  id: string,
+  row: StateRow,
+  reason: DisabledReason,
+  detail: string | null,
+  now: number,
+): Op<StateChange> {
+  yield* exec(
+    `UPDATE endpoints SET disabled = 1, disabled_reason = :reason, disabled_detail = :detail, disabled_at = :now,
+       updated_at = :now
+     WHERE id = :id`,
+    { id, reason, detail, now },
+  );
+  return {
+    endpointId: id,
+    description: row.description,
+    to: "disabled",
+    reason,
+    failingSince: row.failingSince,
+    lastError: reason === "operator" ? null : detail,
+  };
+}
+
+/**
  * disabled → enabled: failing_since starts again; the change, or null when it was enabled already.
  */
 export function* enableEndpoint(id: string, now: number): Op<StateChange | null> {
-  const row = yield* get<{ description: string | null }>(
+  const row = yield* stateOf(id);
+  if (!row || row.disabled === 0) return null;
+  yield* exec(
     `UPDATE endpoints SET disabled = 0, disabled_reason = NULL, disabled_detail = NULL, disabled_at = NULL,
        failing_since = NULL, failures_since = 0, updated_at = :now
-     WHERE id = :id AND disabled = 1
-     RETURNING description`,
+     WHERE id = :id`,
     { id, now },
   );
-  if (!row) return null;
   return {
     endpointId: id,
     description: row.description,
