@@ -550,19 +550,6 @@ export async function remoteScenarios(quick: boolean): Promise<RemoteResults> {
   };
 }
 
-/** The write lock's figures for the report (— for results from before they were measured). */
-function lockCell(row: RemoteCommitRow): string {
-  if (row.lockBusyPercent === undefined) return "—";
-  return `${row.lockBusyPercent} (${row.lockTurnsPerSecond} × ${row.lockMsPerTurn}, ${row.lockWorkMsPerTurn})`;
-}
-
-/** Where a racing group's time went (ms), for the report: — for one serve, which never races. */
-function phasesCell(row: RemoteCommitRow): string {
-  const ms = row.lockedGroupMs;
-  if (!ms || row.lockedPercent === 0) return "—";
-  return `${ms.gather} / ${ms.reads} / ${ms.build} / ${ms.commit}`;
-}
-
 /** Its section of the bench report, with its targets. */
 export function remoteReport(r: RemoteResults): string[] {
   const lines = [
