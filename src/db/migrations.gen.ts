@@ -223,5 +223,16 @@ export const migrations: EmbeddedMigration[] = [
       "UPDATE `endpoints` SET `disabled_detail` = CASE WHEN `disabled` = 1 THEN `disabled_reason` END,\n  `disabled_reason` = CASE WHEN `disabled` = 0 THEN NULL WHEN `disabled_reason` LIKE '%410%' THEN 'gone' ELSE 'operator' END,\n  `disabled_at` = CASE WHEN `disabled` = 1 THEN `updated_at` END;",
       "INSERT INTO `queue_tails` (`endpoint_id`, `aggregate`, `sequence`)\n  SELECT `endpoint_id`, `aggregate`, max(`sequence`) FROM `deliveries` GROUP BY `endpoint_id`, `aggregate`;"
     ]
+  },
+  {
+    "tag": "0018_queue_tails_without_rowid",
+    "when": 1796667019981,
+    "hash": "b53b27ed77c7c0ffb27662dc1a3d41793d713707577c92fb26b29597a728639b",
+    "statements": [
+      "-- queue_tails as one b-tree (WITHOUT ROWID): every new delivery upserts its queue's row, and a\n-- rowid table with a composite primary key wrote a table page and an index page for it.\nCREATE TABLE `queue_tails_new` (\n\t`endpoint_id` text NOT NULL,\n\t`aggregate` text NOT NULL,\n\t`sequence` integer NOT NULL,\n\tPRIMARY KEY(`endpoint_id`, `aggregate`)\n) WITHOUT ROWID;",
+      "INSERT INTO `queue_tails_new` (`endpoint_id`, `aggregate`, `sequence`)\n  SELECT `endpoint_id`, `aggregate`, `sequence` FROM `queue_tails`;",
+      "DROP TABLE `queue_tails`;",
+      "ALTER TABLE `queue_tails_new` RENAME TO `queue_tails`;"
+    ]
   }
 ];

@@ -99,6 +99,7 @@ export const endpoints = sqliteTable("endpoints", {
  * Each (endpoint, aggregate) queue's latest sequence with a delivery (DESIGN §19
  * previousSequence): a new delivery's previous_sequence is read here and the row moved on, in
  * the transaction that creates the delivery. Delivered deliveries are pruned; this is not.
+ * WITHOUT ROWID (migration 0018, written by hand: drizzle-kit cannot say it), one b-tree.
  */
 export const queueTails = sqliteTable(
   "queue_tails",
