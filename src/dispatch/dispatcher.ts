@@ -212,6 +212,12 @@ export class Dispatcher extends EventEmitter {
         }
         // The next events of the queues these completions emptied: claimable now, by id.
         this.#hints.offer(unclaimed);
+        if (!this.#local && recorded.some(Boolean)) {
+          // A remote database answers those heads with nothing (the remote write path cannot
+          // return a hint's rows): a scan finds them now, not at the next sweep.
+          this.#hints.scanNow();
+          queueMicrotask(() => this.wake(new Set(items.map((item) => item.attempt.endpointId))));
+        }
         return recorded;
       },
       written: (items, recorded) => this.#written(items, recorded),
