@@ -98,9 +98,14 @@ export async function build(outfile: string): Promise<{ outfile: string; bytes: 
   const started = performance.now();
   const rewrites: string[] = [];
   const result = await Bun.build({
-    // The worker's entry point too (the WAL checkpoints: checkpointer.ts): the executable starts
-    // it by the name it has beside main.ts inside it (hence [name], without its directory).
-    entrypoints: [join(root, "src/main.ts"), join(root, "src/db/checkpoint-worker.ts")],
+    // The workers' entry points too (the WAL checkpoints, the writer thread: checkpointer.ts,
+    // db/writer-thread.ts): the executable starts them by the names they have beside main.ts
+    // inside it (hence [name], without their directories).
+    entrypoints: [
+      join(root, "src/main.ts"),
+      join(root, "src/db/checkpoint-worker.ts"),
+      join(root, "src/db/writer-worker-main.ts"),
+    ],
     naming: { entry: "[name].[ext]" },
     target: "bun",
     // Names are kept so stack traces read as code; the source map travels inside the executable.

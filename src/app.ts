@@ -6,7 +6,7 @@ import { FanOutExpander } from "./commit/fan-out-expander.ts";
 import { CommitService } from "./commit/service.ts";
 import type { Config } from "./config.ts";
 import { databaseClock } from "./db/db-clock.ts";
-import type { Database } from "./db/open.ts";
+import type { Database, WriterPlacement } from "./db/open.ts";
 import { deadLetterOrphansWrite } from "./deliveries/writes.ts";
 import { type AttemptEvent, Dispatcher } from "./dispatch/dispatcher.ts";
 import type { HintedDelivery } from "./dispatch/hints.ts";
@@ -34,6 +34,11 @@ export interface OutboxdOptions {
   dispatch?: boolean;
   /** The database already being opened and migrated (src/opening.ts); else begun here. */
   opening?: Opening;
+  /**
+   * Where a local file's writer runs (db/open.ts): its own thread by default; `here` for tests that
+   * run their own operations on the server's Writer (db.writer).
+   */
+  writer?: WriterPlacement;
 }
 
 export interface Outboxd {
@@ -58,10 +63,10 @@ export async function createOutboxd(config: Config, options: OutboxdOptions = {}
   );
   if (config.tracing) logger.log("info", "tracing on", tracingSummary(config.tracing, process.env));
 
-  const opening = options.opening ?? beginOpening(config);
+  const opening = options.opening ?? beginOpening(config, options.writer);
   // The process's first local-time computation loads its time zone (~15 ms on a 2-core VM): the
   // dispatcher's first Cron (croner) would pay it after the database is ready, on the way to
-  // /readyz. Paid here instead.
+  // /readyz. Paid here instead, while the writer thread opens and migrates the database.
   new Date().getTimezoneOffset();
   const db = await opening.db;
   // Local file: one machine, one clock. Remote database: the database's clock for everyone.
@@ -124,7 +129,7 @@ export async function createOutboxd(config: Config, options: OutboxdOptions = {}
     afterCommit: (ms) => metrics.recordCommit(ms),
   });
   // New heads are leased to this process's dispatcher by their own INSERT (deliveries/enqueue.ts).
-  if (dispatcher) db.lend(dispatcher.leases);
+  if (dispatcher) db.lend(dispatcher.loan);
   const proposals = new ProposalService({
     db,
     clock,

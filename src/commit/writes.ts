@@ -5,7 +5,11 @@ import { defineBorrowingWrite } from "../db/writer-ops.ts";
 import type { HeadLeases } from "../deliveries/enqueue.ts";
 import { type CommitInput, type CommitOutcome, type CommitResult, commitOp } from "./commit-op.ts";
 
-/** The head leases a commit borrows: the dispatcher's own (undefined where no dispatcher runs). */
+/**
+ * The head leases a commit borrows: the dispatcher's own, or on the writer thread the stand-in of a
+ * budget it reserved (the dispatcher's loan, deliveries/lease-budget.ts); undefined where no
+ * dispatcher runs. Each event has at most one delivery per endpoint.
+ */
 export function leasesOf(lent: unknown): HeadLeases | undefined {
   return lent as HeadLeases | undefined;
 }
@@ -14,7 +18,7 @@ export function leasesOf(lent: unknown): HeadLeases | undefined {
 export const commitWrite = defineBorrowingWrite(
   "commit",
   (lent, input: CommitInput) => commitOp(input, leasesOf(lent)),
-  { again: true },
+  { again: true, borrows: (input) => input.events.length },
 );
 
 /**

@@ -100,6 +100,21 @@ export function openEngineDriver(path: string, options: DriverOptions): EngineDr
 
 type Reader = Pick<Driver, "read" | "executeAlone" | "close">;
 
+/**
+ * The engine driver's reads alone, on a connection of their own: the main thread's half while the
+ * writer runs on its thread (writer-thread.ts). Its transaction refuses: one writer connection
+ * per process, and it is the writer thread's.
+ */
+export function openEngineReader(path: string, options: DriverOptions): Driver {
+  return {
+    name: "engine",
+    ...openReader(path, options),
+    async transaction() {
+      throw new Error("this process writes on its writer thread: queue a named write (db.write)");
+    },
+  };
+}
+
 /** The engine driver's reads, on a connection of their own beside the writer's. */
 function openReader(path: string, options: DriverOptions): Reader {
   const reader = openConnection(path, options);

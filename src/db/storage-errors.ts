@@ -11,8 +11,10 @@
 // Not fatal: SQLITE_FULL. The write answers 503 `storage-full` (http/errors.ts) and /readyz
 // fails until a write succeeds (Writer.storageFull).
 //
-// On a worker thread (the checkpoint worker) the error is thrown on: process.exit there would end
-// only that thread. The worker reports the error's code and the main thread stops
+// On a worker thread process.exit would end only that thread. The writer thread (writer-worker.ts)
+// registers how it reports a fatal error (reportFatalWith): it posts the error to the main thread,
+// which stops the process on reading it, and blocks itself, so nothing more runs there. The
+// checkpoint worker reports the error's code to the writer's driver, which applies the rule
 // (checkpointer.ts, engine-driver.ts).
 import { writeSync } from "node:fs";
 import { isMainThread } from "node:worker_threads";
@@ -56,12 +58,26 @@ export function isStorageFull(error: unknown): boolean {
   return primary(error) === FULL;
 }
 
+/** How a worker thread hands a fatal error on (see the header); never returns. */
+export type FatalReporter = (path: string, error: unknown) => never;
+
+let reporter: FatalReporter | null = null;
+
+/** On the writer thread: how a fatal error met there reaches the main thread (writer-worker.ts). */
+export function reportFatalWith(report: FatalReporter): void {
+  reporter = report;
+}
+
 /**
  * Stops the process if `error` is fatal for the local database at `path` (see the header);
- * otherwise (or on a worker thread) returns, and the caller throws it on as before.
+ * otherwise (or on a worker thread without a reporter) returns, and the caller throws it on.
  */
 export function stopOnFatal(path: string, error: unknown): void {
-  if (!isMainThread || !isFatalStorageError(error)) return;
+  if (!isFatalStorageError(error)) return;
+  if (!isMainThread) {
+    reporter?.(path, error);
+    return;
+  }
   const code = sqliteCode(error) ?? `SQLite result code ${primary(error)}`;
   const line = JSON.stringify({
     level: "error",

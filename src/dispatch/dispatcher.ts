@@ -16,10 +16,12 @@ import { EventEmitter } from "node:events";
 import { Cron } from "croner";
 import type { Config } from "../config.ts";
 import type { Database } from "../db/open.ts";
+import type { WriteLoan } from "../db/writer-ops.ts";
 import type { ClaimedDelivery } from "../deliveries/claim.ts";
 import type { Completion } from "../deliveries/complete.ts";
 import type { HeadLease, HeadLeases, LeasedHead } from "../deliveries/enqueue.ts";
 import { expireAllDeadlines } from "../deliveries/expire.ts";
+import type { LeaseBudget } from "../deliveries/lease-budget.ts";
 import { pruneAll } from "../deliveries/retention.ts";
 import type { SecretBox, StoredSecret } from "../endpoints/secrets.ts";
 import { activeSecrets } from "../endpoints/secrets.ts";
@@ -174,6 +176,19 @@ export class Dispatcher extends EventEmitter {
     leased: (head) => {
       this.#promised.set(head.id, head);
       this.#slots.promise(head.endpointId);
+    },
+  };
+  /**
+   * The same leases lent to commits wherever the writer runs (db/writer-ops.ts WriteLoan): on the
+   * writer thread, a budget of room reserved here for each message of writes, spent there
+   * (deliveries/lease-budget.ts); what a commit leased comes back with its answer.
+   */
+  readonly loan: WriteLoan<LeaseBudget> = {
+    live: this.leases,
+    reserve: (units) => this.#reserveLeases(units),
+    took: (head) => this.leases.leased(head as LeasedHead),
+    giveBack: (budget) => {
+      for (const endpoint of budget.endpoints) this.#slots.settle(endpoint.id, endpoint.room);
     },
   };
   #heartbeatAt: number | null = null;
@@ -362,6 +377,23 @@ export class Dispatcher extends EventEmitter {
       leaseMs: this.#deps.config.leaseMs,
       endpointVersion: endpoint.updatedAt,
     };
+  }
+
+  /**
+   * Room at every endpoint this dispatcher could take a commit's new head for, up to `units` each,
+   * promised until the budget is given back (see `loan`).
+   */
+  #reserveLeases(units: number): LeaseBudget | null {
+    if (!this.#running || !this.#local || units <= 0) return null;
+    const endpoints: LeaseBudget["endpoints"] = [];
+    for (const endpoint of this.#endpoints.webhooks()) {
+      const room = Math.min(units, this.#slots.roomAt(endpoint.id));
+      if (room <= 0) continue;
+      this.#slots.promise(endpoint.id, room);
+      endpoints.push({ id: endpoint.id, version: endpoint.updatedAt, room });
+    }
+    if (endpoints.length === 0) return null;
+    return { owner: this.#nextOwner(), leaseMs: this.#deps.config.leaseMs, endpoints };
   }
 
   /** A fresh lease token per claim: even this process's own stale claim cannot complete a row. */

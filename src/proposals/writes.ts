@@ -91,5 +91,5 @@ export const commitApprovingWrite = defineBorrowingWrite(
         );
       }
     }),
-  { again: true },
+  { again: true, borrows: (input) => input.events.length },
 );

@@ -10,7 +10,7 @@ import { startServer, type TestServer } from "../helpers/server.ts";
 let server: TestServer;
 beforeAll(async () => {
   // Raw operations through this thread's Writer (the SQL under test): the writer on this thread.
-  server = await startServer({}, { dispatch: false });
+  server = await startServer({}, { dispatch: false, writer: "here" });
 });
 afterAll(async () => {
   await server.stop();

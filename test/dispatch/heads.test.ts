@@ -32,7 +32,7 @@ async function setup(): Promise<Outboxd> {
       OUTBOXD_ALLOW_PRIVATE_ENDPOINTS: "1",
       OUTBOXD_LOG_LEVEL: "error",
     }),
-    { dispatch: false },
+    { dispatch: false, writer: "here" },
   );
   return outboxd;
 }

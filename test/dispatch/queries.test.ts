@@ -22,7 +22,7 @@ describe("dispatch queries", () => {
   let n = 0;
   beforeAll(async () => {
     // The delivery SQL itself, as raw operations through this thread's Writer: the writer on this thread.
-    server = await startServer({}, { dispatch: false });
+    server = await startServer({}, { dispatch: false, writer: "here" });
     endpointId = await newEndpoint();
   });
   afterAll(async () => {

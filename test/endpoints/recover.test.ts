@@ -11,7 +11,7 @@ import { startServer, type TestServer } from "../helpers/server.ts";
 let server: TestServer;
 let receiver: TestReceiver;
 beforeAll(async () => {
-  server = await startServer({ OUTBOXD_DISPATCH_CRON: "* * * * * *" });
+  server = await startServer({ OUTBOXD_DISPATCH_CRON: "* * * * * *" }, { writer: "here" });
   receiver = startReceiver();
 });
 afterAll(async () => {

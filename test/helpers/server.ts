@@ -7,6 +7,7 @@ import { createOutboxd, type Outboxd, type OutboxdOptions } from "../../src/app.
 import { loadConfig } from "../../src/config.ts";
 import { apiClient, type Request } from "./api.ts";
 import { onSqld, startSqld } from "./sqld.ts";
+import { TEST_WRITES } from "./test-writes.ts";
 
 export type { TestResponse } from "./api.ts";
 
@@ -47,10 +48,13 @@ export async function startServer(
     OUTBOXD_MASTER_KEY: Buffer.alloc(32, 7).toString("base64"),
     ...env,
   });
-  const outboxd = await createOutboxd(config, options).catch(async (error: unknown) => {
-    await sqld?.stop();
-    throw error;
-  });
+  // The tests' own named writes, on the writer thread too.
+  const outboxd = await createOutboxd({ ...config, writerModules: [TEST_WRITES] }, options).catch(
+    async (error: unknown) => {
+      await sqld?.stop();
+      throw error;
+    },
+  );
   const server = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: outboxd.http.fetch });
   const url = `http://127.0.0.1:${server.port}`;
   return {

@@ -1,7 +1,11 @@
-// Named writes for the tests (test servers' own writes, e.g. backdating rows).
+// Named writes for the tests (test servers' own writes, e.g. backdating rows): the main thread
+// imports them, and the writer thread loads them too (DatabaseConfig.writerModules, set by
+// test/helpers/server.ts).
 import { type Args, get, type Op, run } from "../../src/db/op.ts";
 import { defineWrite } from "../../src/db/writer-ops.ts";
 import { recordDelivered } from "../../src/deliveries/counters.ts";
+
+export const TEST_WRITES = new URL("./test-writes.ts", import.meta.url).href;
 
 /** Runs one statement as a write of its own. */
 export const sqlWrite = defineWrite("test.sql", (text: string, args: Args) => run(text, args), {

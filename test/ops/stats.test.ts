@@ -11,7 +11,7 @@ afterEach(() => server?.stop());
 
 test("deliveredLastHour sums the minute buckets of the last hour, per endpoint and in total; prune drops old buckets", async () => {
   // Raw operations through this thread's Writer (the SQL under test): the writer on this thread.
-  server = await startServer({}, { dispatch: false });
+  server = await startServer({}, { dispatch: false, writer: "here" });
   const { db } = server.outboxd;
   const now = Date.now();
   const minute = (msAgo: number) => Math.floor((now - msAgo) / 60_000);

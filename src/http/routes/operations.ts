@@ -54,9 +54,7 @@ export function operationRoutes(app: App, deps: HttpDeps): void {
       const checks: Record<string, string> = {};
       try {
         const pending = await deps.db.driver.read(pendingMigrations());
-        checks.database = deps.db.writer.storageFull
-          ? "storage full: the last write failed with SQLITE_FULL"
-          : "ok";
+        checks.database = deps.db.storageFull ? "storage full: the last write failed with SQLITE_FULL" : "ok";
         checks.migrations = pending.length === 0 ? "ok" : `pending: ${pending.join(", ")}`;
       } catch (error) {
         checks.database = `unreachable: ${(error as Error).message}`;
