@@ -77,7 +77,7 @@ export const REMOVED_SETTINGS: Readonly<Record<string, string>> = {
     "a file: database URL always runs on the engine driver, a libSQL server's URL on @libsql/client",
   OUTBOXD_SQLITE:
     "local files always run on the runtime's own SQLite (bun:sqlite under Bun, libsql under Deno)",
-  OUTBOXD_WRITER_THREAD: "the writer always runs on the main thread",
+  OUTBOXD_WRITER_THREAD: "a local file's writer always runs on a thread of its own",
 };
 
 /** Every on/off setting; all of them read by parseBoolean, and documented so. */

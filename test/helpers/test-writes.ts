@@ -4,6 +4,7 @@
 import { type Args, get, type Op, run } from "../../src/db/op.ts";
 import { defineWrite } from "../../src/db/writer-ops.ts";
 import { recordDelivered } from "../../src/deliveries/counters.ts";
+import { invalidField } from "../../src/lib/problem.ts";
 
 export const TEST_WRITES = new URL("./test-writes.ts", import.meta.url).href;
 
@@ -28,6 +29,27 @@ export const deliveredAtWrite = defineWrite(
     );
     yield* recordDelivered(row?.endpointId ?? "", at, latencyMs);
     return row?.endpointId;
+  },
+  { again: false },
+);
+
+/** The journal mode and synchronous level of the connection that runs it (the writer's). */
+export const pragmasWrite = defineWrite(
+  "test.pragmas",
+  function* (): Op<{ journal: string; synchronous: number }> {
+    const journal = (yield* get<{ journal_mode: string }>("PRAGMA journal_mode"))?.journal_mode ?? "";
+    const synchronous = (yield* get<{ synchronous: number }>("PRAGMA synchronous"))?.synchronous ?? -1;
+    return { journal: journal.toLowerCase(), synchronous: Number(synchronous) };
+  },
+  { again: false },
+);
+
+/** Refuses with a 422 naming a field (a Problem, as operations throw them), after writing a row. */
+export const problemWrite = defineWrite(
+  "test.problem",
+  function* (): Op<void> {
+    yield* run("INSERT INTO scratch (k) VALUES ('problem')");
+    throw invalidField("/records/0/id", "is refused by the test");
   },
   { again: false },
 );
