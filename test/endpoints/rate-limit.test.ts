@@ -63,8 +63,14 @@ async function drain(dispatchers: number, perSecond: number, burst: number, even
 
 function check(receiver: TestReceiver, perSecond: number, burst: number, events: number) {
   const times = receiver.received.map((r) => r.at).sort((a, b) => a - b);
+  // Arrivals, not attempt starts: on a busy machine requests started on time can arrive bunched,
+  // so a window of w ms of arrivals holds the starts of up to w + JITTER_MS. A dispatcher that
+  // ignored the limit would deliver all of them within a second.
+  const JITTER_MS = 250;
   for (const w of [1_000, 2_000]) {
-    expect(busiest(times, w)).toBeLessThanOrEqual(burst + Math.floor(1.1 * perSecond * (w / 1000)));
+    expect(busiest(times, w)).toBeLessThanOrEqual(
+      burst + Math.floor(1.1 * perSecond * ((w + JITTER_MS) / 1000)),
+    );
   }
   const seconds = ((times.at(-1) as number) - (times[0] as number)) / 1000;
   // The drain after the burst: (events - burst) at perSecond takes this long, within 10% either way.
