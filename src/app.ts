@@ -182,7 +182,7 @@ export async function createOutboxd(config: Config, options: OutboxdOptions = {}
   }
   if (config.adminToken === undefined) {
     const path = await bootstrapAdminToken(db, clock());
-    if (path) logger.log("warn", "created an admin token; it is in this file only", { path });
+    if (path) logger.log("info", "created an admin token; it is in this file only", { path });
   }
   if (!secretBox.encrypting) {
     logger.log("warn", "OUTBOXD_MASTER_KEY is not set: endpoint secrets are stored unencrypted");
