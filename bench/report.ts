@@ -1,6 +1,7 @@
 // The markdown table of a bench run (bench/run.ts): every section the run measured, each figure
-// beside its limit from the same run, and the issue-12 targets at the end.
+// beside its limit from the same run, and the targets at the end.
 
+import { FILTER_TARGET_US } from "./filter.ts";
 import { median, type Range, rangeOf } from "./lib.ts";
 import type { Results } from "./run.ts";
 import type { LatencyRow } from "./scenarios/latency.ts";
@@ -182,6 +183,30 @@ export function report(r: Results): string {
 
   if (r.tracing) lines.push(...tracingMarkdown(r.tracing));
   if (r.pull) lines.push(...pullMarkdown(r.pull));
+  if (r.controls) {
+    const c = r.controls;
+    lines.push("## Endpoint controls: rate limits and filters", "");
+    lines.push(
+      `Rate limits: one endpoint with rateLimit {perSecond, burst: perSecond}, a backlog of ${r.settings.controlsSeconds} s worth due at once, an instant receiver; each full 10 s window of attempt starts / (perSecond × 10), the burst taken off the first.`,
+      "",
+    );
+    lines.push(
+      "| perSecond | dispatchers | delivered | 10 s windows | min ratio | max ratio | in order |",
+      "|---|---|---|---|---|---|---|",
+    );
+    for (const row of c.rateLimits) {
+      const low = row.ratios.length > 0 ? Math.min(...row.ratios).toFixed(3) : "–";
+      const high = row.ratios.length > 0 ? Math.max(...row.ratios).toFixed(3) : "–";
+      lines.push(
+        `| ${row.perSecond} | ${row.dispatchers} | ${row.delivered}/${row.total} | ${row.windows.join(", ") || "none"} | ${low} | ${high} | ${row.ordered ? "yes" : "no"} |`,
+      );
+    }
+    lines.push(
+      "",
+      `Filter of ${c.filter.conditions} conditions, all holding, the payload's parse included: ${c.filter.usPerEvent} µs per event (median of rounds ${c.filter.rounds.join(", ")}).`,
+      "",
+    );
+  }
   lines.push("## Against the targets: figure / limit of the same run", "");
   const at = (rate: number, who: string) => latency.find((x) => x.rate === rate && x.who === who);
   for (const rate of [1000, 2000, 4000, 5000]) {
@@ -234,6 +259,15 @@ export function report(r: Results): string {
   ].filter(Number.isFinite);
   if (rss.length > 0) lines.push(`- peak RSS: ${Math.max(...rss)} MB (target ≤ 200)`);
   if (r.coldStart) lines.push(`- cold start: ${r.coldStart.coldStartMs.median} ms (target ≤ 200)`);
+  if (r.controls) {
+    const rows = r.controls.rateLimits;
+    const ratios = rows.flatMap((row) => row.ratios);
+    const met = rows.filter((row) => row.met).length;
+    lines.push(
+      `- rate limits at 100 and 500/s, 1 and 3 dispatchers: 10 s windows ${ratios.length > 0 ? `${Math.min(...ratios).toFixed(3)}–${Math.max(...ratios).toFixed(3)}` : "none"} × the limit (target 0.9–1.1), order per aggregate kept in ${rows.filter((row) => row.ordered).length}/${rows.length} runs; met in ${met}/${rows.length}`,
+      `- filter of ${r.controls.filter.conditions} conditions: ${r.controls.filter.usPerEvent} µs per event (target ≤ ${FILTER_TARGET_US})`,
+    );
+  }
   if (r.remote) lines.push("", ...remoteReport(r.remote));
   return `${lines.join("\n")}\n`;
 }

@@ -9,12 +9,16 @@
 // deliveries, default settings), latency (commit and deliver at 1,000-5,000/s, default
 // settings, with the bare Hono + fetch limit), isolation (hanging receivers beside a healthy
 // one), growth, coldstart, remote (a real libSQL server, sqld, with and without 2 ms added per round trip), pull
-// (pull endpoints: 4 pollers draining 1,000 aggregates, SSE latency at 1,000/s, 1,000 idle streams).
+// (pull endpoints: 4 pollers draining 1,000 aggregates, SSE latency at 1,000/s, 1,000 idle streams),
+// tracing (OpenTelemetry spans on and off), controls (endpoint rate limits at 100 and 500/s with 1
+// and 3 dispatchers, bench/rate-limit.ts; a filter of 20 conditions per event, bench/filter.ts).
 import { mkdirSync, writeFileSync } from "node:fs";
 import { cpus, totalmem } from "node:os";
 import { join } from "node:path";
+import { type FilterCost, filterCost } from "./filter.ts";
 import { BUN, cpuTimes, REPO, startPeer, stealPercent } from "./lib.ts";
 import { startPostgres } from "./peers/postgres.ts";
+import { type RateLimitRow, rateLimitRun } from "./rate-limit.ts";
 import { report } from "./report.ts";
 import { type ColdStartRow, coldStartScenario } from "./scenarios/coldstart.ts";
 import { type CommitRow, commitScenario } from "./scenarios/commit.ts";
@@ -46,6 +50,7 @@ const SCENARIOS = [
   "remote",
   "tracing",
   "pull",
+  "controls",
 ] as const;
 type Scenario = (typeof SCENARIOS)[number];
 
@@ -73,6 +78,8 @@ export const settings = quick
       latencyWarmupSeconds: 1,
       rates: [1000, 2000, 4000, 5000],
       isolationSeconds: 20,
+      controlsSeconds: 12,
+      controlsRuns: 1,
     }
   : {
       seconds: 5,
@@ -89,6 +96,11 @@ export const settings = quick
       rates: [1000, 2000, 4000, 5000],
       // Longer than the default send timeout (15 s): the hanging sends time out during the load.
       isolationSeconds: 20,
+      // Rate limits: a backlog of 30 s worth per rate and dispatcher count. One run of each
+      // takes ~40 s (start-up, the wait until the backlog is due, the drain), ~3 minutes for the
+      // four; medians of 3 would take ~8 minutes, so a full run measures each once.
+      controlsSeconds: 30,
+      controlsRuns: 1,
     };
 
 export interface Results {
@@ -118,6 +130,7 @@ export interface Results {
   remote?: RemoteResults;
   tracing?: TracingResult;
   pull?: PullResults;
+  controls?: { rateLimits: RateLimitRow[]; filter: FilterCost };
 }
 
 const startedAt = new Date().toISOString();
@@ -239,6 +252,17 @@ if (wanted("tracing")) {
 }
 // Pull endpoints: 4 pollers draining 1,000 aggregates, stream latency at 1,000/s, idle streams.
 if (wanted("pull")) results.pull = await scenario("pull", () => pullScenario(quick));
+// Endpoint controls: rate-limit accuracy (separate processes) and a filter's cost (in process).
+if (wanted("controls")) {
+  results.controls = await scenario("controls", async () => {
+    const rateLimits: RateLimitRow[] = [];
+    for (let run = 0; run < settings.controlsRuns; run++)
+      for (const perSecond of [100, 500])
+        for (const dispatchers of [1, 3])
+          rateLimits.push(await rateLimitRun(perSecond, dispatchers, settings.controlsSeconds));
+    return { rateLimits, filter: filterCost() };
+  });
+}
 if (wanted("growth")) results.growth = await scenario("growth", () => growthScenario(settings.growth));
 // Starts take ~0.2 s each: a quick run still takes the median of five.
 if (wanted("coldstart"))
