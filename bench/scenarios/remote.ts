@@ -163,10 +163,10 @@ async function startDatabase(
  * Commits each serve process answers before the measurement. JavaScriptCore keeps compiling a
  * serve's hot code for its first ~12,000-15,000 commits: one serve alone, at load 13-16, 5 s
  * windows: its JIT threads' CPU 120-340 µs per commit over the first 12,000, 30-57 after 15,000,
- * and its main thread 250-275 then 200-235 (session 9). With a warm-up in seconds, two serves
+ * and its main thread 250-275 then 200-235. With a warm-up in seconds, two serves
  * (each answering half of one's commits per second) were measured earlier on that curve than
- * one, each paying its own compiles: JIT 135 µs per commit against one serve's 71 on the quiet
- * machine of session 8.
+ * one, each paying its own compiles: JIT 135 µs per commit against one serve's 71 on a quiet
+ * machine.
  */
 const WARM_UP_COMMITS = 15_000;
 /** The warm-up's load goes in steps of this long, until each serve has answered WARM_UP_COMMITS… */

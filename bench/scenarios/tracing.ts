@@ -103,7 +103,17 @@ export async function tracingScenario(options: {
   receiverUrl: string;
 }): Promise<TracingResult> {
   const sink = await startPeer([BUN, "bench/peers/otlp-sink.ts"], {});
-  const traced = { OTEL_EXPORTER_OTLP_ENDPOINT: sink.url, OTEL_SERVICE_NAME: "outboxd-bench" };
+  // Every commit the load sends carries a sampled traceparent, so the default (parent-based)
+  // sampler records them all: the cost of tracing everything. OTEL_TRACES_SAMPLER and
+  // OTEL_TRACES_SAMPLER_ARG in the bench's environment pass through, e.g. `traceidratio` and
+  // 0.1 for the cost of sampling a tenth.
+  const sampler = Object.fromEntries(
+    ["OTEL_TRACES_SAMPLER", "OTEL_TRACES_SAMPLER_ARG"].flatMap((key) => {
+      const value = process.env[key];
+      return value === undefined ? [] : [[key, value]];
+    }),
+  );
+  const traced = { OTEL_EXPORTER_OTLP_ENDPOINT: sink.url, OTEL_SERVICE_NAME: "outboxd-bench", ...sampler };
   const spansAtSink = async () =>
     ((await (await fetch(`${sink.url}/count`)).json()) as { spans: number }).spans;
   const toggled: TracingRow[] = [];
