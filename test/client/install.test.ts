@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { existsSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { REPO } from "../helpers/process.ts";
+import { REPO, runToEnd } from "../helpers/process.ts";
 import { startServer, type TestServer, tempDir } from "../helpers/server.ts";
 
 const dirs: string[] = [];
@@ -18,23 +18,6 @@ afterAll(async () => {
   await server.stop();
   for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
 });
-
-async function run(cmd: string[], cwd: string, env: Record<string, string> = {}): Promise<string> {
-  const proc = Bun.spawn({
-    cmd,
-    cwd,
-    env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp", ...env },
-    stdout: "pipe",
-    stderr: "pipe",
-  });
-  const [code, out, err] = await Promise.all([
-    proc.exited,
-    new Response(proc.stdout).text(),
-    new Response(proc.stderr).text(),
-  ]);
-  if (code !== 0) throw new Error(`${cmd.join(" ")} failed (${code}) in ${cwd}:\n${out}\n${err}`);
-  return out;
-}
 
 const CHECK = `import { createClient, OutboxdError, type Pulled } from "@outboxd/client";
 import { WebhookError } from "@outboxd/client/receiver";
@@ -84,12 +67,12 @@ test("npm install <path> from a clean clone: Node.js and Bun import it, its type
   const clone = tempDir("outboxd-clone-");
   const consumer = tempDir("outboxd-consumer-");
   dirs.push(clone, consumer);
-  await run(["git", "clone", "--quiet", REPO, clone], "/");
+  await runToEnd(["git", "clone", "--quiet", REPO, clone], "/");
   writeFileSync(
     join(consumer, "package.json"),
     JSON.stringify({ name: "consumer", private: true, type: "module" }),
   );
-  await run(
+  await runToEnd(
     ["npm", "install", "--no-audit", "--no-fund", "--loglevel=error", join(clone, "clients/typescript")],
     consumer,
   );
@@ -119,7 +102,7 @@ test("npm install <path> from a clean clone: Node.js and Bun import it, its type
     }),
   );
   // TypeScript from this checkout's client devDependencies (the consumer brings its own).
-  await run(
+  await runToEnd(
     ["node", join(REPO, "clients/typescript/node_modules/typescript/bin/tsc"), "-p", consumer],
     consumer,
   );
@@ -135,12 +118,12 @@ test("npm install <path> from a clean clone: Node.js and Bun import it, its type
     receiver: "function",
   };
   const last = (output: string) => JSON.parse(output.trim().split("\n").at(-1) ?? "{}");
-  expect(last(await run(["node", join(consumer, "out/check.js")], consumer, env))).toMatchObject({
+  expect(last(await runToEnd(["node", join(consumer, "out/check.js")], consumer, env))).toMatchObject({
     ...expected,
   });
   // Bun runs the TypeScript as it is; the same package resolves to the same dist/.
   const second = { ...expected, polled: ["installs/a"], events: 4 };
-  expect(last(await run([process.execPath, join(consumer, "check.ts")], consumer, env))).toMatchObject({
+  expect(last(await runToEnd([process.execPath, join(consumer, "check.ts")], consumer, env))).toMatchObject({
     ...second,
   });
 }, 240_000);

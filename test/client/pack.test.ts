@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { readdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { REPO } from "../helpers/process.ts";
+import { REPO, runToEnd } from "../helpers/process.ts";
 import { startServer, type TestServer, tempDir } from "../helpers/server.ts";
 
 const dirs: string[] = [];
@@ -18,23 +18,6 @@ afterAll(async () => {
   for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
 });
 
-async function run(cmd: string[], cwd: string, env: Record<string, string> = {}): Promise<string> {
-  const proc = Bun.spawn({
-    cmd,
-    cwd,
-    env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp", ...env },
-    stdout: "pipe",
-    stderr: "pipe",
-  });
-  const [code, out, err] = await Promise.all([
-    proc.exited,
-    new Response(proc.stdout).text(),
-    new Response(proc.stderr).text(),
-  ]);
-  if (code !== 0) throw new Error(`${cmd.join(" ")} failed (${code}) in ${cwd}:\n${out}\n${err}`);
-  return out;
-}
-
 const npm = ["npm", "--no-audit", "--no-fund", "--prefer-offline", "--loglevel=error"];
 
 describe("npm pack of @outboxd/client", () => {
@@ -42,10 +25,12 @@ describe("npm pack of @outboxd/client", () => {
     const clone = tempDir("outboxd-clone-");
     const consumer = tempDir("outboxd-consumer-");
     dirs.push(clone, consumer);
-    await run(["git", "clone", "--quiet", REPO, clone], "/");
+    await runToEnd(["git", "clone", "--quiet", REPO, clone], "/");
     const pkg = join(clone, "clients/typescript");
-    await run([...npm, "ci"], pkg);
-    const packed = JSON.parse(await run([...npm, "pack", "--json", "--pack-destination", consumer], pkg));
+    await runToEnd([...npm, "ci"], pkg);
+    const packed = JSON.parse(
+      await runToEnd([...npm, "pack", "--json", "--pack-destination", consumer], pkg),
+    );
     const files = (packed[0].files as { path: string }[]).map((f) => f.path).sort();
     expect(files).toEqual(
       expect.arrayContaining([
@@ -66,7 +51,7 @@ describe("npm pack of @outboxd/client", () => {
       JSON.stringify({ name: "consumer", private: true, type: "module" }),
     );
     const tarball = readdirSync(consumer).find((f) => f.endsWith(".tgz")) as string;
-    await run([...npm, "install", join(consumer, tarball)], consumer);
+    await runToEnd([...npm, "install", join(consumer, tarball)], consumer);
 
     writeFileSync(
       join(consumer, "check.ts"),
@@ -117,7 +102,7 @@ console.log(JSON.stringify({ commitId: result.commitId, status: conflict?.status
       "declare const process: { env: Record<string, string | undefined> };\n",
     );
     // Type-checked and compiled in one go (emitting only once the check passed).
-    await run(
+    await runToEnd(
       [
         "node",
         join(pkg, "node_modules/typescript/bin/tsc"),
@@ -131,7 +116,7 @@ console.log(JSON.stringify({ commitId: result.commitId, status: conflict?.status
       ],
       consumer,
     );
-    const output = await run(["node", join(consumer, "out/check.js")], consumer, {
+    const output = await runToEnd(["node", join(consumer, "out/check.js")], consumer, {
       BASE_URL: server.url,
       TOKEN: server.token,
     });

@@ -87,3 +87,28 @@ export async function freePort(): Promise<number> {
   await probe.stop(true);
   return port;
 }
+
+/**
+ * Runs a command to its end with only PATH and HOME from this process (plus `env`) and returns its
+ * stdout; a non-zero exit throws with the command, its folder and both outputs.
+ */
+export async function runToEnd(
+  cmd: string[],
+  cwd: string,
+  env: Record<string, string> = {},
+): Promise<string> {
+  const proc = Bun.spawn({
+    cmd,
+    cwd,
+    env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp", ...env },
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  const [code, out, err] = await Promise.all([
+    proc.exited,
+    new Response(proc.stdout).text(),
+    new Response(proc.stderr).text(),
+  ]);
+  if (code !== 0) throw new Error(`${cmd.join(" ")} failed (${code}) in ${cwd}:\n${out}\n${err}`);
+  return out;
+}
