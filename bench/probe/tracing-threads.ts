@@ -18,7 +18,13 @@ import { join } from "node:path";
 import { Hono, type MiddlewareHandler } from "hono";
 import { requestLog } from "../../src/http/request-log.ts";
 import { createLogger } from "../../src/ops/log.ts";
-import { type CommitSummary, NO_TRACING, type Tracing, type TracingSettings } from "../../src/ops/tracing.ts";
+import {
+  type CommitSummary,
+  NO_TRACING,
+  type TraceParent,
+  type Tracing,
+  type TracingSettings,
+} from "../../src/ops/tracing.ts";
 import { otelTracing } from "../../src/ops/tracing-sdk.ts";
 import { BUN, median, startPeer } from "../lib.ts";
 
@@ -38,13 +44,13 @@ const outcome: CommitSummary = {
   deliveries: 0,
   replayed: false,
 };
-const work = async (traceparent: string | undefined) => traceparent;
+const work = async (traceparent: TraceParent | undefined) => traceparent;
 
 /** The commit hook as src/commit/service.ts calls it: untraced when off, else one outboxd.commit span. */
-function commit(tracing: Tracing, traceparent: string | undefined): Promise<unknown> {
+function commit(tracing: Tracing, traceparent: TraceParent | undefined): Promise<unknown> {
   return tracing.enabled ? traced(tracing, traceparent) : work(traceparent);
 }
-async function traced(tracing: Tracing, traceparent: string | undefined) {
+async function traced(tracing: Tracing, traceparent: TraceParent | undefined) {
   const span = tracing.commitBegun(traceparent);
   try {
     const answer = await work(span.traceparent);
@@ -59,7 +65,7 @@ async function traced(tracing: Tracing, traceparent: string | undefined) {
 /** An older checkout's hooks: callbacks, and a middleware of their own. */
 interface OldHooks {
   middleware(): MiddlewareHandler | null;
-  commit(parent: string | undefined, run: typeof work, describe: () => object): Promise<unknown>;
+  commit(parent: TraceParent | undefined, run: typeof work, describe: () => object): Promise<unknown>;
 }
 const describe = () => ({
   "outboxd.commit_id": outcome.result.commitId,
@@ -72,7 +78,7 @@ const describe = () => ({
 function variant(
   tracing: Tracing,
   firstMiddleware: MiddlewareHandler[],
-  oneCommit: (tp: string | undefined) => Promise<unknown>,
+  oneCommit: (tp: TraceParent | undefined) => Promise<unknown>,
 ) {
   if (mode === "commit") return () => oneCommit(parent);
   const app = new Hono();

@@ -9,7 +9,7 @@ import { canonicalJson, sha256Hex } from "../lib/canonical-json.ts";
 import { checkIdempotencyKey } from "../lib/idempotency.ts";
 import { Problem, problems } from "../lib/problem.ts";
 import type { Clock } from "../lib/time.ts";
-import type { Tracing } from "../ops/tracing.ts";
+import type { TraceParent, Tracing } from "../ops/tracing.ts";
 import { type CommitInput, type CommitOutcome, type Committer, idempotentReplay } from "./commit-op.ts";
 import { type CommitBody, type Limits, normalizeCommit } from "./normalize.ts";
 import { commitWrite } from "./writes.ts";
@@ -21,7 +21,8 @@ export interface CommitRequest {
   /** The raw JSON value of the body, hashed for idempotency. */
   rawBody: unknown;
   idempotencyKey: string | undefined;
-  traceparent: string | undefined;
+  /** The caller's trace context (with tracing on, the request's server span). */
+  traceparent: TraceParent | undefined;
   conflictStatus?: 409 | 412;
   /**
    * For an approved proposal (DESIGN §10; `by` is the approver, with the proposal id): the
@@ -77,7 +78,9 @@ export class CommitService {
     // With tracing on, the events store the commit span's context (their deliveries become its
     // children); with it off, the caller's traceparent as it came.
     const tracing = this.#deps.tracing;
-    return tracing?.enabled ? this.#traced(request, tracing) : this.#commit(request, request.traceparent);
+    if (tracing?.enabled) return this.#traced(request, tracing);
+    const parent = request.traceparent;
+    return this.#commit(request, typeof parent === "object" ? parent.traceparent : parent);
   }
 
   /** The commit in an `outboxd.commit` span (src/ops/tracing.ts). */

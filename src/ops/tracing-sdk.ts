@@ -33,6 +33,7 @@ import {
   type CommitSummary,
   type DeliveryNames,
   type OpenSpan,
+  type TraceParent,
   type Tracing,
   type TracingSettings,
   validTraceparent,
@@ -87,7 +88,12 @@ export function otelTracing(settings: TracingSettings, warn: Warn): Tracing {
   const provider = new BasicTracerProvider({ resource, spanProcessors: [new BatchSpanProcessor(exporter)] });
   const tracer: Tracer = provider.getTracer("outboxd", packageJson.version);
 
-  function begin(name: string, kind: SpanKind, parent: string | null | undefined, startTime?: number): Begun {
+  function begin(
+    name: string,
+    kind: SpanKind,
+    parent: TraceParent | null | undefined,
+    startTime?: number,
+  ): Begun {
     return new Begun(tracer.startSpan(name, { kind, startTime }, parentContext(parent)));
   }
 
@@ -168,8 +174,7 @@ export function otelTracing(settings: TracingSettings, warn: Warn): Tracing {
       span.end();
     },
     requestTraceparent: (request) =>
-      (request as RequestWithSpan)[SERVER_SPAN]?.traceparent ??
-      validTraceparent(request.headers.get("traceparent")),
+      (request as RequestWithSpan)[SERVER_SPAN] ?? validTraceparent(request.headers.get("traceparent")),
 
     commitBegun: (parent) => begin("outboxd.commit", SpanKind.INTERNAL, parent),
     commitEnded(open, outcome) {
@@ -247,9 +252,13 @@ function parsedError(message: string): { message?: string; code?: string } | nul
   }
 }
 
-/** The context of a valid W3C traceparent (a remote parent), or the root context: a new trace. */
-function parentContext(traceparent: string | null | undefined) {
-  const valid = validTraceparent(traceparent);
+/**
+ * The context of a span begun here (the request's server span: no traceparent written out and
+ * parsed again), of a valid W3C traceparent (a remote parent), or the root context: a new trace.
+ */
+function parentContext(parent: TraceParent | null | undefined) {
+  if (parent instanceof Begun) return trace.setSpan(ROOT_CONTEXT, parent.span);
+  const valid = validTraceparent(parent as string | null | undefined);
   if (valid === undefined) return ROOT_CONTEXT;
   return trace.setSpanContext(ROOT_CONTEXT, {
     traceId: valid.slice(3, 35),

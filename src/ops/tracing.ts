@@ -60,6 +60,12 @@ export interface OpenSpan {
 }
 
 /**
+ * A commit's parent: a W3C traceparent, or with tracing on the request's server span itself (its
+ * context passed on as it is, not written out and parsed again).
+ */
+export type TraceParent = string | OpenSpan;
+
+/**
  * The hooks. Each span is begun and ended by plain calls (no callback, closure or promise of its
  * own per span: those were measured as a large part of a span's cost), and only when
  * `enabled`: with tracing off a caller takes its untraced path and calls nothing here but
@@ -76,12 +82,12 @@ export interface Tracing {
   /** Ends a server span once the request's response is set. */
   serverEnded(span: OpenSpan, c: Context): void;
   /**
-   * The trace context a request's work continues: the server span's when tracing is on, else the
+   * The trace context a request's work continues: the server span when tracing is on, else the
    * caller's valid `traceparent` header (forwarded unchanged to the webhooks), else undefined.
    */
-  requestTraceparent(request: Request): string | undefined;
+  requestTraceparent(request: Request): TraceParent | undefined;
   /** Begins an `outboxd.commit` span; its traceparent is the one to store with the commit's events. */
-  commitBegun(parent: string | undefined): OpenSpan;
+  commitBegun(parent: TraceParent | undefined): OpenSpan;
   commitEnded(span: OpenSpan, outcome: CommitSummary): void;
   /** Ends a commit span that failed: status ERROR with the problem's message (and status). */
   commitFailed(span: OpenSpan, error: unknown): void;

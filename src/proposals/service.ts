@@ -14,6 +14,7 @@ import { checkIdempotencyKey } from "../lib/idempotency.ts";
 import { newId } from "../lib/ids.ts";
 import { type FieldError, invalidField, Problem, problems } from "../lib/problem.ts";
 import type { Clock } from "../lib/time.ts";
+import type { TraceParent } from "../ops/tracing.ts";
 import {
   type Actor,
   currentRecords,
@@ -142,7 +143,7 @@ export class ProposalService {
     by: TokenIdentity,
     id: string,
     reason: string | null,
-    traceparent: string | undefined,
+    traceparent: TraceParent | undefined,
   ): Promise<{ proposal: ProposalView; deprecatedAt: number | null }> {
     const { db, clock, commits } = this.#deps;
     const row = await this.#pending(id, by, "approve");

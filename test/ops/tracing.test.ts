@@ -119,7 +119,7 @@ describe("tracing on (OTEL_EXPORTER_OTLP_ENDPOINT set)", () => {
     expect(commitSpan).toMatchObject({
       parentSpanId: serverSpan?.spanId,
       kind: 1,
-      flags: 0x301, // sampled; its parent is named by a traceparent, so the SDK marks it remote
+      flags: 0x101, // sampled; its parent is the server span in this process (not remote)
       attributes: { "outboxd.commit_id": commitId, "outboxd.events": 1, "outboxd.replayed": false },
     });
 
