@@ -3,7 +3,7 @@
 // from this checkout and from others, alternated, so that every side sees the same minutes of a
 // shared machine. Each checkout runs its own code, server and scenario; the figures to compare
 // are CPU per commit (serve, its main thread, the server), not commits/s.
-//   npx bun bench/probe/remote-cpu.ts [--rounds=3] [--serves=1] [--seconds=3] [--warm=15] [<other checkout> …]
+//   npx bun bench/probe/remote-cpu.ts [--rounds=3] [--serves=1] [--seconds=3] [--warm=15] [--rtt=2] [<other checkout> …]
 // --warm is per side, in seconds (every checkout's scenario knows that form): 15 s by default, so
 // that each serve process is past its JIT warm-up (~15,000 commits: bench/scenarios/remote.ts
 // WARM_UP_COMMITS) on both sides; with 3 s, two serves' figures held their compiles.
@@ -34,7 +34,7 @@ for (let round = 0; round < rounds; round++) {
     const row: Row = await remoteCommitScenario({
       seconds: flag("seconds", 3),
       warmUpSeconds: flag("warm", 15),
-      roundTripMs: 2,
+      roundTripMs: flag("rtt", 2),
       serves: flag("serves", 1),
       connections: 64,
     });
