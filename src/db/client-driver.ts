@@ -137,7 +137,6 @@ export async function openClientDriver(target: ClientDriverTarget, options: Driv
     },
     transaction,
     reconnect,
-    pipelines: batcher !== null,
   });
   clientSeam.writers?.(remote);
 

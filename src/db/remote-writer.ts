@@ -2,17 +2,18 @@
 //
 // Over Hrana-over-HTTP (libSQL server, Turso) every statement of an interactive transaction is
 // one network round trip, held under the write lock. Here instead the operations of a group
-// advance in lockstep: each round of their reads is ONE read batch, their writes are buffered,
-// and then ONE write batch (one transaction on the server) carries, per operation, guard
-// statements and then its writes. A guard makes the batch fail (the write_guards CHECK) when
-// something the operation read has changed since it was read: another machine wrote first. The
-// whole group is then rolled back and run again from its reads. A commit with idempotency key,
-// records and events costs 2 round trips: its reads (announced up front, op.ts `prefetch`) and
-// its write batch.
+// advance in lockstep, one group at a time: the group's first round of reads is ONE request that
+// takes the write lock (BEGIN rides with it), their writes are buffered, and then ONE request
+// carries the group's writes with COMMIT. Nothing the locked reads answered can change before
+// that COMMIT, so they need no guard. A commit with idempotency key, records and events costs 2
+// round trips: its reads (announced up front, op.ts `prefetch`) and its batch. The server's work
+// is per statement: one-row INSERTs of the same SQL go as one statement per table (mergeRows).
 //
 // What an operation run here may do (the Writer sends only operations given as a function,
 // which can be made again):
-//   - read with SELECT statements (`get`/`all`); the answer is as of the read, and guarded;
+//   - read with SELECT statements (`get`/`all`); a read after the group's first round is
+//     answered by another request and guarded in the batch (a guard makes the batch fail, the
+//     write_guards CHECK, when what was read changed: an earlier operation of the group wrote it);
 //   - write with `run`: the write is buffered and answered with a guess of its row count (the
 //     count last seen for that SQL, else 1); unless the count is certain (a plain INSERT … VALUES)
 //     or of no interest (`exec`), a guard right after the write checks the guess; a wrong guess
@@ -21,14 +22,12 @@
 //   - end with one write that returns rows (UPDATE … RETURNING, a claim): it runs in the batch
 //     and its rows are the operation's last answer; a write whose rows are only a hint
 //     (Statement.hint: the heads a completion promoted) may come anywhere and is answered none.
-// While machines race for the ledger's chain, a group's first reads take the write lock instead
-// (BEGIN rides with them) and its batch carries COMMIT: still 2 requests, and nothing read needs a
-// guard, since nothing can change it before that COMMIT.
 // Two operations of one group that read the same thing (same SQL, same arguments: the record,
 // the aggregate's last sequence, the idempotency key) never share a batch: the later one waits
 // for the next group, so one never overwrites what the other read. An operation that reads
 // again what it already read after writing (its own write would be invisible), or that keeps
 // failing its guards, runs alone in an interactive transaction, as every operation did before.
+import { memoized } from "../lib/memo.ts";
 import { problems } from "../lib/problem.ts";
 import type { GroupedOp } from "./driver.ts";
 import type { BatchAnswer, BatchStatement } from "./hrana-batch.ts";
@@ -49,20 +48,8 @@ export interface GroupConnection {
   transaction<T>(op: Op<T>): Promise<T>;
   /** Starts over on a fresh connection (after a lost connection or a failed BEGIN). */
   reconnect(): Promise<void>;
-  /**
-   * Whether a write batch may be sent while the one before it is on its way (a server, whose
-   * requests do not share a connection): see `nextGroup`. Not on a local file, where a
-   * transaction of its own takes the one write connection the next batch would need.
-   */
-  readonly pipelines: boolean;
 }
 
-/**
- * Groups running at once (nextGroup). Three measure worse than two (one serve, a simulated 2 ms
- * round trip): a group starts once the one before has sent its batch, so the
- * cycle is a read request's latency and a third rarely started, while groups got smaller.
- */
-const GROUPS_IN_FLIGHT = 2;
 /** The write lock held by a group (GroupConnection.lock), with the answers of the reads that took it. */
 export interface Held {
   answers: BatchAnswer[];
@@ -71,12 +58,10 @@ export interface Held {
 }
 
 /**
- * While machines race for the chain, a group starts once the one before has ENDED, and is
- * gathered first (gatherPlan), instead of starting as soon as the group before has sent its
- * batch. Each turn of the write lock costs a round trip whatever the group's size (its reads'
- * answer travels back, its batch travels out), so commits per turn is what two Machines'
- * throughput follows: with two groups in flight each Machine split its clients into two cohorts
- * of ~13, each paying a turn; one group at a time takes them all, if it waits for them. So it
+ * A group starts once the one before has ENDED, and is gathered first (gatherPlan). Each turn
+ * of the write lock costs a round trip whatever the group's size (its reads' answer travels
+ * back, its batch travels out), so commits per turn is what throughput follows: one group at a
+ * time takes all the clients waiting, if it waits for them. So it
  * starts once the clients the group before answered are back (as many operations as that group
  * had, besides those already waiting when it opened) and a pause is over, or at the latest a
  * round trip (the window's fastest locked reads) after the pause: a group started the moment the
@@ -100,14 +85,8 @@ const MAX_GATHERED = 256;
 const MAX_GROUP_ATTEMPTS = 4;
 /** After this many times the ledger's head alone moved under a write batch, the group runs again from its reads. */
 const MAX_HEAD_RETRIES = 8;
-/**
- * Groups read under the write lock (LockedReads) from when RACED_TO_LOCK of the last RACE_WINDOW
- * groups that chained found another machine's entries on the head since their reads (a head's
- * guard failed, or the head read under the lock was not this writer's own) until none of the
- * last RACE_WINDOW did.
- */
-const RACE_WINDOW = 16;
-const RACED_TO_LOCK = 4;
+/** The locked reads whose waits plan the next gathering (gatherMs). */
+const LOCK_WAIT_WINDOW = 16;
 /** After this many corrected row counts, an operation runs alone on the general path. */
 const MAX_CORRECTED_COUNTS = 16;
 
@@ -151,18 +130,20 @@ interface Task {
   outcome: Outcome | null;
   /** Must run alone on the general path. */
   alone: boolean;
+  /** Its last batch failed at a merged statement (mergeRows): the next is sent unmerged. */
+  unmerged: boolean;
 }
 
 /** What a statement of a write batch is, to tell a failed guard from a failed write. */
 interface Role {
   task: Task | null;
-  role: "guard" | "count" | "write" | "final";
+  role: "guard" | "count" | "write" | "final" | "merged";
   write?: Write;
   /** The guard of the ledger's head (see #commit). */
   head?: boolean;
 }
 
-/** The write lock a group's first reads took (while machines race for the chain), and what they read. */
+/** The write lock a group's first reads took, and what they read. */
 interface LockedReads {
   /** Until the group's batch commits with it (null after, or when its reads did not take it). */
   held: Held | null;
@@ -176,7 +157,7 @@ const NONE: ReadonlySet<string> = new Set();
 
 type Want = { kind: "read"; statement: Statement } | { kind: "prefetch"; statements: Statement[] };
 
-/** Operations gathered into one group while machines race for the chain (RemoteWriter.writeGroup). */
+/** Operations gathered into one group (RemoteWriter.writeGroup). */
 interface Gathering {
   ops: GroupedOp[];
   /** The group's outcomes, one per operation gathered, in order. */
@@ -194,7 +175,7 @@ export interface GatherPlan {
   latest: number;
 }
 
-/** A group between its first read and its end, as the groups after it see it (pipelining). */
+/** A group between its first read and its end. */
 interface InFlight {
   /** The statement keys its operations read: a later group's operations that read one wait. */
   keys: Set<string>;
@@ -213,21 +194,9 @@ export class RemoteWriter {
   readonly #flights: InFlight[] = [];
   /** Settles once the latest group has sent its writes or ended: the next may start (nextGroup). */
   #sent: Promise<void> = Promise.resolve();
-  /** Write batches sent by this writer so far, and answered so far (tells a read from before or after them). */
-  #sends = 0;
-  #answered = 0;
-  /**
-   * The ledger's head once this writer's last write batch that chained has committed (it may
-   * still be on its way), and which send that was; null after a write batch failed.
-   */
-  #ownHead: { key: string; link: Link | undefined; at: number } | null = null;
-  /** Of the last RACE_WINDOW groups that chained, whether each raced another machine for the head. */
-  readonly #races: boolean[] = [];
-  /** Whether groups chain under the write lock now (see RACED_TO_LOCK). */
-  #racing = false;
-  /** How long the last RACE_WINDOW groups' reads under the write lock took to be answered (ms), oldest first. */
+  /** How long the last LOCK_WAIT_WINDOW groups' reads under the write lock took to be answered (ms), oldest first. */
   readonly #lockWaits: number[] = [];
-  /** The group being gathered while machines race (writeGroup), if any. */
+  /** The group being gathered (writeGroup), if any. */
   #gathering: Gathering | null = null;
   /** The operations of the group that ended last, and when (performance.now()). */
   #lastGroup = { size: 0, endedAt: 0 };
@@ -260,30 +229,14 @@ export class RemoteWriter {
     this.#connection = connection;
   }
 
-  /**
-   * Resolves once the group started last has sent its writes (or ended) and fewer than
-   * GROUPS_IN_FLIGHT groups are still running: the next group may then read while the writes
-   * of those before it are on their way. A later group's operations that read what an earlier
-   * one still running read wait for it to end, and its ledger entries are placed on the head the
-   * batch sent just before its own makes (guarded as any head is: another machine may have
-   * chained between, or that batch failed). Its write batch goes once the one before is on its
-   * way (`pipelines`: the server runs them in the order they come, and a batch that comes first
-   * anyway fails its head's guard and is built again), else once the group before has ended. The
-   * database then runs the batches back to back instead of a round trip apart. While machines
-   * race for the chain: once the group running has ended, or at once while a group is being
-   * gathered (writeGroup).
-   */
+  /** Resolves once the group running has ended, or at once while a group is being gathered (writeGroup). */
   nextGroup(): Promise<void> {
     // A group being gathered takes what the Writer has now (writeGroup), up to MAX_GATHERED.
     return this.#gathering && this.#gathering.ops.length < MAX_GATHERED ? Promise.resolve() : this.#sent;
   }
 
-  /**
-   * While machines race for the chain, operations join the group being gathered (GATHER_SHARE,
-   * gatherPlan); else they are a group of their own.
-   */
+  /** Operations join the group being gathered (GATHER_SHARE, gatherPlan). */
   writeGroup(ops: GroupedOp[]): Promise<Outcome[]> {
-    if (!this.#gathering && !this.#raceMode()) return this.#run(ops);
     this.#gathering ??= this.#gather();
     const gathering = this.#gathering;
     const from = gathering.ops.length;
@@ -334,11 +287,8 @@ export class RemoteWriter {
     };
     let before = [...this.#flights];
     this.#flights.push(current);
-    // The group that must end before the next may start: GROUPS_IN_FLIGHT - 1 before this one.
-    const oldest = this.#flights.at(-GROUPS_IN_FLIGHT);
-    // While machines race for the chain, one group at a time (the next is gathered: writeGroup).
-    if (this.#raceMode()) this.#sent = current.done;
-    else this.#sent = oldest ? Promise.all([current.sent, oldest.done]).then(() => undefined) : current.sent;
+    // One group at a time (the next is gathered meanwhile: writeGroup).
+    this.#sent = current.done;
     const outcomes: Outcome[] = new Array(ops.length);
     try {
       let queue = ops.map((item, index) => newTask(index, item.again, item.op, 0));
@@ -403,8 +353,6 @@ export class RemoteWriter {
     const owners = new Map<string, Task>();
     const sharedAnswers = new Map<string, unknown>();
     const sharedReads = new Map<string, Statement>();
-    /** Per shared read: how many write batches this writer had committed when it was sent. */
-    const sharedReadAt = new Map<string, number>();
     let active: Task[] = [];
     for (const task of tasks) {
       if (task.outcome) continue;
@@ -461,7 +409,6 @@ export class RemoteWriter {
             if (known !== undefined) return known;
             sharedAt.set(key, statements.length);
             sharedReads.set(key, statement);
-            sharedReadAt.set(key, this.#answered);
           }
           statements.push({ sql: statement.sql, args: statement.args });
           return statements.length - 1;
@@ -471,9 +418,9 @@ export class RemoteWriter {
       active = active.filter((task) => !moved.has(task));
       if (statements.length === 0) continue;
       let results: BatchAnswer[];
-      // Machines race for the ledger's chain (see RACED_TO_LOCK): the group's first reads take
-      // the write lock, so nothing they answer can change before the group's batch commits.
-      const underLock = requests.count === 0 && this.#raceMode();
+      // The group's first reads take the write lock, so nothing they answer can change before
+      // the group's batch commits.
+      const underLock = requests.count === 0;
       try {
         this.stats.readBatches += 1;
         requests.count += 1;
@@ -482,13 +429,13 @@ export class RemoteWriter {
           this.stats.locked += 1;
           // A local file's one write connection: the group before must have ended.
           const last = flight.before.at(-1);
-          if (last && !this.#connection.pipelines) await last.done;
+          if (last) await last.done;
           const asked = performance.now();
           locked.held = await this.#connection.lock(statements);
           locked.at = performance.now();
           this.stats.lockedReadsMs += locked.at - asked;
           this.#lockWaits.push(locked.at - asked);
-          if (this.#lockWaits.length > RACE_WINDOW) this.#lockWaits.shift();
+          if (this.#lockWaits.length > LOCK_WAIT_WINDOW) this.#lockWaits.shift();
           results = locked.held.answers;
         } else results = await this.#connection.batch(statements, "read");
       } catch {
@@ -529,12 +476,12 @@ export class RemoteWriter {
     }
     // The groups before write first: this one's guards and ledger entries go on top of theirs.
     const last = flight.before.at(-1);
-    if (last) await (this.#connection.pipelines ? last.sent : last.done);
+    if (last) await last.done;
     await this.#commit(
       active,
       next,
       alone,
-      { reads: sharedReads, answers: sharedAnswers, readAt: sharedReadAt },
+      { reads: sharedReads, answers: sharedAnswers },
       flight.sent,
       requests,
       locked,
@@ -629,12 +576,12 @@ export class RemoteWriter {
     tasks: Task[],
     next: Task[],
     alone: Task[],
-    shared: { reads: Map<string, Statement>; answers: Map<string, unknown>; readAt: Map<string, number> },
+    shared: { reads: Map<string, Statement>; answers: Map<string, unknown> },
     sent: () => void,
     requests: { count: number },
     lockedReads: LockedReads,
   ): Promise<void> {
-    const { reads: sharedReads, answers: sharedAnswers, readAt: sharedReadAt } = shared;
+    const { reads: sharedReads, answers: sharedAnswers } = shared;
     // An operation that threw (a version conflict, decided from its reads) writes nothing.
     let batchTasks = tasks.filter(
       (task) => !(task.outcome && !task.outcome.ok) && (task.writes.length > 0 || task.final !== null),
@@ -645,37 +592,15 @@ export class RemoteWriter {
       .flatMap((task) => task.writes)
       .map((write) => (write.chain ? statementKey(write.chain.head) : null))
       .find((key) => key !== null);
-    // A head read before this writer's own last write batch was answered is that batch's head now
-    // (unless another machine chained since, or that batch failed: the head's guard tells). One
-    // read under the write lock is the head, whatever was sent before.
-    const own = this.#ownHead;
-    const headLocked = headKey !== undefined && lockedReads.keys.has(headKey);
-    if (
-      headKey !== undefined &&
-      !headLocked &&
-      own?.key === headKey &&
-      (sharedReadAt.get(headKey) ?? own.at) < own.at
-    ) {
-      sharedAnswers.set(headKey, own.link);
-    }
-    let { entries, head } = placeChainEntries(batchTasks, sharedAnswers);
+    let { entries } = placeChainEntries(batchTasks, sharedAnswers);
     batchTasks = batchTasks.filter((task) => !(task.outcome && !task.outcome.ok));
     if (batchTasks.length === 0) return;
     // What each statement of the batch is, to tell a failed guard from a failed write.
     let roles: Role[] = [];
     let statements: BatchStatement[] = [];
     let results: BatchAnswer[] | null = null;
-    // Another machine chained lately: this group's chain goes under the write lock (its reads
-    // took it already, else #locked).
-    let locked = headKey !== undefined && this.#raceMode();
-    // Another machine's entries since this writer's own, found under the lock?
-    let racedNow = headLocked && own?.key === headKey && !sameAnswer(sharedAnswers.get(headKey), own.link);
-    /** This batch's head is the one the next group builds on, from when it is sent. */
-    const sending = () => {
-      this.#sends += 1;
-      if (headKey !== undefined && entries.size > 0)
-        this.#ownHead = { key: headKey, link: head, at: this.#sends };
-    };
+    // The group's chain goes under the write lock (its reads took it already, else #locked).
+    let locked = headKey !== undefined;
     /** The group's batch as it stands now, unguarded for what `unguarded` names (read under the lock). */
     const batchOf = (unguarded: ReadonlySet<string>) =>
       this.#batch(batchTasks, entries, sharedReads, sharedAnswers, headKey, unguarded);
@@ -690,39 +615,30 @@ export class RemoteWriter {
           const request = held.commit(statements);
           const committing = performance.now();
           this.stats.buildMs += committing - lockedReads.at;
-          sending();
           sent();
           results = await request;
           this.stats.commitMs += performance.now() - committing;
-          this.#answered += 1;
         } else if (locked && headKey !== undefined) {
           // BEGIN with the head's read, then the batch with COMMIT.
           requests.count += 2;
-          const request = this.#locked(headKey, sharedReads, sharedAnswers, (headAnswer, moved) => {
-            racedNow ||= moved;
+          const request = this.#locked(headKey, sharedReads, (headAnswer) => {
             sharedAnswers.set(headKey, headAnswer);
-            ({ entries, head } = placeChainEntries(batchTasks, sharedAnswers));
+            ({ entries } = placeChainEntries(batchTasks, sharedAnswers));
             batchTasks = batchTasks.filter((task) => !(task.outcome && !task.outcome.ok));
             ({ statements, roles } = batchOf(new Set([headKey])));
-            sending();
             return statements;
           });
           sent();
           results = await request;
-          this.#answered += 1;
         } else {
           ({ statements, roles } = batchOf(NONE));
           this.stats.writeBatches += 1;
           requests.count += 1;
           const request = this.#connection.batch(statements, "write");
-          sending();
           sent();
           results = await request;
-          this.#answered += 1;
         }
       } catch (error) {
-        this.#answered += 1;
-        this.#ownHead = null;
         const index = batchStatementIndex(error);
         const failed = index === null ? undefined : roles[index];
         if (!failed?.head || headRetries >= MAX_HEAD_RETRIES || headKey === undefined) {
@@ -734,9 +650,6 @@ export class RemoteWriter {
         // operations again. Any other guard that now fails sends the group round again. From
         // the second time on, and for the groups of the next moments, under the write lock.
         this.stats.guardFailures += 1;
-        // (Counted even when the batch it was built on failed: with one Machine that is rare, and
-        // with several that failure is mostly theirs too.)
-        racedNow = true;
         if (headRetries >= 1) {
           locked = true;
           continue;
@@ -755,14 +668,10 @@ export class RemoteWriter {
           for (const task of batchTasks) task.outcome = { ok: false, error: failure };
           return;
         }
-        ({ entries, head } = placeChainEntries(batchTasks, sharedAnswers));
+        ({ entries } = placeChainEntries(batchTasks, sharedAnswers));
         batchTasks = batchTasks.filter((task) => !(task.outcome && !task.outcome.ok));
         if (batchTasks.length === 0) return;
       }
-    }
-    if (headKey !== undefined) {
-      this.#races.push(racedNow);
-      if (this.#races.length > RACE_WINDOW) this.#races.shift();
     }
     roles.forEach((role, i) => {
       if (role.role === "write" && role.write?.guess !== null && role.write?.statement) {
@@ -786,38 +695,25 @@ export class RemoteWriter {
    * The write batch with the ledger's head read under the write lock: one write transaction whose
    * first request reads the head (BEGIN rides with it) and whose second carries the batch built
    * on it, with COMMIT. Another machine cannot chain in between, so the head needs no guard; the
-   * price is the lock held across a round trip. Used for a group whose head's guard failed twice
-   * (and while machines race for the chain, for a group whose reads did not take the lock).
+   * price is the lock held across a round trip. Used for a group that chains and whose reads did
+   * not take the lock (its chain step came after them).
    */
   async #locked(
     headKey: string,
     sharedReads: Map<string, Statement>,
-    sharedAnswers: Map<string, unknown>,
-    build: (head: unknown, moved: boolean) => BatchStatement[],
+    build: (head: unknown) => BatchStatement[],
   ): Promise<BatchAnswer[]> {
     this.stats.locked += 1;
     const headRead = sharedReads.get(headKey) as Statement;
     const held = await this.#connection.lock([{ sql: headRead.sql, args: headRead.args }]);
     let statements: BatchStatement[];
     try {
-      const answer = answerOf(headRead, held.answers[0] as BatchAnswer);
-      // Another machine's entries since this writer's own (or since the group's reads)?
-      const own = this.#ownHead;
-      const expected = own?.key === headKey ? own.link : sharedAnswers.get(headKey);
-      statements = build(answer, !sameAnswer(answer, expected));
+      statements = build(answerOf(headRead, held.answers[0] as BatchAnswer));
     } catch (error) {
       held.release();
       throw error;
     }
     return held.commit(statements);
-  }
-
-  /** Whether groups chain under the write lock now: in at RACED_TO_LOCK raced groups of the window, out once it is quiet. */
-  #raceMode(): boolean {
-    const raced = this.#races.filter(Boolean).length;
-    if (raced >= RACED_TO_LOCK) this.#racing = true;
-    else if (raced === 0) this.#racing = false;
-    return this.#racing;
   }
 
   /**
@@ -862,7 +758,8 @@ export class RemoteWriter {
       }
       if (task.final) push({ sql: task.final.sql, args: task.final.args }, { task, role: "final" });
     }
-    return { statements, roles };
+    // A batch whose merged statement failed runs again unmerged, so that the failure has an owner.
+    return batchTasks.some((task) => task.unmerged) ? { statements, roles } : mergeRows(statements, roles);
   }
 
   /** After a failed write batch: what each of its tasks does next (see the comments inside). */
@@ -891,6 +788,15 @@ export class RemoteWriter {
     }
     // One statement failed and the batch rolled back: nothing of it was written.
     const failed = roles[index];
+    if (failed?.role === "merged") {
+      // Rows of several operations: which one failed is told by the same batch unmerged.
+      for (const task of batchTasks) {
+        Object.assign(task, newTask(task.index, task.again, task.again(), task.attempts, task.counts));
+        task.unmerged = true;
+        next.push(task);
+      }
+      return;
+    }
     if (failed?.role === "guard") this.stats.guardFailures += 1;
     for (const task of batchTasks) {
       let counts = task.counts;
@@ -1000,6 +906,7 @@ function newTask(
     insertAfter: -1,
     outcome: null,
     alone: false,
+    unmerged: false,
   };
   try {
     task.step = op.next();
@@ -1055,11 +962,6 @@ export function answerOf(statement: Statement, result: BatchAnswer): unknown {
     case "run":
       return result.rowsAffected;
   }
-}
-
-/** Whether two answers of one read are the same (a ledger head: a row or none). */
-function sameAnswer(a: unknown, b: unknown): boolean {
-  return JSON.stringify(a ?? null) === JSON.stringify(b ?? null);
 }
 
 function copy(answer: unknown): unknown {
@@ -1139,7 +1041,7 @@ function isBusy(error: unknown): boolean {
 }
 
 /**
- * The pause before the next group while machines race for the chain (GATHER_SHARE), from how long
+ * The pause before the next group (GATHER_SHARE), from how long
  * the window's locked reads took to be answered (ms, oldest first): the share of the last one's
  * wait beyond the fastest one's, at most MAX_GATHER_MS.
  */
@@ -1163,4 +1065,138 @@ export function gatherPlan(
   const until = last.endedAt + gatherMs(lockWaits);
   const roundTrip = lockWaits.length > 0 ? Math.min(...lockWaits) : 0;
   return { target: Math.min(MAX_GATHERED, waiting + last.size), until, latest: until + roundTrip };
+}
+
+/**
+ * A plain one-row INSERT (`INSERT INTO t (cols) VALUES (…)` of parameters and constants, no
+ * ON CONFLICT, RETURNING or subquery), and the ledger's entry, whose `event_pos` is the largest
+ * `pos` of events when it is inserted (EVENT_POS).
+ */
+const PLAIN_INSERT = /^\s*INSERT\s+INTO\s+([A-Za-z_]\w*)\s*\(([^()]*)\)\s*VALUES\s*\(([\s\S]*)\)\s*$/i;
+const EVENT_POS = "(SELECT max(pos) FROM events)";
+
+interface PlainInsert {
+  table: string;
+  columns: string;
+  /** The VALUES list, EVENT_POS in it as `:__eventPos`. */
+  values: string;
+  eventPos: boolean;
+}
+
+const plainInsert = memoized((sql: string): PlainInsert | null => {
+  const text = sql.replace(EVENT_POS, ":__eventPos");
+  if (/\bON\s+CONFLICT\b|\bRETURNING\b|\bSELECT\b|\bOR\s+(IGNORE|REPLACE)\b/i.test(text)) return null;
+  const match = PLAIN_INSERT.exec(text);
+  if (!match) return null;
+  return {
+    table: match[1] as string,
+    columns: match[2] as string,
+    values: match[3] as string,
+    eventPos: text !== sql,
+  };
+}, 1024);
+
+/**
+ * The batch with each table's one-row INSERTs of the same SQL as ONE statement,
+ * `INSERT INTO t (cols) SELECT … FROM json_each(:__rows)`, their rows in batch order, in the place
+ * of the last of them: the server runs a statement per table instead of one per row. Only where
+ * no other statement of the batch names the table (a guard, an UPDATE, an INSERT of another form):
+ * nothing else then reads or writes it, so moving its rows there changes no answer (the schema has
+ * no triggers or foreign keys), and each row still succeeds or fails as it would have. The ledger's
+ * entries (EVENT_POS) merge after the events they count: each entry's `event_pos` is the largest
+ * `pos` after all the batch's events less the events the batch inserted after it.
+ */
+function mergeRows(
+  statements: BatchStatement[],
+  roles: Role[],
+): { statements: BatchStatement[]; roles: Role[] } {
+  const bySql = new Map<string, number[]>();
+  statements.forEach((statement, i) => {
+    const role = roles[i];
+    if (role?.role !== "write" || role.write?.guess !== null) return;
+    const at = bySql.get(statement.sql);
+    if (at) at.push(i);
+    else bySql.set(statement.sql, [i]);
+  });
+  const plain = new Map<string, { at: number[]; insert: PlainInsert }>();
+  for (const [sql, at] of bySql) {
+    const insert = at.length > 1 ? plainInsert(sql) : null;
+    if (insert) plain.set(sql, { at, insert });
+  }
+  const positional = [...plain].filter(([, { insert }]) => insert.eventPos).map(([sql]) => sql);
+  const namedElsewhere = (table: string, sql: string, besides: string[]) => {
+    const name = new RegExp(`\\b${table}\\b`, "i");
+    return statements.some(
+      (other) => other.sql !== sql && !besides.includes(other.sql) && name.test(other.sql),
+    );
+  };
+  const merged = new Map<number, BatchStatement>();
+  const dropped = new Set<number>();
+  const merge = (at: number[], statement: BatchStatement) => {
+    merged.set(at.at(-1) as number, statement);
+    for (const i of at.slice(0, -1)) dropped.add(i);
+  };
+  let events: number[] | null = null;
+  for (const [sql, { at, insert }] of plain) {
+    if (insert.eventPos) continue;
+    if (namedElsewhere(insert.table, sql, insert.table === "events" ? positional : [])) continue;
+    if (insert.table === "events") events = at;
+    merge(
+      at,
+      rowsStatement(
+        insert,
+        at.map((i) => statements[i] as BatchStatement),
+        null,
+      ),
+    );
+  }
+  for (const sql of positional) {
+    const { at, insert } = plain.get(sql) as { at: number[]; insert: PlainInsert };
+    // Its events merged, and all of them before the statement's place.
+    if (!events || (events.at(-1) as number) > (at.at(-1) as number)) continue;
+    if (namedElsewhere(insert.table, sql, [])) continue;
+    const eventRows = events;
+    const later = at.map((i) => eventRows.filter((e) => e > i).length);
+    merge(
+      at,
+      rowsStatement(
+        insert,
+        at.map((i) => statements[i] as BatchStatement),
+        later,
+      ),
+    );
+  }
+  if (merged.size === 0) return { statements, roles };
+  const out: BatchStatement[] = [];
+  const outRoles: Role[] = [];
+  statements.forEach((statement, i) => {
+    if (dropped.has(i)) return;
+    const rows = merged.get(i);
+    out.push(rows ?? statement);
+    outRoles.push(rows ? { task: null, role: "merged" } : (roles[i] as Role));
+  });
+  return { statements: out, roles: outRoles };
+}
+
+/**
+ * One INSERT of many rows: each row a JSON array of the parameters' values in order of first
+ * appearance (`value ->> k` gives back SQLite's integer, real, text or NULL), and, for the
+ * ledger's entries, the events inserted after it (`later`).
+ */
+function rowsStatement(insert: PlainInsert, rows: BatchStatement[], later: number[] | null): BatchStatement {
+  const names: string[] = [];
+  const values = insert.values.replace(/:([A-Za-z_]\w*)/g, (_, name: string) => {
+    if (name === "__eventPos") return `(${EVENT_POS} - (value ->> :__later))`;
+    if (!names.includes(name)) names.push(name);
+    return `(value ->> ${names.indexOf(name)})`;
+  });
+  const data = rows.map((row, k) => {
+    const list: (string | number | null)[] = names.map((name) => row.args[name] ?? null);
+    if (later) list.push(later[k] as number);
+    return list;
+  });
+  return {
+    sql: `INSERT INTO ${insert.table} (${insert.columns}) SELECT ${values.replaceAll(":__later", String(names.length))} FROM json_each(:__rows)`,
+    args: { __rows: JSON.stringify(data) },
+  };
 }

@@ -1,4 +1,4 @@
-// When a group starts while Machines race for the ledger's chain (remote-writer.ts gatherMs,
+// When a remote group starts (remote-writer.ts gatherMs,
 // gatherPlan): once the clients the group before answered are back and a pause is over (long
 // enough for them, short enough that the next reads still reach the server while the other
 // Machine holds the lock), or a round trip later at the latest.

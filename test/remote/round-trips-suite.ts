@@ -100,8 +100,8 @@ export function roundTripTests(backend: "file" | "sqld"): void {
   describe("round trips per group on the remote write path", () => {
     test.each(SIZES)(
       // The ledger's head (DESIGN §13) is read once per group with the group's other reads, and
-      // each commit's entry is built on the one before it as the write batch is: at most 4 requests.
-      "a group commit of %i commits (idempotency keys, two events each, the ledger's chain): their reads in 1 request, their writes in 1",
+      // each commit's entry is built on the one before it as the write batch is.
+      "a group commit of %i commits (idempotency keys, two events each, the ledger's chain): their reads in 1 request that takes the write lock, their writes with COMMIT in 1",
       async (n) => {
         const { requests, results } = await group(
           Array.from({ length: n }, () => {
@@ -110,8 +110,10 @@ export function roundTripTests(backend: "file" | "sqld"): void {
           }),
         );
         expect(results).toHaveLength(n);
-        expect(network.counts["tx-statement"]).toBe(0);
+        expect(network.counts["tx-statement"]).toBe(2);
+        expect(network.counts["tx-end"]).toBe(0);
         expect(requests).toBe(2);
+        expect(await db.driver.read(verifyLedger())).toMatchObject({ ok: true });
       },
     );
 
@@ -199,43 +201,25 @@ export function roundTripTests(backend: "file" | "sqld"): void {
       return [{ ...(commit().events[0] as CommitInput["events"][number]), aggregate: `orders/${id}` }];
     }
 
-    test("another machine writing between the reads and the write batch: the group runs again, no conflict reported", async () => {
+    test("another machine's commit before the group's reads: they see it (version, sequence, the chain's head)", async () => {
       await db.writer.write(() =>
         commitOp({ ...commit(), records: [record("g1", undefined)], events: eventsOf("g1") }),
       );
-      network.beforeNext("write-batch", () => elsewhere("g1"));
+      await elsewhere("g1");
       const input = { ...commit(), records: [record("g1", undefined)], events: eventsOf("g1") };
       const outcome = await db.writer.write(() => commitOp(input));
-      // Version 1 here, 2 there, 3 here after the retry; the sequence follows the other machine's.
       expect(outcome.result.records[0]?.version).toBe(3);
       expect(outcome.result.events[0]?.sequence).toBe(3);
+      expect(await db.driver.read(verifyLedger())).toMatchObject({ ok: true });
     });
 
-    test("a client's expected version is judged on fresh reads after a failed guard: 409 only when it is really stale", async () => {
+    test("a client's expected version is judged on what another machine committed: 409 only when it is really stale", async () => {
       await db.writer.write(() => commitOp({ ...commit(), records: [record("g2", undefined)], events: [] }));
-      network.beforeNext("write-batch", () => elsewhere("g2"));
+      await elsewhere("g2");
       const stale = { ...commit(), records: [record("g2", 1)], events: [] };
       await expect(db.writer.write(() => commitOp(stale))).rejects.toMatchObject({ status: 409 });
       const fresh = { ...commit(), records: [record("g2", 2)], events: [] };
       expect((await db.writer.write(() => commitOp(fresh))).result.records[0]?.version).toBe(3);
-    });
-
-    test("another machine that chained first (other records): the group runs again on the new head, and the chain verifies", async () => {
-      network.beforeNext("write-batch", () => elsewhere("h-elsewhere"));
-      const ops = Array.from({ length: 8 }, (_, i) => {
-        const input = { ...commit(), records: [record(`h${i}`, undefined)], events: eventsOf(`h${i}`) };
-        return () => commitOp(input);
-      });
-      const { requests, results } = await group(ops);
-      expect(results).toHaveLength(8);
-      // Reads and write batch, refused by the head's guard; then the head alone read again and the
-      // write batch with the entries built on it (the operations are not run again).
-      expect(requests).toBe(4);
-      const seqs = await db.driver.read(
-        all<{ seq: number }>("SELECT seq FROM commits WHERE seq IS NOT NULL ORDER BY seq"),
-      );
-      expect(seqs.map((row) => row.seq)).toEqual(seqs.map((_, i) => i));
-      expect(await db.driver.read(verifyLedger())).toMatchObject({ ok: true });
     });
 
     test("a completion the fence refuses answers false and changes nothing but the attempt log", async () => {
@@ -381,176 +365,20 @@ export function roundTripTests(backend: "file" | "sqld"): void {
     expect(network.counts[backend === "sqld" ? "read-batch" : "execute"]).toBe(1);
   });
 
-  describe("overlapping groups on the remote write path", () => {
-    /** Commits to `ids`, queued while the group before's write batch is on its way (just before it reaches the database). */
-    async function whileWriting(first: string[], then: string[]) {
-      await db.writer.idle();
-      network.reset();
-      const input = (id: string) => ({ ...commit(), records: [record(id)], events: [event(id)] });
-      let later: Promise<CommitOutcome[]> | null = null;
-      let answeredMeanwhile = false;
-      network.beforeNext("write-batch", async () => {
-        const sentAt = network.trace.length;
-        // The later write batch (sent as soon as it is built on a server: pipelined) reaches the
-        // database after this one, as it would over a network that does not hold this one back.
-        network.beforeNext("write-batch", async () => {
-          for (let waited = 0; waited < 2000; waited += 5) {
-            if (network.trace.slice(sentAt).includes("write-batch answered")) return;
-            await Bun.sleep(5);
-          }
-        });
-        later = Promise.all(then.map((id) => db.writer.write(() => commitOp(input(id)))));
-        // The later group's reads, answered while this write batch waits (at most 2 s: without
-        // overlapping groups they would wait for it).
-        const mark = network.trace.length;
-        for (let waited = 0; waited < 2000 && !answeredMeanwhile; waited += 5) {
-          await Bun.sleep(5);
-          answeredMeanwhile = network.trace.slice(mark).includes("read-batch answered");
-        }
-      });
-      const earlier = await Promise.all(first.map((id) => db.writer.write(() => commitOp(input(id)))));
-      return { earlier, later: await (later as unknown as Promise<CommitOutcome[]>), answeredMeanwhile };
-    }
-
-    function record(id: string) {
-      return { collection: "orders", id, expectedVersion: undefined, data: "{}" };
-    }
-
-    function event(id: string) {
-      return { ...(commit().events[0] as CommitInput["events"][number]), aggregate: `orders/${id}` };
-    }
-
-    test("the next group reads while the group before's write batch is on its way; its entries go on that batch's head", async () => {
-      const { earlier, later, answeredMeanwhile } = await whileWriting(["p1", "p2"], ["p3", "p4"]);
-      expect(answeredMeanwhile).toBe(true);
-      expect([...earlier, ...later].map((o) => o.result.records[0]?.version)).toEqual([1, 1, 1, 1]);
-      // Two write batches, neither refused: the later group chained on the head the earlier wrote.
-      expect(network.counts["write-batch"]).toBe(2);
-      expect(network.failed["write-batch"]).toBe(0);
-      expect(await db.driver.read(verifyLedger())).toMatchObject({ ok: true });
-    });
-
-    test("an operation that runs in a transaction of its own waits for the group still running (one connection)", async () => {
-      await db.writer.idle();
-      const waitFor = async (entry: string, mark: number) => {
-        for (let waited = 0; waited < 200 && !network.trace.slice(mark).includes(entry); waited += 5) {
-          await Bun.sleep(5);
-        }
-      };
-      let alone: Promise<unknown> | null = null;
-      network.beforeNext("write-batch", async () => {
-        const mark = network.trace.length;
-        // Its first statement waits for the group's write batch: had its transaction begun, it
-        // would hold the one connection that batch needs.
-        network.beforeNext("tx-statement", () => waitFor("write-batch sent", mark));
-        // Not re-runnable (an operation, not a function): the Writer runs it in a transaction.
-        alone = db.writer.write(commitOp(commit()));
-        await Bun.sleep(20);
-      });
-      const grouped = await db.writer.write(() => commitOp(commit()));
-      expect(grouped.result.records[0]?.version).toBe(1);
-      expect(((await alone) as unknown as CommitOutcome).result.records[0]?.version).toBe(1);
-      expect(await db.driver.read(verifyLedger())).toMatchObject({ ok: true });
-    });
-
-    test("an operation of the next group that reads what the group before read waits for it to end: versions and sequences follow", async () => {
-      const { earlier, later } = await whileWriting(["q1", "q2"], ["q1", "q3"]);
-      const q1 = [earlier[0], later[0]].map((o) => [
-        o?.result.records[0]?.version,
-        o?.result.events[0]?.sequence,
-      ]);
-      expect(q1).toEqual([
-        [1, 1],
-        [2, 2],
-      ]);
-      expect(later[1]?.result.records[0]?.version).toBe(1);
-      expect(network.failed["write-batch"]).toBe(0);
-      expect(await db.driver.read(verifyLedger())).toMatchObject({ ok: true });
-    });
-    // Only a server pipelines write batches (a local file keeps them in order): the file-backed
-    // run has no such test, rather than a skipped one.
-    if (backend === "sqld")
-      test("a server: the next group's write batch goes before the one before is answered; one that overtakes it fails its head's guard and is built again", async () => {
-        await db.writer.idle();
-        network.reset();
-        const input = (id: string) => ({ ...commit(), records: [record(id)], events: [event(id)] });
-        let later: Promise<CommitOutcome[]> | null = null;
-        network.beforeNext("write-batch", async () => {
-          const mark = network.trace.length;
-          later = Promise.all(["o3", "o4"].map((id) => db.writer.write(() => commitOp(input(id)))));
-          // Held until the later group's batch is on its way: that one reaches the database first.
-          for (let waited = 0; waited < 2000; waited += 5) {
-            if (network.trace.slice(mark).includes("write-batch sent")) return;
-            await Bun.sleep(5);
-          }
-        });
-        const earlier = await Promise.all(
-          ["o1", "o2"].map((id) => db.writer.write(() => commitOp(input(id)))),
-        );
-        const outcomes = [...earlier, ...(await (later as unknown as Promise<CommitOutcome[]>))];
-        expect(outcomes.map((o) => o.result.records[0]?.version)).toEqual([1, 1, 1, 1]);
-        // The later batch, sent before the earlier was answered, refused (the head it was built on
-        // was not there yet), then built again on the head read anew (refused once more if that
-        // read came before the earlier batch ran too; then under the lock): nothing lost.
-        expect(network.failed["write-batch"]).toBeGreaterThanOrEqual(1);
-        expect(await db.driver.read(verifyLedger())).toMatchObject({ ok: true });
-      });
-  });
-
-  describe("machines racing for the ledger's chain", () => {
+  describe("groups under the write lock", () => {
     /** A commit on another machine (its own connection), which chains. */
     async function elsewhere(): Promise<void> {
       await writeElsewhere(commitOp(commit()));
     }
 
-    test("once several groups in a row found another machine's entries, a group's reads take the write lock: 2 requests, no guard, no failure, and back to unlocked once the race is over", async () => {
-      // (A window of quiet groups first: the tests above raced too.)
-      for (let i = 0; i < 16; i++) await group([() => commitOp(commit())]);
-      const eight = () => Array.from({ length: 8 }, () => () => commitOp(commit()));
-      const unlocked = await group(eight());
-      expect(unlocked.requests).toBe(2);
-      const unlockedStatements = network.statements["read-batch"] + network.statements["write-batch"];
-      // Four groups whose head's guard fails once each (another machine chained between).
-      for (let i = 0; i < 4; i++) {
-        network.beforeNext("write-batch", elsewhere);
-        const { requests } = await group([() => commitOp(commit())]);
-        expect(requests).toBe(4);
-      }
-      // The next group: another machine chained since this writer's last batch; the group's reads
-      // take the write lock (BEGIN rides with them) and see its entries; then the batch with
-      // COMMIT: nothing fails.
+    test("one group at a time: the next group's reads go once the group before has been answered", async () => {
       await elsewhere();
-      const { requests } = await group(eight());
-      expect(requests).toBe(2);
-      expect(network.counts["read-batch"]).toBe(0);
-      expect(network.counts["write-batch"]).toBe(0);
-      expect(network.counts["tx-statement"]).toBe(2);
-      expect(network.counts["tx-end"]).toBe(0);
-      expect(network.failed["tx-statement"]).toBe(0);
-      // What was read under the lock cannot have changed before COMMIT: no guard for it (the
-      // unlocked group of eight had at least one per commit).
-      expect(network.statements["tx-statement"]).toBeLessThan(unlockedStatements - 8);
-      expect(await db.driver.read(verifyLedger())).toMatchObject({ ok: true });
-      // Nobody else chains any more: after a window of groups that found only their own entries,
-      // groups go back to their 2 requests.
-      for (let i = 0; i < 16; i++) await group([() => commitOp(commit())]);
-      expect((await group([() => commitOp(commit())])).requests).toBe(2);
-      expect(await db.driver.read(verifyLedger())).toMatchObject({ ok: true });
-    });
-
-    test("while machines race, one group at a time: the next group's reads go once the group before has been answered", async () => {
-      // Four groups whose head's guard fails once each: the groups after them race.
-      for (let i = 0; i < 4; i++) {
-        network.beforeNext("write-batch", elsewhere);
-        await group([() => commitOp(commit())]);
-      }
       await db.writer.idle();
       network.reset();
       const four = () =>
         Promise.all(Array.from({ length: 4 }, () => db.writer.write(() => commitOp(commit()))));
       let later: Promise<CommitOutcome[]> | null = null;
-      // Queued as the first group's reads leave: the next group. (Alone, a Machine's next group
-      // would read while this one's batch is on its way.)
+      // Queued as the first group's reads leave: the next group.
       network.beforeNext("tx-statement", () => {
         later = four();
       });
@@ -588,11 +416,7 @@ export function roundTripTests(backend: "file" | "sqld"): void {
     ] as const)(
       "a group under the write lock that loses %s %s reaching the database: 503 for each commit, all or nothing, the lock released",
       async (what, when) => {
-        // Four groups whose head's guard fails once each: the next group's reads take the lock.
-        for (let i = 0; i < 4; i++) {
-          network.beforeNext("write-batch", elsewhere);
-          await group([() => commitOp(commit())]);
-        }
+        await elsewhere();
         await db.writer.idle();
         network.reset();
         if (what === "its batch with COMMIT") {

@@ -4,8 +4,8 @@
 // nothing lost, nothing phantom, order per aggregate, sequences 1..n with none repeated or skipped,
 // one version per commit, and `outboxd verify` passes. Twice: on the database file itself (the
 // engine driver in each process), and on a real libSQL server (sqld on 127.0.0.1,
-// test/helpers/sqld.ts), where the group batches go through @libsql/client's remote write path
-// and outboxd's own Hrana batcher and overlap (hrana-batch.ts, remote-writer.ts `pipelines`).
+// test/helpers/sqld.ts), where the group batches go through the remote write path and outboxd's
+// own Hrana batcher (remote-writer.ts, hrana-batch.ts), taking the write lock in turns.
 import { expect, test } from "bun:test";
 import { spawn } from "bun";
 import { keepForCi } from "../helpers/ci-log.ts";
