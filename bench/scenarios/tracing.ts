@@ -1,7 +1,9 @@
 // Tracing cost (on ≤ 5% of commit throughput, off nothing measurable), three ways in
-// one run, each with its noise floor beside it. Every commit carries a sampled traceparent (a
-// caller that traces), so with tracing on each one records a server span and an outboxd.commit
-// span, and with an endpoint each delivery an outboxd.deliver span; spans go over OTLP/HTTP to a
+// one run, each with its noise floor beside it. By default every commit carries a sampled
+// traceparent (a caller that traces), so with tracing on each one records a server span and an
+// outboxd.commit span, and with an endpoint each delivery an outboxd.deliver span; with
+// OTEL_TRACES_SAMPLER_ARG set (a ratio sampler) the load sends none and each commit starts a
+// trace of its own, so the ratio applies; spans go over OTLP/HTTP to a
 // receiver in another process (bench/peers/otlp-sink.ts). Durability is NORMAL: without an fsync
 // per commit group the commit path is CPU-bound, where what tracing adds shows most.
 //
@@ -452,6 +454,15 @@ async function offPathCost(offMicrosPerCommit: number): Promise<OffPathCost> {
   return { commitNs, deliverNs, shareOfCommit: round4((commitNs + deliverNs) / (offMicrosPerCommit * 1000)) };
 }
 
+/** What the load sent and which sampler the servers ran, as the run's text says it. */
+function loadDescription(): string {
+  const sampler = process.env.OTEL_TRACES_SAMPLER ?? "parentbased_always_on";
+  const arg = process.env.OTEL_TRACES_SAMPLER_ARG;
+  return arg === undefined
+    ? `Every commit carries a sampled traceparent (sampler ${sampler}: every commit recorded)`
+    : `No commit carries a traceparent, so each starts a trace of its own (sampler ${sampler} ${arg})`;
+}
+
 function log(what: string, row: TracingRow): void {
   const c = row.commitsPerSecond;
   console.error(
@@ -515,7 +526,7 @@ export function tracingMarkdown(result: TracingResult): string[] {
   return [
     "## Tracing cost (OpenTelemetry on and off)",
     "",
-    "Every commit carries a sampled traceparent; spans go over OTLP/HTTP to a receiver in another process; " +
+    `${loadDescription()}; spans go over OTLP/HTTP to a receiver in another process; ` +
       "64 connections, synchronous=NORMAL (CPU-bound). Costs are medians of the rounds' paired ratios, " +
       "[~95% interval]; the noise floor is off again against off, measured the same way in the same run.",
     "",
