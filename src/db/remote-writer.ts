@@ -175,25 +175,12 @@ export interface GatherPlan {
   latest: number;
 }
 
-/** A group between its first read and its end. */
-interface InFlight {
-  /** The statement keys its operations read: a later group's operations that read one wait. */
-  keys: Set<string>;
-  /** Settles when the group has ended (its outcomes known); `ended` says so at once. */
-  done: Promise<void>;
-  ended: boolean;
-  /** Settles once its first write batch is on its way (or the group ended without one). */
-  sent: Promise<void>;
-}
-
 export class RemoteWriter {
   readonly #connection: GroupConnection;
   /** The row count last seen per write SQL: the next guess. */
   readonly #counts = new Map<string, number>();
-  /** The groups started and not ended yet, oldest first (see nextGroup). */
-  readonly #flights: InFlight[] = [];
-  /** Settles once the latest group has sent its writes or ended: the next may start (nextGroup). */
-  #sent: Promise<void> = Promise.resolve();
+  /** Settles once the group running has ended: the next may start (nextGroup, #gather). */
+  #running: Promise<void> = Promise.resolve();
   /** How long the last LOCK_WAIT_WINDOW groups' reads under the write lock took to be answered (ms), oldest first. */
   readonly #lockWaits: number[] = [];
   /** The group being gathered (writeGroup), if any. */
@@ -232,7 +219,7 @@ export class RemoteWriter {
   /** Resolves once the group running has ended, or at once while a group is being gathered (writeGroup). */
   nextGroup(): Promise<void> {
     // A group being gathered takes what the Writer has now (writeGroup), up to MAX_GATHERED.
-    return this.#gathering && this.#gathering.ops.length < MAX_GATHERED ? Promise.resolve() : this.#sent;
+    return this.#gathering && this.#gathering.ops.length < MAX_GATHERED ? Promise.resolve() : this.#running;
   }
 
   /** Operations join the group being gathered (GATHER_SHARE, gatherPlan). */
@@ -269,7 +256,7 @@ export class RemoteWriter {
         } else timer = setTimeout(gathering.check, (full ? plan.until : plan.latest) - now);
       },
     };
-    void Promise.all(this.#flights.map((flight) => flight.done)).then(() => {
+    void this.#running.then(() => {
       plan = gatherPlan(this.#lockWaits, this.#lastGroup, gathering.ops.length);
       gathering.check();
     });
@@ -278,28 +265,15 @@ export class RemoteWriter {
 
   async #run(ops: GroupedOp[]): Promise<Outcome[]> {
     let ended!: () => void;
-    let sent!: () => void;
-    const current: InFlight = {
-      keys: new Set(),
-      done: new Promise((resolve) => (ended = resolve)),
-      ended: false,
-      sent: new Promise((resolve) => (sent = resolve)),
-    };
-    let before = [...this.#flights];
-    this.#flights.push(current);
     // One group at a time (the next is gathered meanwhile: writeGroup).
-    this.#sent = current.done;
+    this.#running = new Promise((resolve) => (ended = resolve));
     const outcomes: Outcome[] = new Array(ops.length);
     try {
       let queue = ops.map((item, index) => newTask(index, item.again, item.op, 0));
       while (queue.length > 0) {
         const next: Task[] = [];
         const alone: Task[] = [];
-        await this.#group(queue, next, alone, { before, current, sent });
-        // Operations sent to the next round wait for the groups before to end (they may be
-        // waiting for what those read).
-        await Promise.all(before.map((flight) => flight.done));
-        before = [];
+        await this.#group(queue, next, alone);
         for (const task of alone) {
           this.stats.alone += 1;
           // Whatever the operation answered itself in its buffered run, this run decides.
@@ -310,26 +284,18 @@ export class RemoteWriter {
       }
       return outcomes;
     } finally {
-      sent();
-      current.ended = true;
       this.#lastGroup = { size: ops.length, endedAt: performance.now() };
       ended();
-      this.#flights.splice(this.#flights.indexOf(current), 1);
     }
   }
 
   /** One group: read rounds, then one write batch. Leaves tasks to run again in `next`. */
-  async #group(
-    tasks: Task[],
-    next: Task[],
-    alone: Task[],
-    flight: { before: InFlight[]; current: InFlight; sent: () => void },
-  ): Promise<void> {
+  async #group(tasks: Task[], next: Task[], alone: Task[]): Promise<void> {
     this.stats.groups += 1;
     const requests = { count: 0, read: false };
     const locked: LockedReads = { held: null, keys: new Set(), at: 0 };
     try {
-      await this.#groupOf(tasks, next, alone, flight, requests, locked);
+      await this.#groupOf(tasks, next, alone, requests, locked);
     } finally {
       // Not committed (the group wrote nothing, or failed before its batch): roll back.
       locked.held?.release();
@@ -344,12 +310,9 @@ export class RemoteWriter {
     tasks: Task[],
     next: Task[],
     alone: Task[],
-    flight: { before: InFlight[]; current: InFlight; sent: () => void },
     requests: { count: number; read: boolean },
     locked: LockedReads,
   ): Promise<void> {
-    // What the groups before (still in flight) read is taken: a task that reads it waits.
-    const taken = (key: string) => flight.before.some((group) => !group.ended && group.keys.has(key));
     const owners = new Map<string, Task>();
     const sharedAnswers = new Map<string, unknown>();
     const sharedReads = new Map<string, Statement>();
@@ -358,13 +321,12 @@ export class RemoteWriter {
       if (task.outcome) continue;
       // A task carried over from an earlier group keeps what it read there: it still owns that.
       const keys = [...task.cache.keys(), ...task.reads.map((read) => statementKey(read.statement))];
-      if (keys.some((key) => (owners.get(key) ?? task) !== task || taken(key))) {
+      if (keys.some((key) => (owners.get(key) ?? task) !== task)) {
         next.push(task);
         continue;
       }
       for (const key of keys) {
         owners.set(key, task);
-        flight.current.keys.add(key);
       }
       active.push(task);
     }
@@ -393,14 +355,13 @@ export class RemoteWriter {
       for (const { task, want } of wanting) {
         const asked = want.kind === "read" ? [want.statement] : want.statements;
         const keys = asked.filter((s) => !s.batchShared).map(statementKey);
-        if (keys.some((key) => (owners.get(key) ?? task) !== task || taken(key))) {
+        if (keys.some((key) => (owners.get(key) ?? task) !== task)) {
           next.push(task);
           moved.add(task);
           continue;
         }
         for (const key of keys) {
           owners.set(key, task);
-          flight.current.keys.add(key);
         }
         const at = asked.map((statement) => {
           const key = statementKey(statement);
@@ -427,9 +388,6 @@ export class RemoteWriter {
         requests.read = true;
         if (underLock) {
           this.stats.locked += 1;
-          // A local file's one write connection: the group before must have ended.
-          const last = flight.before.at(-1);
-          if (last) await last.done;
           const asked = performance.now();
           locked.held = await this.#connection.lock(statements);
           locked.at = performance.now();
@@ -474,18 +432,7 @@ export class RemoteWriter {
         }
       }
     }
-    // The groups before write first: this one's guards and ledger entries go on top of theirs.
-    const last = flight.before.at(-1);
-    if (last) await last.done;
-    await this.#commit(
-      active,
-      next,
-      alone,
-      { reads: sharedReads, answers: sharedAnswers },
-      flight.sent,
-      requests,
-      locked,
-    );
+    await this.#commit(active, next, alone, { reads: sharedReads, answers: sharedAnswers }, requests, locked);
   }
 
   /**
@@ -577,7 +524,6 @@ export class RemoteWriter {
     next: Task[],
     alone: Task[],
     shared: { reads: Map<string, Statement>; answers: Map<string, unknown> },
-    sent: () => void,
     requests: { count: number },
     lockedReads: LockedReads,
   ): Promise<void> {
@@ -615,7 +561,6 @@ export class RemoteWriter {
           const request = held.commit(statements);
           const committing = performance.now();
           this.stats.buildMs += committing - lockedReads.at;
-          sent();
           results = await request;
           this.stats.commitMs += performance.now() - committing;
         } else if (locked && headKey !== undefined) {
@@ -628,14 +573,12 @@ export class RemoteWriter {
             ({ statements, roles } = batchOf(new Set([headKey])));
             return statements;
           });
-          sent();
           results = await request;
         } else {
           ({ statements, roles } = batchOf(NONE));
           this.stats.writeBatches += 1;
           requests.count += 1;
           const request = this.#connection.batch(statements, "write");
-          sent();
           results = await request;
         }
       } catch (error) {
