@@ -538,7 +538,7 @@ export class RemoteWriter {
       .flatMap((task) => task.writes)
       .map((write) => (write.chain ? statementKey(write.chain.head) : null))
       .find((key) => key !== null);
-    let { entries } = placeChainEntries(batchTasks, sharedAnswers);
+    let entries = placeChainEntries(batchTasks, sharedAnswers);
     batchTasks = batchTasks.filter((task) => !(task.outcome && !task.outcome.ok));
     if (batchTasks.length === 0) return;
     // What each statement of the batch is, to tell a failed guard from a failed write.
@@ -568,7 +568,7 @@ export class RemoteWriter {
           requests.count += 2;
           const request = this.#locked(headKey, sharedReads, (headAnswer) => {
             sharedAnswers.set(headKey, headAnswer);
-            ({ entries } = placeChainEntries(batchTasks, sharedAnswers));
+            entries = placeChainEntries(batchTasks, sharedAnswers);
             batchTasks = batchTasks.filter((task) => !(task.outcome && !task.outcome.ok));
             ({ statements, roles } = batchOf(new Set([headKey])));
             return statements;
@@ -611,7 +611,7 @@ export class RemoteWriter {
           for (const task of batchTasks) task.outcome = { ok: false, error: failure };
           return;
         }
-        ({ entries } = placeChainEntries(batchTasks, sharedAnswers));
+        entries = placeChainEntries(batchTasks, sharedAnswers);
         batchTasks = batchTasks.filter((task) => !(task.outcome && !task.outcome.ok));
         if (batchTasks.length === 0) return;
       }
@@ -781,10 +781,7 @@ export class RemoteWriter {
  * the head the group read (DESIGN §13: the chain follows the order commits are written). A task
  * whose entry cannot be built fails alone (its outcome is set); the others are placed without it.
  */
-function placeChainEntries(
-  tasks: Task[],
-  sharedAnswers: Map<string, unknown>,
-): { entries: Map<Write, Statement>; head: Link | undefined } {
+function placeChainEntries(tasks: Task[], sharedAnswers: Map<string, unknown>): Map<Write, Statement> {
   for (;;) {
     const entries = new Map<Write, Statement>();
     let head: Link | undefined;
@@ -814,7 +811,7 @@ function placeChainEntries(
       }
     }
     // Entries built on a failed task's would leave a gap: build them again without it.
-    if (!failed) return { entries, head };
+    if (!failed) return entries;
   }
 }
 
