@@ -13,6 +13,18 @@ export function option(args: string[], name: string): string | undefined {
   return value;
 }
 
+/** An http(s) base URL given as `--url` (the commands that call an outboxd's HTTP API). */
+export function httpBaseUrl(value: string): URL {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new UsageError(`--url ${value} is not a URL`);
+  }
+  if (url.protocol !== "https:" && url.protocol !== "http:") throw new UsageError("--url must be http(s)://");
+  return url;
+}
+
 /** Progress on stderr: a redrawn bar on a terminal, a line per step elsewhere (logs, CI). */
 export function progress(
   label: string,

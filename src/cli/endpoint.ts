@@ -7,21 +7,14 @@
 //                          [--disable-after 5d|never] [--filter JSON|none] [--disabled true|false]
 //   outboxd endpoint enable ID
 //   outboxd endpoint recover ID --since TIME [--until TIME] [--deliver-within DURATION]
-import { CommandError, option, UsageError } from "./args.ts";
+import { CommandError, httpBaseUrl, option, UsageError } from "./args.ts";
 
 const USAGE = "usage: OUTBOXD_TOKEN=otk_… outboxd endpoint list|show|set|enable|recover … --url URL";
 
 function baseUrl(args: string[]): URL {
   const base = option(args, "url") ?? process.env.OUTBOXD_URL;
   if (!base) throw new UsageError(`${USAGE} (or OUTBOXD_URL)`);
-  let url: URL;
-  try {
-    url = new URL(base);
-  } catch {
-    throw new UsageError(`--url ${base} is not a URL`);
-  }
-  if (url.protocol !== "https:" && url.protocol !== "http:") throw new UsageError("--url must be http(s)://");
-  return url;
+  return httpBaseUrl(base);
 }
 
 /** The PATCH body of `set`: only the options given; `none` removes a control. */

@@ -4,19 +4,13 @@
 // only; every log line goes to stderr.
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import type { Scope } from "../auth/tokens.ts";
-import { option, UsageError } from "../cli/args.ts";
+import { httpBaseUrl, option, UsageError } from "../cli/args.ts";
 import { type ApiCaller, createMcpServer } from "./server.ts";
 
 export async function mcpCommand(args: string[]): Promise<void> {
   const base = option(args, "url");
   if (!base) throw new UsageError("usage: OUTBOXD_TOKEN=otk_… outboxd mcp --url https://outboxd.example.com");
-  let url: URL;
-  try {
-    url = new URL(base);
-  } catch {
-    throw new UsageError(`--url ${base} is not a URL`);
-  }
-  if (url.protocol !== "https:" && url.protocol !== "http:") throw new UsageError("--url must be http(s)://");
+  const url = httpBaseUrl(base);
   const token = process.env.OUTBOXD_TOKEN?.trim();
   if (!token) throw new UsageError("OUTBOXD_TOKEN must hold the API token the agent acts with");
   const log = (msg: string, fields: Record<string, unknown> = {}) =>
